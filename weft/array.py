@@ -1,0 +1,1012 @@
+"""The array object: typed, strided, up-to-4-d memory that kernels read and write.
+
+Contract:
+  - An ``array`` is either a TYPE ANNOTATION (``wp.array(dtype=float, ndim=2)``, ``wp.array[float]``:
+    no storage, ``is_annotation`` is true) or a real array with storage on a device.
+  - A real array is described by ``ptr`` (integer address of element 0), ``shape``, ``strides``
+    (in BYTES, like NumPy) and ``dtype``; it keeps its memory alive through ``_owner`` (on the CPU,
+    the NumPy buffer it was allocated in or wraps). Views (slicing, reshape, transpose) share the
+    owner and view ``grad`` the same way, so ``a[1:].grad`` is ``a.grad[1:]``.
+  - ``__ctype__()`` returns the ``types.array_t`` that crosses into C++; it is cached and rebuilt
+    only when ``grad``, ``requires_grad`` or ``retain_grad`` change (the layout is immutable).
+  - Element types are scalar types from ``weft.types``. A dtype may also carry a trailing element
+    shape (``_shape``) and a scalar type (``_scalar``), e.g. vec3 = 3 float32s; everything that needs
+    the NumPy layout of an element goes through ``_np_layout``.
+  - Device-specific memory operations (allocate, view on the host) are small functions that
+    dispatch on the device; only the CPU is implemented today.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import types
+from .runtime.device import Device, get_device
+
+MAX_DIMS = types.MAX_DIMS
+
+_ShapeArray = ctypes.c_int32 * MAX_DIMS
+_StrideArray = ctypes.c_int64 * MAX_DIMS
+_INT32_MAX = 2**31 - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# dtypes
+# ---------------------------------------------------------------------------------------------
+
+
+def _resolve_dtype(dtype):
+    """Map a user dtype (``float``, ``wp.float64``, ``np.int32``, a vector type...) to a weft type.
+
+    Raises:
+        TypeError: ``dtype`` is not a type an array can hold.
+    """
+    if types.is_scalar(dtype):
+        return dtype
+    if hasattr(dtype, "_shape") and hasattr(dtype, "_scalar"):
+        return dtype  # vector / matrix types (a fixed-size group of scalars)
+    try:
+        resolved = types.type_from_annotation(dtype)
+    except TypeError:
+        resolved = None
+    if resolved is None:
+        raise TypeError(
+            f"Unsupported array dtype {dtype!r}: expected a weft scalar type (wp.float32, wp.int32, ...), "
+            f"float, int, bool, or a NumPy dtype such as np.float32"
+        )
+    return resolved
+
+
+def _np_layout(dtype) -> tuple[np.dtype, tuple[int, ...]]:
+    """The NumPy scalar dtype and the trailing element shape of ``dtype`` (``()`` for scalars)."""
+    scalar = getattr(dtype, "_scalar", dtype)
+    return scalar.np_dtype, tuple(getattr(dtype, "_shape", ()))
+
+
+def _dtype_size(dtype) -> int:
+    """Size of one element of ``dtype`` in bytes."""
+    np_dtype, trailing = _np_layout(dtype)
+    return np_dtype.itemsize * _prod(trailing)
+
+
+def _dtype_name(dtype) -> str:
+    if dtype is Any:
+        return "Any"
+    if types.is_scalar(dtype):
+        return dtype.cname
+    return getattr(dtype, "__name__", str(dtype))
+
+
+def _infer_scalar_dtype(value):
+    """The weft dtype of a Python / NumPy / weft scalar value (used by ``full``)."""
+    if isinstance(value, types.Scalar):
+        return type(value)
+    if isinstance(value, (bool, np.bool_)):
+        return types.bool
+    if isinstance(value, int):
+        return types.int32
+    if isinstance(value, float):
+        return types.float32
+    if isinstance(value, np.generic):
+        dtype = types.dtype_from_numpy(value.dtype)
+        if dtype is not None:
+            return dtype
+    raise TypeError(f"Cannot infer an array dtype from the value {value!r}; pass dtype= explicitly")
+
+
+# ---------------------------------------------------------------------------------------------
+# shapes and strides
+# ---------------------------------------------------------------------------------------------
+
+
+def _prod(values) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n
+
+
+def _normalize_shape(shape) -> tuple[int, ...]:
+    """Turn ``shape`` (an int or a sequence of ints) into a validated tuple.
+
+    Raises:
+        TypeError: ``shape`` is not an int or a sequence of ints.
+        ValueError: More than 4 dimensions, or a negative or too large dimension.
+    """
+    if shape is None:
+        return (0,)
+    try:
+        dims = (operator.index(shape),)
+    except TypeError:
+        try:
+            dims = tuple(operator.index(d) for d in shape)
+        except TypeError:
+            raise TypeError(f"Array shape must be an int or a tuple of ints, got {shape!r}") from None
+    _check_dims(dims)
+    return dims
+
+
+def _check_dims(dims: tuple[int, ...]) -> None:
+    if len(dims) > MAX_DIMS:
+        raise ValueError(
+            f"Arrays may have at most {MAX_DIMS} dimensions, got shape {dims} ({len(dims)} dimensions); "
+            f"reshape the data or use a vector/matrix dtype for the inner dimensions"
+        )
+    if len(dims) == 0:
+        raise ValueError("Array shape must have at least one dimension")
+    for d in dims:
+        if d < 0 or d > _INT32_MAX:
+            raise ValueError(f"Invalid array shape {dims}: every dimension must be in [0, {_INT32_MAX}]")
+
+
+def _contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    strides = [0] * len(shape)
+    step = itemsize
+    for i in range(len(shape) - 1, -1, -1):
+        strides[i] = step
+        step *= shape[i]
+    return tuple(strides)
+
+
+def _byte_span(shape, strides, itemsize) -> tuple[int, int]:
+    """Lowest and one-past-highest byte offsets (relative to element 0) touched by a layout."""
+    if _prod(shape) == 0:
+        return 0, 0
+    lo = hi = 0
+    for n, s in zip(shape, strides):
+        if s >= 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    return lo, hi + itemsize
+
+
+def _index_layout(shape, strides, key):
+    """Byte offset, shape and strides of the view ``a[key]`` (ints and positive-step slices).
+
+    Raises:
+        RuntimeError: Every dimension is indexed by an int (single-element reads, unsupported as in Warp).
+        IndexError: Too many indices or an index out of bounds.
+        TypeError / ValueError: An index that is not an int or slice, or a non-positive step.
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    ndim = len(shape)
+    if len(key) > ndim:
+        raise IndexError(f"Too many indices ({len(key)}) for a {ndim}-d array")
+    if len(key) == ndim and all(_as_index(k) is not None for k in key):
+        # Warp does not read single elements through Python indexing; neither do we.
+        raise RuntimeError(
+            "Item indexing is not supported on wp.array objects; use a slice for a view, "
+            "or read values on the host with a.numpy()[...] or a.list()"
+        )
+    offset = 0
+    new_shape, new_strides = [], []
+    for dim, k in enumerate(key):
+        n, s = shape[dim], strides[dim]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            if step <= 0:
+                raise ValueError(f"Array slices need a positive step, got {k}")
+            length = max(0, (stop - start + step - 1) // step)
+            offset += start * s if length else 0
+            new_shape.append(length)
+            new_strides.append(s * step)
+            continue
+        i = _as_index(k)
+        if i is None:
+            raise TypeError(f"Array indices must be ints or slices, got {type(k).__name__}: {k!r}")
+        if not -n <= i < n:
+            raise IndexError(f"Index {i} is out of bounds for dimension {dim} with size {n}")
+        offset += (i % n) * s
+    new_shape.extend(shape[len(key) :])
+    new_strides.extend(strides[len(key) :])
+    return offset, tuple(new_shape), tuple(new_strides)
+
+
+def _reshape_dims(size, shape) -> tuple[int, ...]:
+    """Resolve a reshape target (an int or ints, at most one -1) for an array of ``size`` elements."""
+    try:
+        dims = [operator.index(shape)]
+    except TypeError:
+        dims = [operator.index(d) for d in shape]
+    if dims.count(-1) > 1:
+        raise ValueError(f"Cannot reshape to {tuple(dims)}: at most one dimension may be -1")
+    if -1 in dims:
+        known = _prod(d for d in dims if d != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"Cannot reshape an array of size {size} into shape {tuple(dims)}")
+        dims[dims.index(-1)] = size // known
+    dims = tuple(dims)
+    _check_dims(dims)
+    if _prod(dims) != size:
+        raise ValueError(f"Cannot reshape an array of size {size} into shape {dims}")
+    return dims
+
+
+# ---------------------------------------------------------------------------------------------
+# device memory (one small function per device kind)
+# ---------------------------------------------------------------------------------------------
+
+
+def _alloc(device: Device, nbytes: int, pinned: bool, zero: bool):
+    """Allocate ``nbytes`` on ``device``; return ``(ptr, owner)`` where ``owner`` keeps it alive."""
+    if device.is_cpu:
+        return _alloc_cpu(nbytes, zero)
+    raise NotImplementedError(f"Allocating arrays on device '{device}' is not supported yet")
+
+
+def _alloc_cpu(nbytes: int, zero: bool):
+    if nbytes == 0:
+        return None, None
+    # A NumPy byte buffer is the storage: NumPy frees it when the last array referencing it goes.
+    buf = np.zeros(nbytes, dtype=np.uint8) if zero else np.empty(nbytes, dtype=np.uint8)
+    return buf.ctypes.data, buf
+
+
+class _HostBuffer:
+    """Exposes raw memory to NumPy while holding a reference to the array that owns it."""
+
+    __slots__ = ("__array_interface__", "_owner")
+
+    def __init__(self, interface, owner):
+        self.__array_interface__ = interface
+        self._owner = owner
+
+
+def _host_view(a: array, raw: bool = False) -> np.ndarray:
+    """A zero-copy NumPy view of ``a`` (CPU only); ``raw`` views elements as opaque bytes."""
+    if not a.device.is_cpu:
+        raise NotImplementedError(f"Host access to arrays on device '{a.device}' is not supported yet")
+    if raw:
+        interface = {
+            "data": (a.ptr or 0, False),
+            "shape": a.shape,
+            "strides": a.strides,
+            "typestr": f"|V{_dtype_size(a.dtype)}",
+            "version": 3,
+        }
+    else:
+        interface = a.__array_interface__
+    return np.asarray(_HostBuffer(interface, a))
+
+
+# ---------------------------------------------------------------------------------------------
+# the array
+# ---------------------------------------------------------------------------------------------
+
+
+class array:
+    """A fixed-size multi-dimensional array of elements of one type (at most 4 dimensions).
+
+    Called with no ``data``, ``shape`` or ``ptr`` it is a type annotation for kernel
+    parameters, e.g. ``wp.array(dtype=float)`` or ``wp.array(dtype=wp.float64, ndim=2)``.
+
+    Args:
+        data: Initial contents: a list/tuple, a NumPy array, another ``array`` or any object with
+            ``__array_interface__``. Nested sequences give the shape.
+        dtype: Element type. ``float`` is float32 and ``int`` is int32; when omitted it is inferred
+            from ``data`` through NumPy (a list of Python floats gives float64, of ints int64).
+        shape: An int or a tuple of ints. With ``data``, the data is reshaped to it.
+        strides: Byte strides per dimension (with ``ptr`` or a fresh allocation); default contiguous.
+        ptr: Integer address of existing memory to wrap (the caller keeps it alive).
+        capacity: Number of bytes addressable from ``ptr`` (computed when omitted).
+        device: Where the array lives (default: the current device).
+        pinned: Whether host memory is pinned (recorded only; meaningful once CUDA exists).
+        copy: With ``copy=False`` and a NumPy array of matching dtype on the CPU, share its memory.
+        deleter: Called as ``deleter(ptr, capacity)`` when the array is garbage collected.
+        ndim: Number of dimensions of an annotation (default 1), or a check for real arrays.
+        grad: A gradient array of the same dtype, shape, strides and device.
+        requires_grad: Allocate a zeroed gradient array.
+        retain_grad: Keep the gradient during backward instead of zeroing it after it is read.
+
+    Raises:
+        TypeError: Unsupported dtype or data.
+        ValueError: Bad shape (more than 4 dimensions...), data that does not fit the shape, or
+            an incompatible ``grad``.
+    """
+
+    def __init__(
+        self,
+        data=None,
+        dtype=Any,
+        shape=None,
+        strides=None,
+        ptr=None,
+        capacity=None,
+        device=None,
+        pinned=False,
+        copy=True,
+        deleter=None,
+        ndim=None,
+        grad=None,
+        requires_grad=False,
+        retain_grad=False,
+    ):
+        self._reset()
+        self._retain_grad = bool(retain_grad)
+        self.deleter = deleter
+        if data is None and shape is None and ptr is None:
+            self._init_annotation(dtype, ndim)
+            return
+        if data is not None:
+            if ptr is not None:
+                raise ValueError("Pass either data= or ptr= to wp.array, not both")
+            self._init_from_data(data, dtype, shape, device, pinned, copy)
+        elif ptr is not None:
+            self._init_from_ptr(ptr, dtype, shape, strides, capacity, device, pinned)
+        else:
+            self._init_new(dtype, shape, strides, device, pinned)
+        if ndim is not None and ndim != self.ndim:
+            raise ValueError(f"Expected a {ndim}-d array but the given data/shape has shape {self.shape}")
+        if grad is not None:
+            self.grad = grad
+        elif requires_grad:
+            self._alloc_grad()
+
+    # -- construction --------------------------------------------------------------------------
+
+    def _reset(self):
+        self._grad = None
+        self._requires_grad = False
+        self._retain_grad = False
+        self._ctype = None
+        self._array_interface = None
+        self._owner = None
+        self._ref = None  # the array this one is a view of
+        self._is_read = False
+        self._is_annotation = False
+        self.deleter = None
+
+    def _set_layout(self, ptr, dtype, shape, strides, device, pinned, owner, capacity=None):
+        itemsize = _dtype_size(dtype)
+        self.ptr = ptr
+        self.dtype = dtype
+        self.shape = shape
+        self.strides = strides
+        self.ndim = len(shape)
+        self.size = _prod(shape)
+        self.device = device
+        self.pinned = bool(pinned) and device.is_cpu
+        self._owner = owner
+        self.is_contiguous = strides == _contiguous_strides(shape, itemsize)
+        if capacity is None:
+            capacity = _byte_span(shape, strides, itemsize)[1]
+        self.capacity = capacity
+
+    def _init_annotation(self, dtype, ndim):
+        self._is_annotation = True
+        self.dtype = dtype if dtype is Any else _resolve_dtype(dtype)
+        self.ndim = 1 if ndim is None else int(ndim)
+        if not 1 <= self.ndim <= MAX_DIMS:
+            raise ValueError(f"Array annotations take ndim between 1 and {MAX_DIMS}, got {ndim}")
+        self.shape = (0,) * self.ndim
+        self.strides = (0,) * self.ndim
+        self.size = 0
+        self.capacity = 0
+        self.ptr = None
+        self.device = None
+        self.pinned = False
+        self.is_contiguous = False
+
+    def _init_new(self, dtype, shape, strides, device, pinned, zero=True):
+        dtype = types.float32 if dtype is Any else _resolve_dtype(dtype)
+        shape = _normalize_shape(shape)
+        device = get_device(device)
+        itemsize = _dtype_size(dtype)
+        strides = _contiguous_strides(shape, itemsize) if strides is None else tuple(int(s) for s in strides)
+        if len(strides) != len(shape):
+            raise ValueError(f"strides {strides} must have one entry per dimension of shape {shape}")
+        lo, hi = _byte_span(shape, strides, itemsize)
+        ptr, owner = _alloc(device, hi - lo, pinned, zero)
+        if ptr is not None:
+            ptr -= lo  # negative strides: element 0 is not at the start of the buffer
+        self._set_layout(ptr, dtype, shape, strides, device, pinned, owner, hi - lo)
+
+    def _init_from_ptr(self, ptr, dtype, shape, strides, capacity, device, pinned):
+        if dtype is Any:
+            raise TypeError("wp.array(ptr=...) needs an explicit dtype")
+        if shape is None:
+            raise ValueError("wp.array(ptr=...) needs an explicit shape")
+        dtype = _resolve_dtype(dtype)
+        shape = _normalize_shape(shape)
+        strides = _contiguous_strides(shape, _dtype_size(dtype)) if strides is None else tuple(strides)
+        ptr = int(ptr.value if isinstance(ptr, ctypes.c_void_p) else ptr) or None
+        self._set_layout(ptr, dtype, shape, strides, get_device(device), pinned, None, capacity)
+
+    def _init_from_data(self, data, dtype, shape, device, pinned, copy):
+        device = get_device(device)
+        if isinstance(data, array):
+            if data.is_annotation:
+                raise TypeError("Cannot build an array from an array type annotation")
+            if dtype is Any:
+                dtype = data.dtype
+            data = data.numpy()
+        arr, dtype = _to_numpy(data, dtype)
+        _, trailing = _np_layout(dtype)
+        arr = _fit_shape(arr, dtype, trailing, shape)
+        outer_ndim = arr.ndim - len(trailing)
+        out_shape = tuple(arr.shape[:outer_ndim]) or (1,)
+        _check_dims(out_shape)
+        shareable = (
+            device.is_cpu
+            and not copy
+            and not pinned
+            and arr.flags.writeable
+            and all(s > 0 for s in arr.strides)
+            and _inner_contiguous(arr, trailing)
+        )
+        if shareable and arr.ndim > 0:
+            strides = tuple(arr.strides[:outer_ndim])
+            self._set_layout(arr.ctypes.data, dtype, out_shape, strides, device, pinned, arr)
+            return
+        self._init_new(dtype, out_shape, None, device, pinned, zero=False)
+        if self.size:
+            _host_view(self)[...] = arr.reshape(out_shape + trailing)
+
+    # -- annotations ---------------------------------------------------------------------------
+
+    def __class_getitem__(cls, dtype):
+        """``wp.array[float]`` is the annotation ``wp.array(dtype=float)``."""
+        return cls(dtype=dtype)
+
+    @property
+    def is_annotation(self) -> bool:
+        """True if this object is a type annotation without storage."""
+        return self._is_annotation
+
+    def kernel_type(self) -> types.ArrayType:
+        """The kernel-side type of this array or annotation: ``ArrayType(dtype, ndim)``."""
+        return types.ArrayType(self.dtype, self.ndim)
+
+    def _require_data(self, what: str):
+        if self._is_annotation:
+            raise TypeError(f"{self!r} is a type annotation without data; cannot {what} it")
+
+    # -- gradients -----------------------------------------------------------------------------
+
+    @property
+    def grad(self):
+        """The gradient array (same dtype, shape, strides and device), or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, grad):
+        if grad is None:
+            self._grad = None
+            self._requires_grad = False
+        else:
+            if not isinstance(grad, array):
+                grad = array(grad, dtype=self.dtype, device=self.device, copy=False)
+            self._check_grad(grad)
+            self._grad = grad
+            self._requires_grad = True
+        self._ctype = None
+
+    def _check_grad(self, grad):
+        for name in ("dtype", "shape", "strides", "device"):
+            mine, theirs = getattr(self, name), getattr(grad, name)
+            if mine != theirs:
+                raise ValueError(f"The gradient array is incompatible: expected {name} {mine}, got {theirs}")
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether the array tracks a gradient; setting True allocates a zeroed ``grad``."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if value and self._grad is None:
+            self._alloc_grad()
+        elif not value:
+            self._grad = None
+        self._requires_grad = bool(value)
+        self._ctype = None
+
+    @property
+    def retain_grad(self) -> bool:
+        """Whether backward keeps this array's gradient instead of zeroing it after reading it."""
+        return self._retain_grad
+
+    @retain_grad.setter
+    def retain_grad(self, value):
+        self._retain_grad = bool(value)
+        self._ctype = None
+
+    def _alloc_grad(self):
+        grad = array.__new__(array)
+        grad._reset()
+        grad._init_new(self.dtype, self.shape, self.strides, self.device, self.pinned, zero=True)
+        self._grad = grad
+        self._requires_grad = True
+        self._ctype = None
+
+    # -- crossing into C++ ---------------------------------------------------------------------
+
+    def __ctype__(self) -> types.array_t:
+        """The ``array_t`` descriptor passed to kernels (cached)."""
+        c = self._ctype
+        if c is None:
+            self._require_data("pass")
+            grad = self._grad
+            c = types.array_t(
+                self.ptr or 0,
+                (grad.ptr or 0) if grad is not None else 0,
+                _ShapeArray(*self.shape),
+                _StrideArray(*self.strides),
+                self.ndim,
+                types.ARRAY_RETAIN_GRAD if self._retain_grad else 0,
+            )
+            self._ctype = c
+        return c
+
+    # -- views ---------------------------------------------------------------------------------
+
+    def _view(self, offset, shape, strides, dtype=None):
+        """A view sharing memory, ``offset`` bytes from ``ptr``; the gradient is viewed alike."""
+        v = array.__new__(array)
+        v._reset()
+        ptr = None if self.ptr is None else self.ptr + offset
+        dtype = self.dtype if dtype is None else dtype
+        capacity = max(self.capacity - offset, 0)
+        v._set_layout(ptr, dtype, shape, strides, self.device, self.pinned, self._owner, capacity)
+        v._ref = self
+        v._is_read = self._is_read
+        v._retain_grad = self._retain_grad
+        if self._grad is not None:
+            v._grad = self._grad._view(offset, shape, strides, dtype)
+            v._requires_grad = True
+        return v
+
+    def __getitem__(self, key):
+        self._require_data("index")
+        offset, shape, strides = _index_layout(self.shape, self.strides, key)
+        return self._view(offset, shape, strides)
+
+    def reshape(self, shape):
+        """Return a view with a new shape (one dimension may be -1). Contiguous arrays only.
+
+        Raises:
+            RuntimeError: The array is not contiguous (call ``.contiguous()`` first).
+            ValueError: The new shape has a different number of elements.
+        """
+        self._require_data("reshape")
+        if not self.is_contiguous:
+            raise RuntimeError("Reshaping non-contiguous arrays is unsupported; call a.contiguous().reshape(...)")
+        dims = _reshape_dims(self.size, shape)
+        return self._view(0, dims, _contiguous_strides(dims, _dtype_size(self.dtype)))
+
+    def flatten(self):
+        """Return a 1-d view of a contiguous array (the array itself if already 1-d)."""
+        if self.ndim == 1:
+            return self
+        if not self.is_contiguous:
+            raise RuntimeError("Flattening non-contiguous arrays is unsupported; call a.contiguous().flatten()")
+        return self.reshape(-1)
+
+    def transpose(self, axes=None):
+        """Return a view with permuted axes (reversed when ``axes`` is None)."""
+        self._require_data("transpose")
+        if axes is None:
+            axes = tuple(range(self.ndim))[::-1]
+        axes = tuple(operator.index(a) for a in axes)
+        if sorted(axes) != list(range(self.ndim)):
+            raise ValueError(f"axes {axes} must be a permutation of 0..{self.ndim - 1}")
+        if self.ndim == 1:
+            return self
+        shape = tuple(self.shape[a] for a in axes)
+        strides = tuple(self.strides[a] for a in axes)
+        return self._view(0, shape, strides)
+
+    def view(self, dtype):
+        """Return a view of the same memory as another dtype of the same byte size."""
+        self._require_data("view")
+        dtype = _resolve_dtype(dtype)
+        if _dtype_size(dtype) != _dtype_size(self.dtype):
+            raise ValueError(
+                f"Cannot view {_dtype_name(self.dtype)} ({_dtype_size(self.dtype)} bytes) as "
+                f"{_dtype_name(dtype)} ({_dtype_size(dtype)} bytes): element sizes differ"
+            )
+        return self._view(0, self.shape, self.strides, dtype)
+
+    def contiguous(self):
+        """Return this array if contiguous, else a contiguous copy."""
+        self._require_data("copy")
+        return self if self.is_contiguous else clone(self, requires_grad=False)
+
+    def to(self, device, requires_grad=None):
+        """Return the array on ``device`` (this array if it is already there, else a copy)."""
+        device = get_device(device)
+        if device == self.device:
+            return self
+        return clone(self, device=device, requires_grad=requires_grad)
+
+    # -- host access ---------------------------------------------------------------------------
+
+    @property
+    def __array_interface__(self):
+        if self._is_annotation or not self.device.is_cpu:
+            # AttributeError makes hasattr() false, so NumPy falls back to other protocols.
+            raise AttributeError("__array_interface__ is only available for arrays on the CPU")
+        interface = self._array_interface
+        if interface is None:
+            np_dtype, trailing = _np_layout(self.dtype)
+            interface = {
+                "data": (self.ptr or 0, False),
+                "shape": self.shape + trailing,
+                "strides": self.strides + _contiguous_strides(trailing, np_dtype.itemsize),
+                "typestr": np_dtype.str,
+                "version": 3,
+            }
+            self._array_interface = interface
+        return interface
+
+    def numpy(self) -> np.ndarray:
+        """A NumPy array of the contents: a zero-copy view on the CPU (vector dims trail)."""
+        self._require_data("convert")
+        if self.ptr is None:
+            np_dtype, trailing = _np_layout(self.dtype)
+            return np.zeros(self.shape + trailing, dtype=np_dtype)
+        return _host_view(self)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        return a.copy() if copy else a
+
+    def list(self):
+        """The elements as a flat Python list (vector elements stay NumPy rows)."""
+        a = self.numpy()
+        _, trailing = _np_layout(self.dtype)
+        return list(a.reshape((self.size,) + trailing))
+
+    def __len__(self):
+        self._require_data("take the length of")
+        return self.shape[0]
+
+    def __str__(self):
+        if self._is_annotation:
+            return repr(self)
+        return str(self.numpy())
+
+    def __repr__(self):
+        if self._is_annotation:
+            prefix = "array" if self.ndim == 1 else f"array{self.ndim}d"
+            return f"{prefix}(dtype={_dtype_name(self.dtype)})"
+        body = np.array2string(self.numpy(), separator=", ", prefix="array(")
+        device = "" if self.device.is_cpu else f", device='{self.device}'"
+        return f"array({body}, dtype={_dtype_name(self.dtype)}{device})"
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def zero_(self):
+        """Set every element to zero."""
+        self.fill_(0)
+
+    def fill_(self, value):
+        """Set every element to ``value``.
+
+        Raises:
+            ValueError: ``value`` cannot be converted to the array's dtype.
+        """
+        self._require_data("fill")
+        if self.size:
+            np_dtype, trailing = _np_layout(self.dtype)
+            if isinstance(value, types.Scalar):
+                value = value.value
+            try:
+                v = np.asarray(value, dtype=np_dtype)
+                np.broadcast_to(v, trailing)
+            except (TypeError, ValueError, OverflowError) as e:
+                raise ValueError(f"Cannot fill a {_dtype_name(self.dtype)} array with {value!r}: {e}") from None
+            _host_view(self)[...] = v
+        self._is_read = False
+
+    def assign(self, src):
+        """Copy ``src`` (an array, NumPy array or nested list of the same shape) into this array.
+
+        Raises:
+            ValueError: ``src`` has a different shape (contiguous arrays of equal size are accepted).
+        """
+        self._require_data("assign to")
+        if not isinstance(src, array):
+            src = array(src, dtype=self.dtype, copy=False, device="cpu")
+        same_size_flat = src.size == self.size and src.is_contiguous and self.is_contiguous
+        if src.shape != self.shape and not same_size_flat:
+            raise ValueError(f"Cannot assign data of shape {src.shape} to an array of shape {self.shape}")
+        copy(self, src)
+
+    # -- gradient bookkeeping for the tape -----------------------------------------------------
+
+    def mark_init(self):
+        """Clear the 'has been read by a launch' flag."""
+        self._is_read = False
+
+    def mark_read(self):
+        """Record that a launch read this array (and, through views, its parents)."""
+        a = self
+        while a is not None:
+            a._is_read = True
+            a = a._ref
+
+    def mark_write(self, **kwargs):
+        """Warn if a launch writes to an array an earlier launch has read (gradients may be wrong)."""
+        if not self._is_read:
+            return
+        where = ""
+        if all(k in kwargs for k in ("arg_name", "kernel_name", "filename", "lineno")):
+            where = (
+                f" passed to argument {kwargs['arg_name']} in kernel {kwargs['kernel_name']} "
+                f"at {kwargs['filename']}:{kwargs['lineno']}"
+            )
+        print(
+            f"Warning: Array {self}{where} is being written to but has already been read from in a "
+            f"previous launch. This may corrupt gradient computation in the backward pass."
+        )
+
+    def __del__(self):
+        deleter = getattr(self, "deleter", None)
+        if deleter is not None and getattr(self, "ptr", None) is not None:
+            deleter(self.ptr, self.capacity)
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers for construction from data
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_index(k):
+    """``k`` as an int if it is an integer index (not a bool), else None."""
+    if isinstance(k, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(k)
+    except TypeError:
+        return None
+
+
+def _to_numpy(data, dtype):
+    """Convert ``data`` to a NumPy array and resolve the weft dtype (inferring it if ``Any``)."""
+    if dtype is Any or dtype is None:
+        try:
+            arr = np.asarray(data)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise TypeError(f"Cannot convert {type(data).__name__} to an array: {e}") from None
+        dtype = types.dtype_from_numpy(arr.dtype) if arr.dtype.kind != "O" else None
+        if dtype is None:
+            raise TypeError(
+                f"Cannot infer an array dtype from data of NumPy dtype {arr.dtype} "
+                f"(ragged or non-numeric data?); pass dtype= explicitly"
+            )
+        return arr, dtype
+    dtype = _resolve_dtype(dtype)
+    np_dtype, _ = _np_layout(dtype)
+    try:
+        arr = np.asarray(data, dtype=np_dtype)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise TypeError(f"Cannot convert the data to a {_dtype_name(dtype)} array: {e}") from None
+    return arr, dtype
+
+
+def _fit_shape(arr, dtype, trailing, shape):
+    """Reshape ``arr`` to ``shape`` + the element shape, or make its inner dims match the element shape."""
+    if shape is not None:
+        target = _normalize_shape(shape) + trailing
+        if arr.size != _prod(target):
+            raise ValueError(
+                f"Data with {arr.size} values cannot fill an array of shape {target[: len(target) - len(trailing)]} "
+                f"and dtype {_dtype_name(dtype)} ({_prod(target)} values)"
+            )
+        return arr.reshape(target)
+    if not trailing or arr.shape[arr.ndim - len(trailing) :] == trailing:
+        return arr
+    length = _prod(trailing)
+    if arr.ndim >= 1 and arr.shape[-1] % length == 0:
+        # flat inner dimension holding whole elements, e.g. (n, 6) floats as (n, 2) vec3s
+        outer = arr.shape[:-1] + ((arr.shape[-1] // length,) if arr.shape[-1] != length else ())
+        return arr.reshape(outer + trailing)
+    raise ValueError(
+        f"Data of shape {arr.shape} does not fit dtype {_dtype_name(dtype)}: its inner dimensions "
+        f"must be {trailing} or a multiple of {length}"
+    )
+
+
+def _inner_contiguous(arr, trailing) -> bool:
+    if not trailing:
+        return True
+    inner = arr.strides[arr.ndim - len(trailing) :]
+    return inner == _contiguous_strides(trailing, arr.itemsize)
+
+
+# ---------------------------------------------------------------------------------------------
+# annotation helpers (also constructors: wp.array2d(data, dtype=float) works)
+# ---------------------------------------------------------------------------------------------
+
+
+def array1d(*args, **kwargs) -> array:
+    """``wp.array(..., ndim=1)``: a 1-d array or annotation."""
+    return array(*args, ndim=1, **kwargs)
+
+
+def array2d(*args, **kwargs) -> array:
+    """``wp.array(..., ndim=2)``: a 2-d array or annotation."""
+    return array(*args, ndim=2, **kwargs)
+
+
+def array3d(*args, **kwargs) -> array:
+    """``wp.array(..., ndim=3)``: a 3-d array or annotation."""
+    return array(*args, ndim=3, **kwargs)
+
+
+def array4d(*args, **kwargs) -> array:
+    """``wp.array(..., ndim=4)``: a 4-d array or annotation."""
+    return array(*args, ndim=4, **kwargs)
+
+
+def is_array(a) -> bool:
+    """Whether ``a`` is a weft array (or array annotation)."""
+    return isinstance(a, array)
+
+
+# ---------------------------------------------------------------------------------------------
+# constructors
+# ---------------------------------------------------------------------------------------------
+
+
+def _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero) -> array:
+    a = array.__new__(array)
+    a._reset()
+    a._retain_grad = bool(retain_grad)
+    a._init_new(dtype, shape, None, device, pinned, zero=zero)
+    if requires_grad:
+        a._alloc_grad()
+    return a
+
+
+def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:
+    """Return an uninitialized array.
+
+    Args:
+        shape: An int or a tuple of ints.
+        dtype: Element type (default float32).
+        device: Device-like value (default: current device).
+        requires_grad: Allocate a zeroed gradient.
+        pinned: Use pinned host memory (recorded only on this build).
+        retain_grad: Keep the gradient during backward.
+    """
+    return _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=False)
+
+
+def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:
+    """Return an array of zeros (arguments as for ``empty``)."""
+    return _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=True)
+
+
+def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:
+    """Return an array of ones (arguments as for ``empty``)."""
+    return full(shape, 1, dtype, device, requires_grad, pinned, retain_grad)
+
+
+def full(shape=None, value=0, dtype=Any, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:
+    """Return an array with every element set to ``value``.
+
+    Args:
+        shape: An int or a tuple of ints.
+        value: The element value.
+        dtype: Element type; when omitted it follows ``value`` (float → float32, int → int32,
+            bool → bool, weft/NumPy scalars → their type).
+        device, requires_grad, pinned, retain_grad: As for ``empty``.
+
+    Raises:
+        ValueError: ``value`` cannot be converted to ``dtype``.
+    """
+    if dtype is Any or dtype is None:
+        dtype = _infer_scalar_dtype(value)
+    a = _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=False)
+    a.fill_(value)
+    return a
+
+
+def _like(src, device, requires_grad, pinned, retain_grad, zero) -> array:
+    if not isinstance(src, array) or src.is_annotation:
+        raise TypeError(f"Expected a wp.array with data, got {type(src).__name__}")
+    device = src.device if device is None else device
+    requires_grad = src.requires_grad if requires_grad is None else requires_grad
+    pinned = src.pinned if pinned is None else pinned
+    return _new(src.shape, src.dtype, device, requires_grad, pinned, retain_grad, zero)
+
+
+def empty_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
+    """Return an uninitialized array with the shape and dtype of ``src``.
+
+    ``device``, ``requires_grad`` and ``pinned`` default to those of ``src``.
+    """
+    return _like(src, device, requires_grad, pinned, retain_grad, zero=False)
+
+
+def zeros_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
+    """Return an array of zeros shaped like ``src`` (see ``empty_like``)."""
+    return _like(src, device, requires_grad, pinned, retain_grad, zero=True)
+
+
+def ones_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
+    """Return an array of ones shaped like ``src`` (see ``empty_like``)."""
+    return full_like(src, 1, device, requires_grad, pinned, retain_grad)
+
+
+def full_like(src, value, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
+    """Return an array shaped like ``src`` with every element set to ``value`` (see ``empty_like``)."""
+    a = _like(src, device, requires_grad, pinned, retain_grad, zero=False)
+    a.fill_(value)
+    return a
+
+
+def clone(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
+    """Return a contiguous copy of ``src`` (its gradient, if any, is fresh and zeroed).
+
+    ``device``, ``requires_grad`` and ``pinned`` default to those of ``src``.
+    """
+    a = _like(src, device, requires_grad, pinned, retain_grad, zero=False)
+    copy(a, src)
+    return a
+
+
+def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False) -> array:
+    """Return a new array holding a copy of the NumPy array ``arr``.
+
+    Args:
+        arr: The source data.
+        dtype: Element type (inferred from ``arr.dtype`` when None).
+        shape: Shape to give the data (default ``arr.shape``).
+        device: Device-like value.
+        requires_grad: Allocate a zeroed gradient.
+    """
+    return array(arr, dtype=Any if dtype is None else dtype, shape=shape, device=device, requires_grad=requires_grad)
+
+
+def copy(dest, src, dest_offset=0, src_offset=0, count=0) -> None:
+    """Copy elements from ``src`` into ``dest``.
+
+    Contiguous (or 1-d) arrays are copied as flat element ranges: ``count`` elements (all of
+    ``src`` after ``src_offset`` when 0) from ``src_offset`` to ``dest_offset``. Other arrays
+    must have the same shape and are copied whole. Elements are copied as raw bytes, so the two
+    dtypes must have the same size.
+
+    Raises:
+        TypeError: An argument is not an array with data.
+        ValueError: Element sizes differ, a range is out of bounds, or shapes differ.
+    """
+    for name, a in (("dest", dest), ("src", src)):
+        if not isinstance(a, array) or a.is_annotation:
+            raise TypeError(f"wp.copy: {name} must be a wp.array with data, got {type(a).__name__}")
+    if _dtype_size(dest.dtype) != _dtype_size(src.dtype):
+        raise ValueError(
+            f"wp.copy: element sizes differ ({_dtype_name(src.dtype)} is {_dtype_size(src.dtype)} bytes, "
+            f"{_dtype_name(dest.dtype)} is {_dtype_size(dest.dtype)} bytes); convert the data first"
+        )
+    if min(dest_offset, src_offset, count) < 0:
+        raise ValueError("wp.copy: dest_offset, src_offset and count must be non-negative")
+    flat = (dest.is_contiguous or dest.ndim == 1) and (src.is_contiguous or src.ndim == 1)
+    if flat:
+        count = count or src.size - src_offset
+        if src_offset + count > src.size or dest_offset + count > dest.size:
+            raise ValueError(
+                f"wp.copy: cannot copy {count} elements from offset {src_offset} of an array of size {src.size} "
+                f"to offset {dest_offset} of an array of size {dest.size}"
+            )
+        if count:
+            d = _host_view(dest, raw=True).reshape(-1)
+            s = _host_view(src, raw=True).reshape(-1)
+            d[dest_offset : dest_offset + count] = s[src_offset : src_offset + count]
+        return
+    if dest_offset or src_offset or count not in (0, src.size):
+        raise ValueError("wp.copy: offsets and counts are only supported for contiguous or 1-d arrays")
+    if dest.shape != src.shape:
+        raise ValueError(f"wp.copy: incompatible shapes {src.shape} (src) and {dest.shape} (dest)")
+    if src.size:
+        _host_view(dest, raw=True)[...] = _host_view(src, raw=True)

@@ -1,0 +1,246 @@
+"""Devices: the places where arrays live and kernels run.
+
+Contract: every device is one ``Device`` object, registered once under its alias (``"cpu"``,
+later ``"cuda:0"``...). ``get_device`` turns anything device-like (None, an alias string, a
+``Device``) into that object, and is the only way the rest of weft resolves a device argument,
+so it is kept cheap: a cached "current device" for None and one dict lookup for strings.
+
+This module never imports CUDA libraries. The CUDA runtime (``runtime/cuda.py``) will call
+``_register_device`` for each GPU it finds; until then a request for ``"cuda"`` fails with a
+clear message instead of a missing-library error.
+"""
+
+from __future__ import annotations
+
+import platform
+
+
+class Device:
+    """A device that holds array memory and runs kernels.
+
+    Attributes:
+        alias: The unique name of the device, e.g. ``"cpu"`` or ``"cuda:0"``.
+        name: A human-readable label (the processor name for the CPU).
+        ordinal: The CUDA ordinal of a GPU, -1 for the CPU.
+        arch: The compute capability (10 * major + minor) of a GPU, 0 for the CPU.
+    """
+
+    def __init__(self, alias: str, name: str = "", ordinal: int = -1, arch: int = 0):
+        self.alias = alias
+        self.name = name or alias
+        self.ordinal = ordinal
+        self.arch = arch
+        # Properties Warp exposes for every device; neutral values on the CPU.
+        self.sm_count = 0
+        self.is_uva = False
+        self.is_cubin_supported = False
+        self.is_mempool_supported = False
+        self.is_ipc_supported = False
+        self.is_primary = False
+        self.uuid = None
+        self.pci_bus_id = None
+
+    @property
+    def is_cpu(self) -> bool:
+        """True for the CPU device."""
+        return self.ordinal < 0
+
+    @property
+    def is_cuda(self) -> bool:
+        """True for a CUDA device."""
+        return self.ordinal >= 0
+
+    @property
+    def context(self):
+        """The CUDA context of the device (None for the CPU)."""
+        return None
+
+    @property
+    def has_context(self) -> bool:
+        """Whether the device has a CUDA context (never for the CPU)."""
+        return False
+
+    @property
+    def stream(self):
+        """The current stream of a CUDA device.
+
+        Raises:
+            RuntimeError: The device is not a CUDA device.
+        """
+        raise RuntimeError(f"Device '{self.alias}' is not a CUDA device and has no streams")
+
+    def __str__(self):
+        return self.alias
+
+    def __repr__(self):
+        # Warp prints a device as its quoted alias, e.g. 'cpu'.
+        return f"'{self.alias}'"
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if isinstance(other, Device):
+            return other.alias == self.alias
+        if isinstance(other, str):
+            if other == "cuda":
+                return self.is_cuda and self.ordinal == _cuda_current_ordinal
+            return other == self.alias
+        return NotImplemented
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self):
+        return hash(self.alias)
+
+
+def _cpu_name() -> str:
+    return platform.processor() or platform.machine() or "CPU"
+
+
+_cpu = Device("cpu", name=_cpu_name())
+_devices: dict[str, Device] = {"cpu": _cpu}
+_current: Device = _cpu
+_cuda_current_ordinal = 0
+
+
+def _register_device(device: Device) -> None:
+    """Make a device reachable by its alias (used by the CUDA runtime when it finds GPUs)."""
+    _devices[device.alias] = device
+
+
+def _no_cuda_error(ident: str) -> RuntimeError:
+    return RuntimeError(
+        f"Device '{ident}' was requested, but no CUDA device is available on this machine "
+        f"(weft found no GPU). Use device='cpu', or check wp.is_cuda_available() first."
+    )
+
+
+def get_device(ident=None) -> Device:
+    """Return the ``Device`` that a device-like value refers to.
+
+    Args:
+        ident: None (the current default device), an alias such as ``"cpu"``, ``"cuda"`` or
+            ``"cuda:0"``, or a ``Device`` (returned unchanged).
+
+    Returns:
+        The device object.
+
+    Raises:
+        RuntimeError: A CUDA device was requested but none is available.
+        ValueError: The string is not a known device alias.
+        TypeError: ``ident`` is not a device-like value.
+    """
+    if ident is None:
+        return _current
+    if isinstance(ident, Device):
+        return ident
+    if isinstance(ident, str):
+        device = _devices.get(ident)
+        if device is not None:
+            return device
+        if ident == "cuda" or ident.startswith("cuda:"):
+            cuda = get_cuda_devices()
+            if ident == "cuda" and cuda:
+                return cuda[_cuda_current_ordinal]
+            raise _no_cuda_error(ident)
+        known = ", ".join(repr(a) for a in _devices)
+        raise ValueError(f"Unknown device {ident!r}: expected one of {known} (or 'cuda:N' on a GPU machine)")
+    raise TypeError(f"Expected a device alias string or a wp.Device, got {type(ident).__name__}: {ident!r}")
+
+
+def set_device(ident) -> None:
+    """Set the default device used when a ``device`` argument is omitted.
+
+    Args:
+        ident: A device-like value, see ``get_device``.
+    """
+    global _current
+    _current = get_device(ident)
+
+
+def get_devices() -> list[Device]:
+    """Return all devices on this machine, the CPU first."""
+    return list(_devices.values())
+
+
+def get_cuda_devices() -> list[Device]:
+    """Return the CUDA devices on this machine (empty when there is no GPU)."""
+    return [d for d in _devices.values() if d.is_cuda]
+
+
+def get_cuda_device_count() -> int:
+    """Return the number of CUDA devices on this machine."""
+    return len(get_cuda_devices())
+
+
+def get_cuda_device(ordinal: int | None = None) -> Device:
+    """Return the CUDA device with the given ordinal, or the current CUDA device.
+
+    Raises:
+        RuntimeError: No such CUDA device exists.
+    """
+    ordinal = _cuda_current_ordinal if ordinal is None else ordinal
+    return get_device(f"cuda:{ordinal}")
+
+
+def is_cuda_available() -> bool:
+    """Whether at least one CUDA device is available."""
+    return get_cuda_device_count() > 0
+
+
+def is_cpu_available() -> bool:
+    """Whether the CPU device is available (always true in weft)."""
+    return True
+
+
+def is_device_available(device) -> bool:
+    """Whether ``device`` is one of the devices of this machine."""
+    return device in _devices.values()
+
+
+def get_preferred_device() -> Device:
+    """Return the first CUDA device if there is one, otherwise the CPU."""
+    cuda = get_cuda_devices()
+    return cuda[0] if cuda else _cpu
+
+
+def synchronize() -> None:
+    """Wait for all outstanding work on all devices.
+
+    CPU launches complete before ``wp.launch`` returns, so there is nothing to wait for on
+    the CPU; the CUDA runtime will extend this.
+    """
+
+
+def synchronize_device(device=None) -> None:
+    """Wait for all outstanding work on one device (see ``synchronize``).
+
+    Args:
+        device: A device-like value; None means the current device.
+    """
+    get_device(device)
+
+
+class ScopedDevice:
+    """Context manager that makes a device the default inside a ``with`` block.
+
+    Example:
+        >>> with wp.ScopedDevice("cpu") as device:
+        ...     a = wp.zeros(4)  # allocated on ``device``
+    """
+
+    def __init__(self, device):
+        self.device = get_device(device)
+        self._saved = None
+
+    def __enter__(self) -> Device:
+        global _current
+        self._saved = _current
+        _current = self.device
+        return self.device
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        global _current
+        _current = self._saved
