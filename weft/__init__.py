@@ -1,0 +1,123 @@
+"""weft: compile Python functions into fast native kernels and differentiate them.
+
+The public API follows NVIDIA Warp name for name: ``import weft as wp``.
+"""
+
+from . import config
+from .types import (
+    bool,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    float16,
+    float32,
+    float64,
+    half,
+)
+from .array import (
+    array,
+    array1d,
+    array2d,
+    array3d,
+    array4d,
+    zeros,
+    zeros_like,
+    ones,
+    ones_like,
+    full,
+    full_like,
+    empty,
+    empty_like,
+    clone,
+    copy,
+    from_numpy,
+)
+from .builtins.scalar import (
+    add,
+    sub,
+    mul,
+    div,
+    floordiv,
+    mod,
+    pow,
+    neg,
+    pos,
+    bit_and,
+    bit_or,
+    bit_xor,
+    lshift,
+    rshift,
+    invert,
+    min,
+    max,
+    abs,
+    sign,
+    clamp,
+    sqrt,
+    cbrt,
+    exp,
+    log,
+    log2,
+    log10,
+    sin,
+    cos,
+    tan,
+    asin,
+    acos,
+    atan,
+    atan2,
+    sinh,
+    cosh,
+    tanh,
+    floor,
+    ceil,
+    round,
+    rint,
+    trunc,
+    frac,
+    degrees,
+    radians,
+    isnan,
+    isinf,
+    isfinite,
+    select,
+    where,
+    lerp,
+    smoothstep,
+    step,
+)
+from .codegen.intrinsics import tid, printf, atomic_add, atomic_sub, atomic_min, atomic_max, static, constant
+from .codegen.errors import WarpCodegenError, WeftCompileError, WeftBuildError
+from .kernel import kernel, func, Kernel, Function
+from .runtime.launch import launch
+from .runtime.launch_object import Launch
+from .runtime.module import set_module_options, get_module_options, clear_kernel_cache
+from .runtime.device import (
+    Device,
+    get_device,
+    set_device,
+    get_devices,
+    get_cuda_devices,
+    get_cuda_device_count,
+    is_cuda_available,
+    is_cpu_available,
+    get_preferred_device,
+    synchronize,
+    synchronize_device,
+    ScopedDevice,
+)
+from .tape import Tape
+from .utils import ScopedTimer
+from . import utils
+
+__version__ = config.version
+
+
+def init():
+    """Initialise weft. Optional: everything initialises lazily on first use."""
+    return None

@@ -1,0 +1,152 @@
+"""The builtin registry: every kernel-callable builtin declared once, as data.
+
+Contract: a ``Builtin`` is a public name (``wp.sin``) plus a list of ``Overload``s. An overload
+says which argument types it accepts (type patterns with type variables), how its result type
+follows from them, which C++ function implements it (``weft::<symbol>`` in ``native/``) and
+whether it is differentiable. The C++ side provides, for each differentiable symbol,
+``adj_<symbol>(inputs..., adj_inputs&..., adj_ret)``, accumulating (``+=``) into ``adj_inputs``.
+
+The frontend resolves calls against this registry; the renderer only prints ``symbol``.
+Builtin objects are the very objects exported as ``weft.<name>``, so a name resolves by value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Optional, Sequence
+
+from .. import types as wt
+
+
+class TypeVar:
+    """A type pattern: matches one weft type accepted by ``accepts``; all uses bind the same type."""
+
+    def __init__(self, name: str, accepts: Callable[[object], bool]):
+        self.name = name
+        self.accepts = accepts
+
+    def __repr__(self):
+        return self.name
+
+
+def _any_numeric(t):
+    return wt.is_float(t) or wt.is_int(t)
+
+
+def _any_value(t):
+    return wt.is_scalar(t)
+
+
+# Type variables used by the scalar library. Each overload gets fresh bindings per call.
+Float = TypeVar("Float", wt.is_float)
+Int = TypeVar("Int", wt.is_int)
+Scalar = TypeVar("Scalar", _any_numeric)
+Value = TypeVar("Value", _any_value)
+
+
+class AnyOf:
+    """A pattern matching any type accepted by ``accepts`` without binding a type variable."""
+
+    def __init__(self, name: str, accepts: Callable[[object], bool]):
+        self.name = name
+        self.accepts = accepts
+
+    def __repr__(self):
+        return self.name
+
+
+AnyScalar = AnyOf("scalar", _any_value)
+AnyInt = AnyOf("int", wt.is_int)
+
+
+@dataclasses.dataclass(frozen=True)
+class Overload:
+    """One signature of a builtin.
+
+    Attributes:
+        params: parameter names and patterns (a concrete type, a ``TypeVar`` or an ``AnyOf``).
+        returns: the result type: a concrete type, a ``TypeVar`` (its binding), a callable
+            ``(arg_types) -> type`` or None for no result.
+        symbol: C++ function name inside ``namespace weft``.
+        differentiable: whether ``adj_<symbol>`` exists and gradients flow through it.
+        side_effect: writes memory or prints; skipped when the backward pass replays the forward.
+    """
+
+    params: tuple
+    returns: object
+    symbol: str
+    differentiable: bool = True
+    side_effect: bool = False
+
+    def bind(self, arg_types: Sequence[object]) -> Optional[dict]:
+        """Return type-variable bindings if ``arg_types`` fit this overload, else None."""
+        if len(arg_types) != len(self.params):
+            return None
+        binding: dict = {}
+        for (_, pattern), t in zip(self.params, arg_types):
+            if isinstance(pattern, TypeVar):
+                if pattern.name in binding:
+                    if binding[pattern.name] != t:
+                        return None
+                elif pattern.accepts(t):
+                    binding[pattern.name] = t
+                else:
+                    return None
+            elif isinstance(pattern, AnyOf):
+                if not pattern.accepts(t):
+                    return None
+            elif pattern != t:
+                return None
+        return binding
+
+    def result_type(self, binding: dict, arg_types: Sequence[object]):
+        r = self.returns
+        if isinstance(r, TypeVar):
+            return binding[r.name]
+        if callable(r) and not isinstance(r, type):
+            return r(arg_types)
+        return r
+
+    def signature(self) -> str:
+        return "(" + ", ".join(f"{n}: {p!r}" if not wt.is_scalar(p) else f"{n}: {p.cname}" for n, p in self.params) + ")"
+
+
+class Builtin:
+    """A kernel builtin. Calling it from Python outside a kernel evaluates it with NumPy when
+    ``python_impl`` is given (like Warp's scalar builtins), otherwise raises."""
+
+    def __init__(self, name: str, doc: str, group: str, python_impl=None):
+        self.name = name
+        self.__name__ = name
+        self.__doc__ = doc
+        self.group = group
+        self.overloads: list[Overload] = []
+        self.python_impl = python_impl
+
+    def add(self, params, returns, symbol=None, **flags) -> "Builtin":
+        self.overloads.append(Overload(tuple(params), returns, symbol or self.name, **flags))
+        return self
+
+    def __call__(self, *args, **kwargs):
+        if self.python_impl is None:
+            raise RuntimeError(f"weft.{self.name}() can only be called inside a @wp.kernel or @wp.func")
+        return self.python_impl(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<weft builtin {self.name}>"
+
+
+registry: dict[str, Builtin] = {}
+
+
+def builtin(name: str, doc: str, group: str, python_impl=None) -> Builtin:
+    """Create and register a builtin; add overloads with ``.add(...)``."""
+    b = Builtin(name, doc, group, python_impl)
+    registry[name] = b
+    return b
+
+
+def p(*names_and_patterns):
+    """Parameter list helper: ``p("x", Float, "y", Float)`` -> ``(("x", Float), ("y", Float))``."""
+    it = iter(names_and_patterns)
+    return tuple(zip(it, it))

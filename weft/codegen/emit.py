@@ -1,0 +1,344 @@
+"""Renderer: IR (+ reverse records) -> C++ source for one module.
+
+Contract: the renderer only formats. Types, overloads and which statements have adjoints were
+decided earlier (frontend, adjoint). Output is deterministic for the same IR. Target dialect
+differences live in class attributes (``CPURenderer``; the CUDA renderer derives from it).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import types as wt
+from . import adjoint as ad
+from . import intrinsics as intr
+from . import ir
+
+
+def ctype_name(t) -> str:
+    if wt.is_scalar(t):
+        return "bool" if t is wt.bool else f"weft::{t.cname}"
+    if isinstance(t, wt.ArrayType):
+        return f"weft::array_t<{ctype_name(t.dtype)}>"
+    if isinstance(t, wt.TupleType):
+        return f"weft::tuple_t<{', '.join(ctype_name(x) for x in t.types)}>"
+    name = getattr(t, "_cname", None)
+    if name:
+        return name
+    raise TypeError(f"no C++ type for {t!r}")
+
+
+def literal(value, t) -> str:
+    if t is wt.bool:
+        return "true" if value else "false"
+    if wt.is_float(t):
+        v = float(value)
+        if math.isnan(v):
+            body = "NAN"
+        elif math.isinf(v):
+            body = "INFINITY" if v > 0 else "-INFINITY"
+        else:
+            body = repr(v) + ("f" if t is not wt.float64 else "")
+        return f"{ctype_name(t)}({body})"
+    if wt.is_int(t):
+        suffix = "ULL" if t.kind == "uint" else "LL"
+        return f"{ctype_name(t)}({int(value)}{suffix})"
+    raise TypeError(f"no literal for {t!r}")
+
+
+def c_string(s: str) -> str:
+    out = s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return '"' + out.replace("%", "%%") + '"'
+
+
+def c_format(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+class CPURenderer:
+    """Renders a module for the host compiler."""
+
+    target = "cpu"
+    fn_qualifier = "static inline"
+    entry_qualifier = "WEFT_EXPORT"
+
+    def __init__(self):
+        self.locs: list = []  # module-wide source locations (file, line, text)
+        self._loc_ids: dict = {}
+
+    # ------------------------------------------------------------------ helpers
+    def v(self, var) -> str:
+        return f"var_{var.id}"
+
+    def a(self, var) -> str:
+        return f"adj_{var.id}"
+
+    def loc(self, fn, call) -> str:
+        key = (id(fn), call.loc.id)
+        if key not in self._loc_ids:
+            self._loc_ids[key] = len(self.locs)
+            self.locs.append(fn.locs[call.loc.id])
+        return str(self._loc_ids[key])
+
+    def declarations(self, fn, with_adjoints: bool, skip=()) -> list:
+        out = []
+        for var in fn.vars:
+            if var.id in skip:
+                continue
+            ct = ctype_name(var.type)
+            init = literal(var.const, var.type) if var.is_const else "{}"
+            out.append(f"{ct} {self.v(var)} = {init};")
+            if with_adjoints:
+                out.append(f"{ct} {self.a(var)} = {{}};")
+        return out
+
+    # ------------------------------------------------------------------ forward statements
+    def call_expr(self, fn, s: ir.Call, replay: bool) -> str:
+        c = s.callee
+        args = [self.v(x) for x in s.args]
+        if isinstance(c, str):
+            return self.intrinsic_expr(fn, s, args)
+        if hasattr(c, "symbol") and not hasattr(c, "ir"):
+            return f"weft::{c.symbol}({', '.join(args)})"
+        name = c.symbol + ("_replay" if replay and c.has_side_effects else "")
+        return f"{name}({', '.join(args)})"
+
+    def intrinsic_expr(self, fn, s, args) -> str:
+        c = s.callee
+        if c == intr.LOAD:
+            return f"weft::load({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:])})"
+        if c == intr.STORE:
+            return f"weft::store({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:])})"
+        if c in intr.ATOMICS.values():
+            return f"weft::{c}({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:])})"
+        if c == intr.CAST:
+            return f"weft::cast<{ctype_name(s.attr)}>({args[0]})"
+        if c == intr.PHI:
+            return f"weft::where({', '.join(args)})"
+        if c == intr.TID:
+            d, n = s.attr
+            return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
+        if c == intr.SHAPE:
+            return f"{args[0]}.shape[{s.attr}]"
+        if c == intr.ZERO:
+            return "{}"
+        if c == intr.LOGICAL_AND:
+            return f"({args[0]} && {args[1]})"
+        if c == intr.LOGICAL_OR:
+            return f"({args[0]} || {args[1]})"
+        if c == intr.TUPLE_MAKE:
+            return f"weft::make_tuple({', '.join(args)})"
+        if c == intr.TUPLE_GET:
+            return f"weft::tuple_get<{s.attr}>({args[0]})"
+        if c == intr.PRINT_VALUE:
+            return f"weft::print_value({args[0]})"
+        if c == intr.PRINT_STR:
+            return f"weft::print_str({c_format(s.attr)})"
+        if c == intr.PRINT_NEWLINE:
+            return "weft::print_newline()"
+        if c == intr.PRINTF:
+            return f"weft::printf_flush({', '.join([c_format(s.attr)] + args)})"
+        raise NotImplementedError(f"renderer has no format for intrinsic '{c}'")
+
+    def forward_block(self, fn, block, out, ind, replay):
+        for s in block:
+            if isinstance(s, ir.Call):
+                if replay and intr.has_side_effect(s.callee) and (isinstance(s.callee, str) or hasattr(s.callee, "side_effect")):
+                    continue
+                e = self.call_expr(fn, s, replay)
+                out.append(f"{ind}{self.v(s.result)} = {e};" if s.result is not None else f"{ind}{e};")
+            elif isinstance(s, ir.Assign):
+                out.append(f"{ind}{self.v(s.dst)} = {self.v(s.src)};")
+            elif isinstance(s, ir.Read):
+                out.append(f"{ind}{self.v(s.result)} = {self.v(s.src)};")
+            elif isinstance(s, ir.If):
+                out.append(f"{ind}if ({self.v(s.cond)}) {{")
+                self.forward_block(fn, s.then, out, ind + "    ", replay)
+                if len(s.orelse):
+                    out.append(f"{ind}}} else {{")
+                    self.forward_block(fn, s.orelse, out, ind + "    ", replay)
+                out.append(f"{ind}}}")
+            elif isinstance(s, ir.Loop):
+                self.forward_loop(fn, s, out, ind, replay)
+
+    def exit_test(self, loop) -> str:
+        return "".join(f" || {self.v(f)}" for f in loop.exit_flags)
+
+    def forward_loop(self, fn, loop, out, ind, replay):
+        i2 = ind + "    "
+        n = f"loop_{loop.id}_n"
+        if replay:
+            out.append(f"{ind}{n} = 0;")
+            for k, m in enumerate(loop.carried):
+                out.append(f"{ind}loop_{loop.id}_stack{k}.clear();")
+        if loop.kind == "range":
+            idx = self.v(loop.index)
+            start, stop, step = (self.v(x) for x in (loop.start, loop.stop, loop.step))
+            out.append(
+                f"{ind}for ({idx} = {start}; ({step} > 0 ? {idx} < {stop} : {idx} > {stop}); {idx} += {step}) {{"
+            )
+            if loop.exit_flags:
+                out.append(f"{i2}if (false{self.exit_test(loop)}) break;")
+        else:
+            out.append(f"{ind}for (;;) {{")
+            self.forward_block(fn, loop.cond_block, out, i2, replay)
+            out.append(f"{i2}if (!{self.v(loop.cond)}{self.exit_test(loop)}) break;")
+        if replay:
+            for k, m in enumerate(loop.carried):
+                out.append(f"{i2}loop_{loop.id}_stack{k}.push_back({self.v(m)});")
+            out.append(f"{i2}{n}++;")
+        self.forward_block(fn, loop.body, out, i2, replay)
+        out.append(f"{ind}}}")
+
+    # ------------------------------------------------------------------ reverse statements
+    def adj_args(self, s) -> list:
+        return [self.a(x) for x in s.args]
+
+    def reverse_call(self, fn, s: ir.Call) -> str:
+        c = s.callee
+        args = [self.v(x) for x in s.args]
+        adjs = self.adj_args(s)
+        ret = [self.a(s.result)] if s.result is not None else []
+        if isinstance(c, str):
+            if c in (intr.LOAD,):
+                return f"weft::adj_load({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:] + ret)});"
+            if c == intr.STORE:
+                return f"weft::adj_store({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:-1] + adjs[-1:])});"
+            if c in intr.ATOMICS.values():
+                return f"weft::adj_{c}({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:] + adjs[-1:] + ret)});"
+            if c == intr.CAST:
+                return f"weft::adj_cast<{ctype_name(s.attr)}>({args[0]}, {adjs[0]}, {ret[0]});"
+            if c == intr.PHI:
+                return f"weft::adj_where({', '.join(args + adjs + ret)});"
+            if c == intr.TUPLE_MAKE:
+                return " ".join(f"{a} += weft::tuple_get<{k}>({ret[0]});" for k, a in enumerate(adjs))
+            if c == intr.TUPLE_GET:
+                return f"weft::adj_tuple_get<{s.attr}>({', '.join(args + adjs + ret)});"
+            raise NotImplementedError(f"renderer has no adjoint format for intrinsic '{c}'")
+        if hasattr(c, "symbol") and not hasattr(c, "ir"):
+            return f"weft::adj_{c.symbol}({', '.join(args + adjs + ret)});"
+        return f"adj_{c.symbol}({', '.join(args + adjs + ret)});"
+
+    def reverse_list(self, fn, records, out, ind):
+        for r in records:
+            if isinstance(r, ad.AdjCall):
+                out.append(ind + self.reverse_call(fn, r.stmt))
+            elif isinstance(r, ad.AdjAssign):
+                d, src = r.stmt.dst, r.stmt.src
+                out.append(f"{ind}{self.a(src)} += {self.a(d)}; {self.a(d)} = {{}};")
+            elif isinstance(r, ad.AdjRead):
+                out.append(f"{ind}{self.a(r.stmt.src)} += {self.a(r.stmt.result)};")
+            elif isinstance(r, ad.AdjIf):
+                out.append(f"{ind}if ({self.v(r.cond)}) {{")
+                self.reverse_list(fn, r.then, out, ind + "    ")
+                if r.orelse:
+                    out.append(f"{ind}}} else {{")
+                    self.reverse_list(fn, r.orelse, out, ind + "    ")
+                out.append(f"{ind}}}")
+            elif isinstance(r, ad.AdjLoop):
+                self.reverse_loop(fn, r, out, ind)
+
+    def reverse_loop(self, fn, r, out, ind):
+        loop = r.loop
+        i2 = ind + "    "
+        out.append(f"{ind}for (weft::int64 k_{loop.id} = loop_{loop.id}_n - 1; k_{loop.id} >= 0; --k_{loop.id}) {{")
+        for k, m in enumerate(loop.carried):
+            out.append(f"{i2}{self.v(m)} = loop_{loop.id}_stack{k}[k_{loop.id}];")
+        if loop.kind == "range":
+            idx = self.v(loop.index)
+            out.append(f"{i2}{idx} = weft::int32({self.v(loop.start)} + k_{loop.id} * {self.v(loop.step)});")
+        for v in r.zero:
+            out.append(f"{i2}{self.a(v)} = {{}};")
+        self.forward_block(fn, loop.body, out, i2, replay=True)
+        self.reverse_list(fn, r.body, out, i2)
+        out.append(f"{ind}}}")
+
+    def loop_state_decls(self, fn) -> list:
+        out = []
+        for s in ir.walk(fn.body):
+            if isinstance(s, ir.Loop):
+                out.append(f"weft::int64 loop_{s.id}_n = 0;")
+                for k, m in enumerate(s.carried):
+                    out.append(f"std::vector<{ctype_name(m.type)}> loop_{s.id}_stack{k};")
+        return out
+
+    # ------------------------------------------------------------------ funcs
+    def func_params(self, fn) -> str:
+        return ", ".join(f"{ctype_name(p.var.type)} {self.v(p.var)}" for p in fn.params)
+
+    def render_func(self, inst) -> str:
+        fn = inst.ir
+        ret_t = ctype_name(fn.ret_type) if fn.ret_type is not None else "void"
+        params = self.func_params(fn)
+        skip = {p.var.id for p in fn.params}
+        out = []
+        variants = [("", False)] + ([("_replay", True)] if fn.has_side_effects else [])
+        for suffix, replay in variants:
+            out.append(f"{self.fn_qualifier} {ret_t} {inst.symbol}{suffix}({params}) {{")
+            out += ["    " + d for d in self.declarations(fn, False, skip)]
+            self.forward_block(fn, fn.body, out, "    ", replay)
+            if fn.ret is not None:
+                out.append(f"    return {self.v(fn.ret)};")
+            out.append("}")
+        if inst.differentiable:
+            adj_params = [f"{ctype_name(p.var.type)}& {self.a(p.var)}" for p in fn.params]
+            if fn.ret is not None:
+                adj_params.append(f"{ret_t} adj_ret")
+            sig = ", ".join(x for x in [params] + adj_params if x)
+            out.append(f"{self.fn_qualifier} void adj_{inst.symbol}({sig}) {{")
+            out += ["    " + d for d in self.declarations(fn, True, skip)]
+            out += ["    " + d for d in self.loop_state_decls(fn)]
+            self.forward_block(fn, fn.body, out, "    ", True)
+            if fn.ret is not None:
+                out.append(f"    {self.a(fn.ret)} += adj_ret;")
+            self.reverse_list(fn, ad.reverse_block(fn.body), out, "    ")
+            out.append("}")
+        return "\n".join(out)
+
+    # ------------------------------------------------------------------ kernels
+    def render_kernel(self, inst) -> str:
+        fn = inst.ir
+        sym = inst.symbol
+        out = [f"struct wp_args_{sym} {{"]
+        out += [f"    {ctype_name(p.var.type)} {p.name};" for p in fn.params]
+        if not fn.params:
+            out.append("    int32_t _unused;")
+        out.append("};")
+        unpack = [f"    {ctype_name(p.var.type)} {self.v(p.var)} = args->{p.name};" for p in fn.params]
+        skip = {p.var.id for p in fn.params}
+        tid = ["    weft::int32 tid_coords[4];", "    weft::tid_coords(*bounds, task, tid_coords);"] if fn.tid_ndim > 1 else []
+        head = f"static void {sym}_MODE_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, weft::int64 task) {{"
+        out.append(head.replace("MODE", "forward"))
+        out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
+        self.forward_block(fn, fn.body, out, "    ", False)
+        out.append("}")
+        if inst.backward_enabled:
+            out.append(head.replace("MODE", "backward"))
+            out += unpack + tid
+            out += [f"    {ctype_name(p.var.type)} {self.a(p.var)} = {{}};" for p in fn.params]
+            out += ["    " + d for d in self.declarations(fn, True, skip)]
+            out += ["    " + d for d in self.loop_state_decls(fn)]
+            self.forward_block(fn, fn.body, out, "    ", True)
+            self.reverse_list(fn, ad.reverse_block(fn.body), out, "    ")
+            out.append("}")
+        for mode in ("forward", "backward") if inst.backward_enabled else ("forward",):
+            out.append(
+                f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_context* ctx, const void* args, "
+                "weft::int64 begin, weft::int64 end) {"
+            )
+            out.append("    try {")
+            out.append(
+                f"        for (weft::int64 t = begin; t < end; ++t) {sym}_{mode}_body((const wp_args_{sym}*)args, &ctx->bounds, t);"
+            )
+            out.append("    } catch (const weft::kernel_exception& e) {")
+            out.append("        weft::record_error(ctx, e.err);")
+            out.append("    }")
+            out.append("}")
+        return "\n".join(out)
+
+    def render_module(self, kernels, funcs) -> str:
+        """Full translation unit: header include, funcs in dependency order, kernels."""
+        parts = ['#include "weft.h"', ""]
+        parts += [self.render_func(f) for f in funcs]
+        parts += [self.render_kernel(k) for k in kernels]
+        return "\n\n".join(parts) + "\n"

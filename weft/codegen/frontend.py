@@ -1,0 +1,927 @@
+"""Frontend: Python AST of a @kernel / @func -> typed IR (``ir.Function``).
+
+Contract:
+  - Input: a ``Source`` (parsed function + its globals), the parameter types, and whether it is
+    a kernel. Output: an ``ir.Function`` that passes ``ir.verify``.
+  - Names resolve to a local, else to the *value* of a global / closure / Python builtin, which
+    is then looked up by identity (weft builtins, funcs, types, constants). Captured constants
+    are recorded in ``captures``.
+  - break / continue / return become flag variables plus guarded blocks, so the IR is jump-free.
+    Values reassigned in a branch merge through ``where`` (phi); values reassigned in a dynamic
+    loop become mutable loop-carried vars.
+  - Every error is a ``WarpCodegenError`` carrying file:line and the line's text.
+"""
+
+from __future__ import annotations
+
+import ast
+import typing
+
+from .. import types as wt
+from ..builtins import registry as reg
+from ..builtins import scalar as sb
+from . import intrinsics as intr
+from . import ir
+from . import typing_rules as tr
+from .errors import (
+    UnsupportedConstruct,
+    WarpCodegenAttributeError,
+    WarpCodegenError,
+    WarpCodegenKeyError,
+    WarpCodegenTypeError,
+    WarpCodegenValueError,
+)
+from .source import Source
+
+MAX_UNROLL = 16
+
+_binops = {
+    ast.Add: sb.add,
+    ast.Sub: sb.sub,
+    ast.Mult: sb.mul,
+    ast.Div: sb.div,
+    ast.FloorDiv: sb.floordiv,
+    ast.Mod: sb.mod,
+    ast.Pow: sb.pow,
+    ast.BitAnd: sb.bit_and,
+    ast.BitOr: sb.bit_or,
+    ast.BitXor: sb.bit_xor,
+    ast.LShift: sb.lshift,
+    ast.RShift: sb.rshift,
+}
+_cmpops = {
+    ast.Eq: sb._cmp["eq"],
+    ast.NotEq: sb._cmp["ne"],
+    ast.Lt: sb._cmp["lt"],
+    ast.LtE: sb._cmp["le"],
+    ast.Gt: sb._cmp["gt"],
+    ast.GtE: sb._cmp["ge"],
+}
+_unops = {ast.USub: sb.neg, ast.UAdd: sb.pos, ast.Invert: sb.invert}
+_augops_atomic = {ast.Add: "atomic_add", ast.Sub: "atomic_sub"}
+
+
+class StaticTuple:
+    """A compile-time tuple of vars (``a.shape``, multiple return values before unpacking)."""
+
+    def __init__(self, items):
+        self.items = list(items)
+
+
+class Lowerer(ast.NodeVisitor):
+    """Lowers one function. Use ``lower(...)``; the instance is single-use."""
+
+    def __init__(self, src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None):
+        self.src = src
+        self.is_kernel = is_kernel
+        self.fn = ir.Function(symbol, is_kernel)
+        self.param_types = param_types
+        self.env: dict = {}
+        self.blocks = [self.fn.body]
+        self.loops: list = []  # (brk_name, cont_name) of enclosing loops
+        self.captures: dict = {}
+        self.tid_ndim = 0
+        self.ret_type = ret_annotation
+        self.loop_counter = 0
+        self.undefined_after: dict = {}  # name -> why it is no longer visible
+        self.node = src.tree
+
+    # ----------------------------------------------------------------- infrastructure
+    def error(self, msg, node=None, cls=WarpCodegenError):
+        node = node if node is not None else self.node
+        return cls(msg, self.src.name, self.src.file, self.src.file_line(node), self.src.col(node), self.src.line_text(node))
+
+    def visit(self, node):
+        prev = self.node
+        if isinstance(node, (ast.stmt, ast.expr)):
+            self.node = node
+        try:
+            return super().visit(node)
+        except WarpCodegenError:
+            raise
+        except (TypeError, ValueError, KeyError, AttributeError) as e:
+            raise self.error(str(e), node, WarpCodegenTypeError) from None
+        finally:
+            self.node = prev
+
+    def generic_visit(self, node):
+        raise self.error(
+            f"'{type(node).__name__}' syntax is not supported in weft kernels and funcs", node, UnsupportedConstruct
+        )
+
+    @property
+    def block(self) -> ir.Block:
+        return self.blocks[-1]
+
+    def emit(self, stmt):
+        self.block.append(stmt)
+        return stmt
+
+    def loc(self, node=None) -> ir.Loc:
+        node = node if node is not None else self.node
+        line = self.src.file_line(node)
+        self.fn.locs.append((self.src.file, line, self.src.line_text(node).strip()))
+        return ir.Loc(len(self.fn.locs) - 1, line)
+
+    def const(self, value, type=None, literal=False) -> ir.Var:
+        if type is None:
+            type, literal = _literal_type(value), True
+        return self.fn.new_var(type, const=tr.convert_literal(value, type), literal=literal)
+
+    def call(self, callee, args, result_type, attr=None, node=None) -> typing.Optional[ir.Var]:
+        res = self.fn.new_var(result_type) if result_type is not None else None
+        side = intr.has_side_effect(callee)
+        if side:
+            self.fn.has_side_effects = True
+        self.emit(ir.Call(res, callee, list(args), self.loc(node), attr))
+        return res
+
+    def call_builtin(self, builtin, args, node=None) -> ir.Var:
+        try:
+            ov, args, rtype = tr.choose_overload(builtin, args, lambda v, t: self.const(v, t))
+        except TypeError as e:
+            raise self.error(str(e), node, WarpCodegenTypeError) from None
+        return self.call(ov, args, rtype, node=node)
+
+    # ----------------------------------------------------------------- entry
+    def lower(self) -> ir.Function:
+        tree = self.src.tree
+        if not isinstance(tree, ast.FunctionDef):
+            raise self.error("expected a function definition", tree)
+        for a in tree.args.args:
+            t = self.param_types[a.arg]
+            v = self.fn.new_var(t, label=a.arg)
+            self.fn.params.append(ir.Param(a.arg, v))
+            self.env[a.arg] = v
+        self.env["$ret"] = self.const(False, wt.bool)
+        self.visit_body(tree.body)
+        if not self.is_kernel:
+            self.finish_return()
+        self.fn.tid_ndim = self.tid_ndim
+        self.fn.captures = self.captures
+        return self.fn
+
+    def finish_return(self):
+        rv = self.env.get("$retval")
+        if rv is None:
+            if self.ret_type not in (None, type(None)):
+                raise self.error(f"func '{self.src.name}' is annotated to return a value but does not return one")
+            return
+        self.fn.ret_type = rv.type
+        self.fn.ret = rv
+
+    # ----------------------------------------------------------------- statement lists
+    def visit_body(self, stmts):
+        """Visit statements; after one that may jump, guard the rest with the flags it may set."""
+        for k, stmt in enumerate(stmts):
+            self.visit(stmt)
+            if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
+                return  # the rest is unreachable
+            flags = self.flags_set_by(stmt)
+            rest = stmts[k + 1 :]
+            if flags and rest:
+                cond = self.not_any(flags)
+                self.emit_if(cond, lambda: self.visit_body(rest), None)
+                return
+
+    def flags_set_by(self, stmt) -> list:
+        names = []
+        for node in _walk_no_nested_loops(stmt):
+            if isinstance(node, ast.Return):
+                names.append("$ret")
+            elif isinstance(node, ast.Break) and self.loops:
+                names.append(self.loops[-1][0])
+            elif isinstance(node, ast.Continue) and self.loops:
+                names.append(self.loops[-1][1])
+        if isinstance(stmt, (ast.For, ast.While)) and any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+            names.append("$ret")
+        return sorted(set(names))
+
+    def not_any(self, flags) -> ir.Var:
+        acc = self.env[flags[0]]
+        for f in flags[1:]:
+            acc = self.call(intr.LOGICAL_OR, [acc, self.env[f]], wt.bool)
+        return self.call_builtin(sb.logical_not, [acc])
+
+    # ----------------------------------------------------------------- branches and merges
+    def emit_if(self, cond: ir.Var, then_fn, else_fn):
+        """Emit an If; visit both sides with copies of the environment, then merge with phis.
+        Returns the (then, else) results of the callbacks."""
+        before = dict(self.env)
+        stmt = ir.If(cond, ir.Block(), ir.Block())
+        self.emit(stmt)
+        results = []
+        envs = []
+        for fn_, blk in ((then_fn, stmt.then), (else_fn, stmt.orelse)):
+            self.env = dict(before)
+            self.blocks.append(blk)
+            results.append(fn_() if fn_ is not None else None)
+            self.blocks.pop()
+            envs.append(self.env)
+        self.env = dict(before)
+        self.merge(cond, envs[0], envs[1])
+        return results
+
+    def merge(self, cond, env_t, env_f):
+        for name in sorted(set(env_t) | set(env_f)):
+            a, b = env_t.get(name), env_f.get(name)
+            if a is b:
+                if a is not None:
+                    self.env[name] = a
+                continue
+            if name == "$retval":
+                a = a if a is not None else self.zero_like(b)
+                b = b if b is not None else self.zero_like(a)
+            if a is None or b is None:
+                self.env.pop(name, None)
+                self.undefined_after[name] = f"'{name}' is assigned in only one branch of the if at line {self.src.file_line(self.node)}; assign it before the if"
+                continue
+            if not isinstance(a, ir.Var) or not isinstance(b, ir.Var):
+                raise self.error(f"'{name}' refers to different compile-time objects in the two branches")
+            if a.type != b.type:
+                raise self.error(
+                    f"'{name}' is {wt.type_repr(a.type)} in one branch and {wt.type_repr(b.type)} in the other; "
+                    "cast so both branches assign the same type",
+                    cls=WarpCodegenTypeError,
+                )
+            self.env[name] = self.call(intr.PHI, [cond, a, b], a.type)
+
+    def zero_like(self, v: ir.Var) -> ir.Var:
+        return self.fn.new_var(v.type, const=tr.convert_literal(0, v.type)) if wt.is_scalar(v.type) else self.call(
+            intr.ZERO, [], v.type
+        )
+
+    def to_bool(self, v: ir.Var) -> ir.Var:
+        if v.type is wt.bool:
+            return v
+        if not wt.is_scalar(v.type):
+            raise self.error(f"a condition must be a scalar, got {wt.type_repr(v.type)}", cls=WarpCodegenTypeError)
+        return self.call_builtin(sb.truth, [v])
+
+    def visit_If(self, node):
+        cond = self.to_bool(self.expr(node.test))
+        if cond.is_const:
+            self.visit_body(node.body if cond.const else node.orelse)
+            return
+        self.emit_if(cond, lambda: self.visit_body(node.body), (lambda: self.visit_body(node.orelse)) if node.orelse else None)
+
+    def visit_IfExp(self, node):
+        cond = self.to_bool(self.expr(node.test))
+        if cond.is_const:
+            return self.expr(node.body if cond.const else node.orelse)
+        a, b = self.emit_if(cond, lambda: self.expr(node.body), lambda: self.expr(node.orelse))
+        # The branch values only exist on their side: route them through the env merge.
+        return self.merge_values(cond, a, b)
+
+    def merge_values(self, cond, a, b):
+        if a.type != b.type:
+            if a.literal and tr.literal_fits(a.const, b.type):
+                a = self.const(tr.convert_literal(a.const, b.type), b.type)
+            elif b.literal and tr.literal_fits(b.const, a.type):
+                b = self.const(tr.convert_literal(b.const, a.type), a.type)
+            else:
+                raise self.error(
+                    f"the two sides of a conditional expression have types {wt.type_repr(a.type)} and {wt.type_repr(b.type)}",
+                    cls=WarpCodegenTypeError,
+                )
+        return self.call(intr.PHI, [cond, a, b], a.type)
+
+    # ----------------------------------------------------------------- loops
+    def visit_For(self, node):
+        if node.orelse:
+            raise self.error("'for ... else' is not supported in kernels", node, UnsupportedConstruct)
+        if not isinstance(node.target, ast.Name):
+            raise self.error("a for loop target must be a single name", node.target, UnsupportedConstruct)
+        it = node.iter
+        if not (isinstance(it, ast.Call) and self.static_value(it.func) is range):
+            raise self.error("kernels can only loop over range(...)", it, UnsupportedConstruct)
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.error("range() takes 1 to 3 positional arguments", it)
+        bounds = [self.expr(a) for a in it.args]
+        for b in bounds:
+            if not wt.is_int(b.type):
+                raise self.error(f"range() bounds must be integers, got {wt.type_repr(b.type)}", it, WarpCodegenTypeError)
+        if len(bounds) == 1:
+            bounds = [self.const(0)] + bounds
+        if len(bounds) == 2:
+            bounds.append(self.const(1))
+        if all(b.is_const for b in bounds):
+            values = range(*[int(b.const) for b in bounds])
+            if len(values) <= MAX_UNROLL:
+                return self.unroll(node, values)
+            if bounds[2].const == 0:
+                raise self.error("range() step must not be zero", it)
+        bounds = [self.as_int32(b) for b in bounds]
+        self.dynamic_loop(node, "range", bounds=bounds)
+
+    def as_int32(self, v):
+        if v.type is wt.int32:
+            return v
+        return self.call(intr.CAST, [v], wt.int32, attr=wt.int32)
+
+    def visit_While(self, node):
+        if node.orelse:
+            raise self.error("'while ... else' is not supported in kernels", node, UnsupportedConstruct)
+        self.dynamic_loop(node, "while")
+
+    def new_loop_flags(self):
+        self.loop_counter += 1
+        return f"$brk{self.loop_counter}", f"$cont{self.loop_counter}"
+
+    def unroll(self, node, values):
+        brk, cont = self.new_loop_flags()
+        name = node.target.id
+        saved = self.env.get(name)
+        self.env[brk] = self.const(False, wt.bool)
+        self.loops.append((brk, cont))
+
+        def run(k):
+            if k >= len(values):
+                return
+            self.env[cont] = self.const(False, wt.bool)
+            self.env[name] = self.const(values[k], wt.int32)
+            self.visit_body(node.body)
+            if k + 1 < len(values):
+                flags = self.flags_set_by(node) if _has_jump(node.body, ast.Break) or _has_return(node.body) else []
+                flags = [f for f in (brk, "$ret") if f in flags]
+                if flags:
+                    self.emit_if(self.not_any(flags), lambda: run(k + 1), None)
+                else:
+                    run(k + 1)
+
+        run(0)
+        self.loops.pop()
+        self.env.pop(cont, None)
+        self.env.pop(brk, None)
+        if saved is not None:
+            self.env[name] = saved
+        else:
+            self.env.pop(name, None)
+
+    def dynamic_loop(self, node, kind, bounds=None):
+        brk, cont = self.new_loop_flags()
+        assigned = _assigned_names(node.body)
+        may_break = _has_jump(node.body, ast.Break)
+        may_return = _has_return(node.body)
+        if may_break:
+            self.env[brk] = self.const(False, wt.bool)
+            assigned.add(brk)
+        if may_return:
+            assigned.update(("$ret", "$retval"))
+            if "$retval" not in self.env and not self.is_kernel:
+                rt = tr.annotation_type(self.ret_type) if self.ret_type is not None else None
+                if not wt.is_scalar(rt):
+                    raise self.error(
+                        "a func that returns from inside a loop needs its return type annotated, e.g. `-> float`",
+                        node,
+                    )
+                self.env["$retval"] = self.const(0, rt)
+        loop_var = node.target.id if kind == "range" else None
+        carried_names = sorted(n for n in assigned if n in self.env and isinstance(self.env[n], ir.Var) and n != loop_var)
+        loop = ir.Loop(kind, ir.Block(), id=self.loop_counter, line=self.src.file_line(node))
+        mut = {}
+        for n in carried_names:
+            init = self.env[n]
+            m = self.fn.new_var(init.type, label=n, mutable=True)
+            self.emit(ir.Assign(m, init))
+            mut[n] = m
+        loop.carried = [mut[n] for n in carried_names]
+        loop.exit_flags = [mut[f] for f in (brk, "$ret") if f in mut]
+        outer_env = dict(self.env)
+        if kind == "range":
+            loop.start, loop.stop, loop.step = bounds
+            loop.index = self.fn.new_var(wt.int32, label=loop_var, mutable=True)
+        else:
+            loop.cond_block = ir.Block()
+            self.blocks.append(loop.cond_block)
+            for n, m in mut.items():
+                self.env[n] = self.read(m)
+            loop.cond = self.to_bool(self.expr(node.test))
+            self.blocks.pop()
+        self.emit(loop)
+        self.blocks.append(loop.body)
+        self.env = dict(outer_env)
+        for n, m in mut.items():
+            self.env[n] = self.read(m)
+        if loop_var is not None:
+            self.env[loop_var] = loop.index
+        self.env[cont] = self.const(False, wt.bool)
+        self.loops.append((brk, cont))
+        self.visit_body(node.body)
+        self.loops.pop()
+        for n, m in mut.items():
+            v = self.env.get(n)
+            if v is None:
+                raise self.error(f"'{n}' is not defined on every path through the loop body", node)
+            if v.type != m.type:
+                raise self.error(
+                    f"'{n}' changes type inside the loop from {wt.type_repr(m.type)} to {wt.type_repr(v.type)}; "
+                    f"declare it with the type it keeps, e.g. {n} = {wt.type_repr(v.type)}(...)",
+                    node,
+                    WarpCodegenTypeError,
+                )
+            if v is not m:
+                self.emit(ir.Assign(m, v))
+        self.blocks.pop()
+        body_env = self.env
+        self.env = outer_env
+        for n in assigned:
+            if n not in mut and n in body_env and n != cont:
+                self.env.pop(n, None)
+                self.undefined_after[n] = f"'{n}' is only assigned inside the loop at line {loop.line}; assign it before the loop"
+        for n, m in mut.items():
+            self.env[n] = self.read(m)
+        self.env.pop(brk, None)
+        if loop_var is not None and loop_var not in mut:
+            self.env.pop(loop_var, None)
+
+    def read(self, m: ir.Var) -> ir.Var:
+        v = self.fn.new_var(m.type, label=m.label)
+        self.emit(ir.Read(v, m))
+        return v
+
+    def visit_Break(self, node):
+        if not self.loops:
+            raise self.error("'break' outside a loop", node)
+        self.env[self.loops[-1][0]] = self.const(True, wt.bool)
+
+    def visit_Continue(self, node):
+        if not self.loops:
+            raise self.error("'continue' outside a loop", node)
+        self.env[self.loops[-1][1]] = self.const(True, wt.bool)
+
+    def visit_Return(self, node):
+        if node.value is not None:
+            if self.is_kernel:
+                raise self.error("kernels cannot return a value; write results to an array", node)
+            v = self.expr_or_tuple(node.value)
+            if isinstance(v, StaticTuple):
+                v = self.call(intr.TUPLE_MAKE, v.items, wt.TupleType([x.type for x in v.items]))
+            prev = self.env.get("$retval")
+            if prev is not None and prev.type != v.type:
+                if v.literal and tr.literal_fits(v.const, prev.type):
+                    v = self.const(tr.convert_literal(v.const, prev.type), prev.type)
+                else:
+                    raise self.error(
+                        f"return types differ: {wt.type_repr(prev.type)} and {wt.type_repr(v.type)}", node, WarpCodegenTypeError
+                    )
+            elif prev is None and self.ret_type is not None:
+                rt = tr.annotation_type(self.ret_type)
+                if wt.is_scalar(rt) and v.type != rt and v.literal and tr.literal_fits(v.const, rt):
+                    v = self.const(tr.convert_literal(v.const, rt), rt)
+            self.env["$retval"] = v
+        self.env["$ret"] = self.const(True, wt.bool)
+
+    def visit_Pass(self, node):
+        pass
+
+    # ----------------------------------------------------------------- assignments
+    def visit_Assign(self, node):
+        if len(node.targets) != 1:
+            raise self.error("chained assignment (a = b = c) is not supported", node, UnsupportedConstruct)
+        target = node.targets[0]
+        if isinstance(target, ast.Tuple):
+            value = self.tuple_value(node.value, len(target.elts))
+            for t, v in zip(target.elts, value.items):
+                self.assign_to(t, v)
+            return
+        self.assign_to(target, self.expr(node.value))
+
+    def visit_AnnAssign(self, node):
+        if node.value is None:
+            raise self.error("a declaration without a value is not supported", node, UnsupportedConstruct)
+        v = self.expr(node.value)
+        t = tr.annotation_type(self.static_eval(node.annotation))
+        if wt.is_scalar(t) and v.type != t:
+            v = self.cast(v, t)
+        self.assign_to(node.target, v)
+
+    def tuple_value(self, value_node, n) -> StaticTuple:
+        if isinstance(value_node, ast.Call) and self.static_value(value_node.func) is intr.tid:
+            return StaticTuple(self.tid(n, value_node))
+        v = self.expr_or_tuple(value_node)
+        if isinstance(v, ir.Var) and isinstance(v.type, wt.TupleType):
+            v = StaticTuple([self.call(intr.TUPLE_GET, [v], t, attr=k) for k, t in enumerate(v.type.types)])
+        if not isinstance(v, StaticTuple) or len(v.items) != n:
+            got = len(v.items) if isinstance(v, StaticTuple) else 1
+            raise self.error(f"cannot unpack {got} value(s) into {n} names", value_node)
+        return v
+
+    def assign_to(self, target, v):
+        if isinstance(target, ast.Name):
+            if isinstance(v, StaticTuple):
+                raise self.error("assign a tuple by unpacking it: a, b = ...", target, UnsupportedConstruct)
+            if isinstance(v, ir.Var) and v.literal:
+                v = self.fn.new_var(v.type, const=v.const)  # a named literal keeps its type
+            self.env[target.id] = v
+            self.undefined_after.pop(target.id, None)
+        elif isinstance(target, ast.Subscript):
+            arr, idx = self.array_and_index(target)
+            self.emit_store(arr, idx, v, target)
+        else:
+            raise self.error(f"cannot assign to '{type(target).__name__}'", target, UnsupportedConstruct)
+
+    def visit_AugAssign(self, node):
+        op = type(node.op)
+        target = node.target
+        if isinstance(target, ast.Subscript):
+            arr, idx = self.array_and_index(target)
+            v = self.coerce_store_value(arr, self.expr(node.value), target)
+            if op in _augops_atomic:
+                self.call(intr.ATOMICS[_augops_atomic[op]], [arr] + idx + [v], arr.type.dtype, node=node)
+                return
+            old = self.call(intr.LOAD, [arr] + idx, arr.type.dtype, node=target)
+            self.emit_store(arr, idx, self.binop(op, old, v, node), target)
+            return
+        if not isinstance(target, ast.Name):
+            raise self.error("augmented assignment target must be a name or an array element", target, UnsupportedConstruct)
+        cur = self.expr(target)
+        self.env[target.id] = self.binop(op, cur, self.expr(node.value), node)
+
+    def emit_store(self, arr, idx, v, node):
+        v = self.coerce_store_value(arr, v, node)
+        self.call(intr.STORE, [arr] + idx + [v], None, node=node)
+
+    def coerce_store_value(self, arr, v, node):
+        dt = arr.type.dtype
+        if v.type == dt:
+            return v
+        if v.literal and tr.literal_fits(v.const, dt):
+            return self.const(tr.convert_literal(v.const, dt), dt)
+        raise self.error(
+            f"cannot store a {wt.type_repr(v.type)} value into an array of {wt.type_repr(dt)}; cast it, e.g. {wt.type_repr(dt)}(x)",
+            node,
+            WarpCodegenTypeError,
+        )
+
+    def visit_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        self.expr_or_tuple(node.value)
+
+    # ----------------------------------------------------------------- expressions
+    def expr(self, node) -> ir.Var:
+        v = self.expr_or_tuple(node)
+        if isinstance(v, StaticTuple):
+            raise self.error("a tuple cannot be used as a single value here", node, UnsupportedConstruct)
+        if not isinstance(v, ir.Var):
+            raise self.error(f"'{ast.unparse(node)}' is not a value that can be used in a kernel ({v!r})", node)
+        return v
+
+    def expr_or_tuple(self, node):
+        return self.visit(node)
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, (bool, int, float)):
+            return self.const(node.value)
+        if isinstance(node.value, str):
+            return node.value
+        raise self.error(f"constant {node.value!r} is not supported in kernels", node, UnsupportedConstruct)
+
+    def visit_Tuple(self, node):
+        return StaticTuple([self.expr(e) for e in node.elts])
+
+    def visit_Name(self, node):
+        if node.id in self.env:
+            return self.env[node.id]
+        if node.id in self.undefined_after:
+            raise self.error(self.undefined_after[node.id], node, WarpCodegenKeyError)
+        value = self.src.lookup(node.id)
+        if Source.is_missing(value):
+            raise self.error(f"unknown name '{node.id}'", node, WarpCodegenKeyError)
+        return self.from_python(value, node.id, node)
+
+    def from_python(self, value, name, node):
+        """A global/closure value used in a kernel: numbers become constants, the rest stays static."""
+        if isinstance(value, (bool, int, float)) and not isinstance(value, type):
+            self.captures[name] = value
+            return self.const(value, _literal_type(value))
+        if isinstance(value, wt.Scalar):
+            self.captures[name] = value.value
+            return self.const(value.value, type(value))
+        return Static(value)
+
+    def visit_Attribute(self, node):
+        base = self.visit(node.value)
+        if isinstance(base, Static):
+            try:
+                return self.from_python(getattr(base.value, node.attr), node.attr, node)
+            except AttributeError:
+                raise self.error(
+                    f"'{ast.unparse(node.value)}' has no attribute '{node.attr}'", node, WarpCodegenAttributeError
+                ) from None
+        if isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType):
+            if node.attr == "shape":
+                return StaticTuple(
+                    [self.call(intr.SHAPE, [base], wt.int32, attr=d) for d in range(base.type.ndim)]
+                )
+            if node.attr == "ndim":
+                return self.const(base.type.ndim, wt.int32)
+        raise self.error(f"unknown attribute '{node.attr}'", node, WarpCodegenAttributeError)
+
+    def static_value(self, node):
+        """The Python object a name / attribute chain refers to, or None if it is a local value."""
+        if isinstance(node, ast.Name) and node.id in self.env:
+            return None
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            v = self.visit(node)
+            return v.value if isinstance(v, Static) else None
+        return None
+
+    def static_eval(self, node):
+        """Evaluate an expression in Python at build time (wp.static, annotations)."""
+        code = compile(ast.Expression(body=node), self.src.file, "eval")
+        scope = dict(self.src.globals)
+        scope.update(self.src.closure)
+        for k, v in self.env.items():
+            if isinstance(v, ir.Var) and v.is_const and not k.startswith("$"):
+                scope[k] = v.const
+        try:
+            return eval(code, scope)
+        except Exception as e:
+            raise self.error(f"could not evaluate '{ast.unparse(node)}' at build time: {e}", node, WarpCodegenValueError) from None
+
+    def visit_BinOp(self, node):
+        return self.binop(type(node.op), self.expr(node.left), self.expr(node.right), node)
+
+    def binop(self, op, a, b, node):
+        if op not in _binops:
+            raise self.error(f"operator {op.__name__} is not supported", node, UnsupportedConstruct)
+        if op is ast.Pow and wt.is_int(a.type) and not a.literal and b.literal and isinstance(b.const, float):
+            raise self.error("integer ** float: cast the base to float first", node, WarpCodegenTypeError)
+        return self.call_builtin(_binops[op], [a, b], node)
+
+    def visit_UnaryOp(self, node):
+        v = self.expr(node.operand)
+        if isinstance(node.op, ast.Not):
+            return self.call_builtin(sb.logical_not, [v], node)
+        if v.literal and isinstance(node.op, ast.USub):
+            return self.const(-v.const)
+        return self.call_builtin(_unops[type(node.op)], [v], node)
+
+    def visit_BoolOp(self, node):
+        vals = [self.to_bool(self.expr(v)) for v in node.values]
+        op = intr.LOGICAL_AND if isinstance(node.op, ast.And) else intr.LOGICAL_OR
+        acc = vals[0]
+        for v in vals[1:]:
+            acc = self.call(op, [acc, v], wt.bool)
+        return acc
+
+    def visit_Compare(self, node):
+        left = self.expr(node.left)
+        result = None
+        for op, right_node in zip(node.ops, node.comparators):
+            if type(op) not in _cmpops:
+                raise self.error(f"comparison '{type(op).__name__}' is not supported", node, UnsupportedConstruct)
+            right = self.expr(right_node)
+            c = self.call_builtin(_cmpops[type(op)], [left, right], node)
+            result = c if result is None else self.call(intr.LOGICAL_AND, [result, c], wt.bool)
+            left = right
+        return result
+
+    def visit_Subscript(self, node):
+        base = self.visit(node.value)
+        if isinstance(base, StaticTuple):
+            k = self.expr(node.slice)
+            if not k.is_const:
+                raise self.error("a tuple can only be indexed with a constant", node)
+            return base.items[int(k.const)]
+        arr, idx = self.array_and_index(node, base)
+        return self.call(intr.LOAD, [arr] + idx, arr.type.dtype, node=node)
+
+    def array_and_index(self, node, base=None):
+        base = base if base is not None else self.expr(node.value)
+        if not isinstance(base, ir.Var) or not isinstance(base.type, wt.ArrayType):
+            raise self.error(f"'{ast.unparse(node.value)}' cannot be indexed", node, WarpCodegenTypeError)
+        sl = node.slice
+        idx_nodes = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if any(isinstance(i, ast.Slice) for i in idx_nodes):
+            raise self.error("slicing arrays inside kernels is not supported; index each element", node, UnsupportedConstruct)
+        idx = [self.expr(i) for i in idx_nodes]
+        if len(idx) != base.type.ndim:
+            raise self.error(
+                f"array '{ast.unparse(node.value)}' has {base.type.ndim} dimension(s) but is indexed with {len(idx)}",
+                node,
+                WarpCodegenTypeError,
+            )
+        for i in idx:
+            if not wt.is_int(i.type):
+                raise self.error(f"array indices must be integers, got {wt.type_repr(i.type)}", node, WarpCodegenTypeError)
+        return base, idx
+
+    # ----------------------------------------------------------------- calls
+    def visit_Call(self, node):
+        fn = self.visit(node.func)
+        if not isinstance(fn, Static):
+            raise self.error(f"'{ast.unparse(node.func)}' is not callable in a kernel", node, WarpCodegenTypeError)
+        target = fn.value
+        handler = intr.python_builtin_map.get(id(target))
+        if handler is not None and handler[0] is target:
+            target = handler[1]
+        special = _specials.get(id(target))
+        if special is not None and special[0] is target:
+            return special[1](self, node)
+        if wt.is_scalar(target):
+            return self.cast_call(target, node)
+        if isinstance(target, reg.Builtin):
+            return self.call_builtin(target, self.call_args(node, [n for n, _ in target.overloads[0].params]), node)
+        if getattr(target, "_weft_kind", None) == "func":
+            return self.call_func(target, node)
+        if getattr(target, "_weft_kind", None) == "kernel":
+            raise self.error("kernels cannot be called from kernels; make it a @wp.func", node)
+        raise self.error(f"'{ast.unparse(node.func)}' ({target!r}) cannot be called in a kernel", node, WarpCodegenTypeError)
+
+    def call_args(self, node, names):
+        args = [self.expr(a) for a in node.args]
+        if node.keywords:
+            by_name = {k.arg: self.expr(k.value) for k in node.keywords}
+            for n in names[len(args) :]:
+                if n in by_name:
+                    args.append(by_name.pop(n))
+            if by_name:
+                raise self.error(f"unexpected keyword argument(s): {', '.join(by_name)}", node)
+        return args
+
+    def cast(self, v, t):
+        if v.type == t:
+            return v
+        if v.is_const and wt.is_scalar(v.type):
+            return self.const(tr.convert_literal(v.const, t), t)
+        return self.call(intr.CAST, [v], t, attr=t)
+
+    def cast_call(self, t, node):
+        args = [self.expr(a) for a in node.args]
+        if len(args) != 1:
+            raise self.error(f"{t.cname}() takes exactly one argument", node)
+        if not wt.is_scalar(args[0].type):
+            raise self.error(f"cannot convert {wt.type_repr(args[0].type)} to {t.cname}", node, WarpCodegenTypeError)
+        v = self.cast(args[0], t)
+        return self.fn.new_var(t, const=v.const) if v.is_const else v
+
+    def call_func(self, func, node):
+        args = self.call_args(node, func.param_names())
+        try:
+            inst, args = func.specialize(args, lambda v, t: self.const(v, t))
+        except TypeError as e:
+            raise self.error(str(e), node, WarpCodegenTypeError) from None
+        if inst not in self.fn.callees:
+            self.fn.callees.append(inst)
+        if inst.has_side_effects:
+            self.fn.has_side_effects = True
+        return self.call(inst, args, inst.ret_type, node=node) if inst.ret_type is not None else self.call(inst, args, None, node=node)
+
+    def tid(self, n, node):
+        if self.tid_ndim and self.tid_ndim != n:
+            raise self.error(f"wp.tid() is unpacked into {n} values here but {self.tid_ndim} elsewhere", node)
+        if not self.is_kernel:
+            raise self.error("wp.tid() can only be called in a kernel; pass the index to the func", node)
+        self.tid_ndim = n
+        return [self.call(intr.TID, [], wt.int32, attr=(d, n)) for d in range(n)]
+
+
+class Static:
+    """A compile-time Python object met while lowering (a module, builtin, func, type ...)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"Static({self.value!r})"
+
+
+# ----------------------------------------------------------------------------- special calls
+def _call_tid(lw: Lowerer, node):
+    if node.args:
+        raise lw.error("wp.tid() takes no arguments", node)
+    return lw.tid(1, node)[0]
+
+
+def _call_static(lw: Lowerer, node):
+    if len(node.args) != 1:
+        raise lw.error("wp.static() takes one expression", node)
+    value = lw.static_eval(node.args[0])
+    result = lw.from_python(value, "static", node)
+    if isinstance(result, Static) and not callable(value) and not isinstance(value, type):
+        raise lw.error(f"wp.static() produced {value!r}, which kernels cannot use", node)
+    return result
+
+
+def _call_print(lw: Lowerer, node):
+    for k, a in enumerate(node.args):
+        if k:
+            lw.call(intr.PRINT_STR, [], None, attr=" ", node=node)
+        v = lw.visit(a)
+        if isinstance(v, str):
+            lw.call(intr.PRINT_STR, [], None, attr=v, node=node)
+        elif isinstance(v, ir.Var) and wt.is_scalar(v.type):
+            lw.call(intr.PRINT_VALUE, [v], None, node=node)
+        else:
+            raise lw.error("print() in kernels takes strings and scalar values", a, UnsupportedConstruct)
+    lw.call(intr.PRINT_NEWLINE, [], None, node=node)
+
+
+def _call_printf(lw: Lowerer, node):
+    if not node.args or not isinstance(node.args[0], ast.Constant) or not isinstance(node.args[0].value, str):
+        raise lw.error("wp.printf() needs a constant format string first", node)
+    args = []
+    for a in node.args[1:]:
+        v = lw.expr(a)
+        if wt.is_float(v.type) and v.type is not wt.float64:
+            v = lw.cast(v, wt.float64)
+        args.append(v)
+    lw.call(intr.PRINTF, args, None, attr=node.args[0].value, node=node)
+
+
+def _call_len(lw: Lowerer, node):
+    v = lw.expr(node.args[0])
+    if not isinstance(v.type, wt.ArrayType):
+        raise lw.error("len() takes an array in kernels", node)
+    return lw.call(intr.SHAPE, [v], wt.int32, attr=0)
+
+
+def _call_atomic(name):
+    def handler(lw: Lowerer, node):
+        args = lw.call_args(node, ["arr", "i", "j", "k", "l", "value"])
+        if len(args) < 3 or not isinstance(args[0].type, wt.ArrayType):
+            raise lw.error(f"wp.{name}(array, index..., value) needs an array, indices and a value", node)
+        arr, idx, value = args[0], args[1:-1], args[-1]
+        if len(idx) != arr.type.ndim:
+            raise lw.error(f"wp.{name} on a {arr.type.ndim}-d array needs {arr.type.ndim} indices", node)
+        value = lw.coerce_store_value(arr, value, node)
+        return lw.call(intr.ATOMICS[name], [arr] + idx + [value], arr.type.dtype, node=node)
+
+    return handler
+
+
+def _call_constant(lw: Lowerer, node):
+    return lw.from_python(lw.static_eval(node.args[0]), "constant", node)
+
+
+_specials: dict = {}
+
+
+def register_special(obj, handler):
+    _specials[id(obj)] = (obj, handler)
+
+
+register_special(intr.tid, _call_tid)
+register_special(intr.static, _call_static)
+register_special(print, _call_print)
+register_special(intr.printf, _call_printf)
+register_special(len, _call_len)
+register_special(intr.constant, _call_constant)
+for _name in intr.ATOMICS:
+    register_special(getattr(intr, _name), _call_atomic(_name))
+
+
+# ----------------------------------------------------------------------------- AST scans
+def _literal_type(value):
+    if isinstance(value, bool):
+        return wt.bool
+    if isinstance(value, int):
+        return wt.int32
+    return wt.float32
+
+
+def _walk_no_nested_loops(stmt):
+    """Nodes of ``stmt``, not descending into nested loops' bodies (their break/continue are theirs)."""
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        yield n
+        for child in ast.iter_child_nodes(n):
+            if isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+                continue
+            stack.append(child)
+
+
+def _has_jump(body, kind) -> bool:
+    return any(isinstance(n, kind) for s in body for n in _walk_no_nested_loops(s))
+
+
+def _has_return(body) -> bool:
+    return any(isinstance(n, ast.Return) for s in body for n in ast.walk(s))
+
+
+def _assigned_names(body) -> set:
+    names = set()
+    for s in body:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                names.add(n.id)
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                names.add(n.target.id)
+            elif isinstance(n, (ast.For, ast.While)):
+                names.update((f"$brk{0}",))
+    names.discard("$brk0")
+    return names
+
+
+def lower_function(src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None):
+    """Lower ``src`` with the given parameter types. Returns ``(ir.Function, Lowerer)``."""
+    lw = Lowerer(src, param_types, is_kernel, symbol, ret_annotation)
+    fn = lw.lower()
+    ir.verify(fn)
+    return fn, lw

@@ -1,0 +1,239 @@
+"""The weft IR: typed SSA values in structured blocks.
+
+Contract:
+  - A ``Var`` is a typed value. Ordinary vars are assigned exactly once (SSA). ``mutable`` vars
+    are the only exception: loop-carried state, written by ``Assign`` and read by ``Read``.
+  - A ``Block`` is a list of statements: ``Call`` (a builtin overload or a user func),
+    ``Assign``/``Read`` (mutable vars), ``If``, ``Loop``.
+  - Control flow is structured and jump-free: the frontend turns break/continue/return into
+    flag variables and guarded blocks, so every pass can walk blocks recursively.
+  - Merges after an ``If`` are explicit ``where`` calls (phis), so autodiff needs no special case.
+Nothing here knows C++; ``str(fn)`` prints a stable text form used by golden tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Union
+
+from .. import types as wt
+
+
+class Var:
+    """A typed value. ``const`` holds the Python value of a compile-time constant."""
+
+    __slots__ = ("id", "type", "const", "label", "mutable", "literal")
+
+    def __init__(self, id: int, type, const=None, label: str = "", mutable: bool = False, literal: bool = False):
+        self.id = id
+        self.type = type
+        self.const = const
+        self.label = label
+        self.mutable = mutable
+        self.literal = literal  # an untyped Python literal: may adapt to the other operand's type
+
+    @property
+    def is_const(self) -> bool:
+        return self.const is not None
+
+    def __repr__(self):
+        return f"%{self.id}"
+
+
+@dataclasses.dataclass
+class Loc:
+    """A source location: index into the function's location table (for runtime errors) and line."""
+
+    id: int
+    line: int
+
+
+@dataclasses.dataclass
+class Call:
+    """``result = callee(args)``. ``callee`` is a builtins ``Overload``, a ``FuncInstance``, or an
+    intrinsic name string handled directly by the renderer ("load", "store", "atomic_add", ...)."""
+
+    result: Optional[Var]
+    callee: object
+    args: list
+    loc: Optional[Loc] = None
+    attr: object = None  # intrinsic-specific data (e.g. cast target type, print format)
+
+
+@dataclasses.dataclass
+class Assign:
+    """``dst = src`` for a mutable var."""
+
+    dst: Var
+    src: Var
+
+
+@dataclasses.dataclass
+class Read:
+    """``result = src`` snapshot of a mutable var."""
+
+    result: Var
+    src: Var
+
+
+@dataclasses.dataclass
+class If:
+    cond: Var
+    then: "Block"
+    orelse: "Block"
+
+
+@dataclasses.dataclass
+class Loop:
+    """A dynamic loop.
+
+    kind "range": ``for index in range(start, stop, step)``; kind "while": repeat ``cond_block``
+    then test ``cond``. The loop also stops when any of ``exit_flags`` (mutable bools) is true.
+    ``carried`` are the mutable vars the body updates; the backward pass checkpoints them per
+    iteration so each iteration's reverse sees the values its forward saw.
+    """
+
+    kind: str
+    body: "Block"
+    index: Optional[Var] = None
+    start: Optional[Var] = None
+    stop: Optional[Var] = None
+    step: Optional[Var] = None
+    cond_block: Optional["Block"] = None
+    cond: Optional[Var] = None
+    carried: list = dataclasses.field(default_factory=list)
+    exit_flags: list = dataclasses.field(default_factory=list)
+    id: int = 0
+    line: int = 0
+
+
+Stmt = Union[Call, Assign, Read, If, Loop]
+
+
+class Block:
+    def __init__(self):
+        self.stmts: list = []
+
+    def append(self, s):
+        self.stmts.append(s)
+
+    def __iter__(self):
+        return iter(self.stmts)
+
+    def __len__(self):
+        return len(self.stmts)
+
+
+@dataclasses.dataclass
+class Param:
+    name: str
+    var: Var
+
+
+class Function:
+    """A lowered kernel or func: parameters, body, return value, and every var it defines."""
+
+    def __init__(self, name: str, is_kernel: bool):
+        self.name = name
+        self.is_kernel = is_kernel
+        self.params: list[Param] = []
+        self.body = Block()
+        self.ret: Optional[Var] = None  # the mutable var holding the return value (funcs)
+        self.ret_type = None
+        self.vars: list[Var] = []
+        self.locs: list[tuple] = []  # (file, line, source text) per Loc id
+        self.callees: list = []  # FuncInstances called (for emission order)
+        self.has_side_effects = False
+        self.adjoint_error: Optional[str] = None  # set when no correct gradient can be generated
+
+    def new_var(self, type, const=None, label="", mutable=False, literal=False) -> Var:
+        v = Var(len(self.vars), type, const, label, mutable, literal)
+        self.vars.append(v)
+        return v
+
+    def __str__(self):
+        return format_function(self)
+
+
+# ---------------------------------------------------------------------------------------------
+# Stable text form
+
+
+def _callee_name(c) -> str:
+    if isinstance(c, str):
+        return c
+    return getattr(c, "symbol", None) or getattr(c, "cname", None) or repr(c)
+
+
+def _fmt_block(block: Block, indent: str, out: list):
+    for s in block:
+        if isinstance(s, Call):
+            lhs = f"{s.result!r}: {wt.type_repr(s.result.type)} = " if s.result is not None else ""
+            attr = f" [{s.attr}]" if s.attr is not None else ""
+            out.append(f"{indent}{lhs}{_callee_name(s.callee)}({', '.join(map(repr, s.args))}){attr}")
+        elif isinstance(s, Assign):
+            out.append(f"{indent}{s.dst!r} <- {s.src!r}")
+        elif isinstance(s, Read):
+            out.append(f"{indent}{s.result!r} = read {s.src!r}")
+        elif isinstance(s, If):
+            out.append(f"{indent}if {s.cond!r}:")
+            _fmt_block(s.then, indent + "  ", out)
+            if len(s.orelse):
+                out.append(f"{indent}else:")
+                _fmt_block(s.orelse, indent + "  ", out)
+        elif isinstance(s, Loop):
+            if s.kind == "range":
+                out.append(f"{indent}for {s.index!r} in range({s.start!r}, {s.stop!r}, {s.step!r}):")
+            else:
+                out.append(f"{indent}while:")
+                _fmt_block(s.cond_block, indent + "  ? ", out)
+                out.append(f"{indent}  ? {s.cond!r}")
+            _fmt_block(s.body, indent + "  ", out)
+
+
+def format_function(fn: Function) -> str:
+    head = ", ".join(f"{p.name}={p.var!r}: {wt.type_repr(p.var.type)}" for p in fn.params)
+    out = [f"{'kernel' if fn.is_kernel else 'func'} {fn.name}({head}):"]
+    _fmt_block(fn.body, "  ", out)
+    if fn.ret is not None:
+        out.append(f"  return {fn.ret!r}")
+    return "\n".join(out)
+
+
+def walk(block: Block):
+    """Yield every statement in ``block`` and nested blocks, in program order."""
+    for s in block:
+        yield s
+        if isinstance(s, If):
+            yield from walk(s.then)
+            yield from walk(s.orelse)
+        elif isinstance(s, Loop):
+            if s.cond_block is not None:
+                yield from walk(s.cond_block)
+            yield from walk(s.body)
+
+
+def defined_vars(block: Block) -> list:
+    """Vars defined (as results) anywhere inside ``block``."""
+    out = []
+    for s in walk(block):
+        if isinstance(s, (Call,)) and s.result is not None:
+            out.append(s.result)
+        elif isinstance(s, Read):
+            out.append(s.result)
+    return out
+
+
+def verify(fn: Function):
+    """Check SSA invariants: non-mutable vars are defined once; mutable vars only via Assign."""
+    seen = set(p.var.id for p in fn.params)
+    for s in walk(fn.body):
+        res = s.result if isinstance(s, (Call, Read)) else None
+        if res is not None:
+            if res.mutable:
+                raise AssertionError(f"{fn.name}: mutable {res!r} defined by {type(s).__name__}")
+            if res.id in seen:
+                raise AssertionError(f"{fn.name}: {res!r} defined twice")
+            seen.add(res.id)
+        if isinstance(s, Assign) and not s.dst.mutable:
+            raise AssertionError(f"{fn.name}: assign to immutable {s.dst!r}")

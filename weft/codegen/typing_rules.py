@@ -1,0 +1,87 @@
+"""Type rules used by the frontend: overload resolution for builtins and funcs, and the
+adaptation of untyped Python literals to the type of the other operands.
+
+Contract: functions here take weft types / IR vars and return a choice (an overload, a list of
+possibly converted argument vars) or raise ``TypeError`` with a readable message; the frontend
+wraps that message with the source location.
+"""
+
+from __future__ import annotations
+
+import typing
+
+from .. import types as wt
+
+
+def literal_fits(value, target) -> bool:
+    """Whether an untyped Python literal may take the scalar type ``target``."""
+    if not wt.is_scalar(target):
+        return False
+    if isinstance(value, bool):
+        return target is wt.bool or wt.is_int(target)
+    if isinstance(value, int):
+        return wt.is_int(target) or wt.is_float(target)
+    if isinstance(value, float):
+        return wt.is_float(target)
+    return False
+
+
+def convert_literal(value, target):
+    """The Python value of ``value`` as the scalar type ``target``."""
+    return target.np_dtype.type(value).item()
+
+
+def choose_overload(builtin, args, make_const):
+    """Pick the first overload of ``builtin`` that accepts ``args``.
+
+    Literals (``Var.literal``) first try their own type; if no overload fits, each literal is
+    retyped to the type of the first non-literal scalar argument it fits (so ``x * 2.0`` works
+    for float64 ``x``). Returns ``(overload, args, result_type)``.
+    """
+    arg_types = [a.type for a in args]
+    for ov in builtin.overloads:
+        b = ov.bind(arg_types)
+        if b is not None:
+            return ov, args, ov.result_type(b, arg_types)
+    typed = [a.type for a in args if not a.literal and wt.is_scalar(a.type) and a.type is not wt.bool]
+    if typed and any(a.literal for a in args):
+        target = typed[0]
+        new_args = [
+            make_const(convert_literal(a.const, target), target) if a.literal and literal_fits(a.const, target) else a
+            for a in args
+        ]
+        new_types = [a.type for a in new_args]
+        for ov in builtin.overloads:
+            b = ov.bind(new_types)
+            if b is not None:
+                return ov, new_args, ov.result_type(b, new_types)
+    shown = ", ".join(wt.type_repr(t) for t in arg_types)
+    cands = "; ".join(builtin.name + ov.signature() for ov in builtin.overloads[:6])
+    raise TypeError(
+        f"no overload of '{builtin.name}' accepts argument types ({shown}). Candidates: {cands}. "
+        f"Mixed scalar types need an explicit cast, e.g. wp.float64(x) or float(x)"
+    )
+
+
+def annotation_type(annotation):
+    """Map a parameter annotation to a weft type, ``typing.Any`` for generic, or None if unknown."""
+    if annotation is typing.Any:
+        return typing.Any
+    kernel_type = getattr(annotation, "kernel_type", None)
+    if callable(kernel_type):
+        return kernel_type()
+    return wt.type_from_annotation(annotation)
+
+
+def param_accepts(param_type, arg) -> typing.Optional[object]:
+    """Whether a func parameter of ``param_type`` takes ``arg``; returns the arg's adapted type."""
+    if param_type is typing.Any or param_type is None:
+        return arg.type
+    if isinstance(param_type, wt.ArrayType) and isinstance(arg.type, wt.ArrayType):
+        dtype_ok = param_type.dtype is typing.Any or param_type.dtype == arg.type.dtype
+        return arg.type if dtype_ok and param_type.ndim == arg.type.ndim else None
+    if param_type == arg.type:
+        return param_type
+    if arg.literal and literal_fits(arg.const, param_type):
+        return param_type
+    return None

@@ -1,0 +1,26 @@
+"""Global switches. Set them before the kernels they affect are built (or launched).
+
+Attributes:
+    mode: "debug" (default: array indices are bounds-checked on the CPU) or "release" (no checks).
+    kernel_cache_dir: where built kernels are cached (default ``$WEFT_CACHE_DIR`` or ~/.cache/weft).
+    cpu_threads: threads used for CPU launches (default: all cores; ``$WEFT_CPU_THREADS`` overrides).
+    verify_autograd_array_access: warn when a recorded launch overwrites an array an earlier one read.
+    verbose: print build activity.
+    quiet: accepted for Warp compatibility; weft prints nothing by default.
+    max_unroll: constant-bound ``range`` loops up to this many iterations are unrolled.
+"""
+
+import os
+
+version = "0.1.0"
+mode = "debug"
+kernel_cache_dir = None
+verbose = False
+quiet = False
+verify_autograd_array_access = False
+verify_fp = False
+max_unroll = 16
+enable_backward = True
+cpu_threads = int(os.environ.get("WEFT_CPU_THREADS", "0")) or (os.cpu_count() or 1)
+# Launches with fewer threads than this per CPU worker run on the calling thread only.
+cpu_min_tasks_per_thread = 256

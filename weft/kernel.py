@@ -1,0 +1,265 @@
+"""User-facing compiled objects: ``@wp.kernel`` -> ``Kernel``, ``@wp.func`` -> ``Function``.
+
+Contract: a ``Kernel`` owns one ``KernelInstance`` per distinct argument-type signature (one
+for non-generic kernels); a ``Function`` owns one ``FuncInstance`` per call-site signature.
+Instances hold the lowered IR and a stable C++ symbol; the module (runtime/module.py) turns
+instances into native code. Nothing here renders C++.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import typing
+
+from . import types as wt
+from .codegen import adjoint as ad
+from .codegen import frontend
+from .codegen import typing_rules as tr
+from .codegen.source import Source
+from .runtime import module as mod
+
+
+def _short_hash(*parts) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:7]
+
+
+def _c_ident(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name)
+
+
+class FuncInstance:
+    """A func specialised for concrete argument types."""
+
+    def __init__(self, function, overload_index, pyfunc, arg_types):
+        self.function = function
+        self.arg_types = tuple(arg_types)
+        self.symbol = f"{_c_ident(pyfunc.__name__)}_{_short_hash(function.module.name, pyfunc.__qualname__, overload_index, self.arg_types)}"
+        src = Source(pyfunc)
+        names = list(inspect.signature(pyfunc).parameters)
+        ret_ann = pyfunc.__annotations__.get("return")
+        self.ir, self.lowerer = frontend.lower_function(src, dict(zip(names, arg_types)), False, self.symbol, ret_ann)
+        self.ret_type = self.ir.ret_type
+        self.has_side_effects = self.ir.has_side_effects
+        self.differentiable = ad.is_differentiable_function(self.ir)
+        self.source = src.text
+
+    def __repr__(self):
+        return f"<FuncInstance {self.symbol}>"
+
+
+class Function:
+    """A ``@wp.func``: callable from kernels and other funcs, overloaded by argument types."""
+
+    _weft_kind = "func"
+
+    def __init__(self, pyfunc, module):
+        self.key = pyfunc.__qualname__
+        self.__name__ = pyfunc.__name__
+        self.__qualname__ = pyfunc.__qualname__
+        self.__doc__ = pyfunc.__doc__
+        self.__module__ = pyfunc.__module__
+        self.module = module
+        self.overloads: list = []
+        self._instances: dict = {}
+        self._in_progress: set = set()
+        self.add_overload(pyfunc)
+
+    def add_overload(self, pyfunc):
+        sig = self._annotations(pyfunc)
+        for k, existing in enumerate(self.overloads):
+            if self._annotations(existing) == sig:
+                self.overloads[k] = pyfunc  # redefinition replaces
+                self._instances.clear()
+                mod.definitions_changed()
+                return
+        self.overloads.append(pyfunc)
+        self._instances.clear()
+        mod.definitions_changed()
+
+    @staticmethod
+    def _annotations(pyfunc):
+        params = inspect.signature(pyfunc).parameters.values()
+        return tuple(tr.annotation_type(p.annotation) if p.annotation is not inspect.Parameter.empty else typing.Any for p in params)
+
+    def param_names(self) -> list:
+        return list(inspect.signature(self.overloads[0]).parameters)
+
+    def specialize(self, args, make_const):
+        """Pick the overload for ``args`` (IR vars) and return ``(FuncInstance, adapted args)``."""
+        errors = []
+        for k, pyfunc in enumerate(self.overloads):
+            params = list(inspect.signature(pyfunc).parameters.values())
+            args_k = list(args)
+            if len(args_k) < len(params):
+                for p in params[len(args_k) :]:
+                    if p.default is inspect.Parameter.empty:
+                        break
+                    args_k.append(make_const(p.default, wt.type_from_annotation(type(p.default))))
+            if len(args_k) != len(params):
+                errors.append(f"{len(params)} parameters, got {len(args)} arguments")
+                continue
+            types_ = []
+            for p, a in zip(params, args_k):
+                ann = tr.annotation_type(p.annotation) if p.annotation is not inspect.Parameter.empty else typing.Any
+                t = tr.param_accepts(ann, a)
+                if t is None:
+                    errors.append(f"parameter '{p.name}' expects {wt.type_repr(ann)}, got {wt.type_repr(a.type)}")
+                    break
+                types_.append(t)
+            else:
+                args_k = [a if a.type == t else make_const(tr.convert_literal(a.const, t), t) for a, t in zip(args_k, types_)]
+                return self.instance(k, pyfunc, tuple(types_)), args_k
+        raise TypeError(f"no overload of func '{self.key}' matches these arguments: " + "; ".join(errors))
+
+    def instance(self, k, pyfunc, types_) -> FuncInstance:
+        key = (k, types_)
+        inst = self._instances.get(key)
+        if inst is None:
+            if key in self._in_progress:
+                raise TypeError(f"func '{self.key}' calls itself; recursion is not supported in kernels")
+            self._in_progress.add(key)
+            try:
+                inst = FuncInstance(self, k, pyfunc, types_)
+            finally:
+                self._in_progress.discard(key)
+            self._instances[key] = inst
+        return inst
+
+    def __call__(self, *args, **kwargs):
+        """Called from Python, a func runs its Python body (useful for testing scalar funcs)."""
+        return self.overloads[-1](*args, **kwargs)
+
+    def __repr__(self):
+        return f"<weft func {self.key}>"
+
+
+class KernelInstance:
+    """A kernel specialised for concrete parameter types, with its native entry points once built."""
+
+    def __init__(self, kernel, arg_types):
+        self.kernel = kernel
+        self.arg_types = tuple(arg_types)
+        self.symbol = f"{_c_ident(kernel.pyfunc.__name__)}_{_short_hash(kernel.module.name, kernel.key, self.arg_types)}"
+        src = Source(kernel.pyfunc)
+        self.ir, self.lowerer = frontend.lower_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
+        self.backward_enabled = kernel.enable_backward
+        self.funcs = _func_closure(self.ir)
+        self.forward_ptr = None
+        self.backward_ptr = None
+        self.library = None
+        self.launcher = None  # built by runtime.launch on first use
+
+    @property
+    def tid_ndim(self) -> int:
+        return self.ir.tid_ndim
+
+
+def _func_closure(fn_ir) -> list:
+    """FuncInstances called transitively, callees before callers."""
+    order, seen = [], set()
+
+    def visit(inst):
+        if id(inst) in seen:
+            return
+        seen.add(id(inst))
+        for c in inst.ir.callees:
+            visit(c)
+        order.append(inst)
+
+    for c in fn_ir.callees:
+        visit(c)
+    return order
+
+
+class Kernel:
+    """A ``@wp.kernel``: launched with ``wp.launch`` over a grid of threads."""
+
+    _weft_kind = "kernel"
+
+    def __init__(self, pyfunc, module, enable_backward=None, key=None):
+        self.pyfunc = pyfunc
+        self.key = key or pyfunc.__qualname__
+        self.__name__ = pyfunc.__name__
+        self.__qualname__ = pyfunc.__qualname__
+        self.__doc__ = pyfunc.__doc__
+        self.__module__ = pyfunc.__module__
+        self.module = module
+        self._enable_backward = enable_backward
+        sig = inspect.signature(pyfunc)
+        self.arg_names = list(sig.parameters)
+        self.arg_types = []
+        for p in sig.parameters.values():
+            if p.annotation is inspect.Parameter.empty:
+                raise TypeError(
+                    f"kernel '{self.key}' parameter '{p.name}' needs a type annotation, e.g. {p.name}: wp.array(dtype=float)"
+                )
+            t = tr.annotation_type(p.annotation)
+            if t is None:
+                raise TypeError(f"kernel '{self.key}' parameter '{p.name}' has an unsupported annotation {p.annotation!r}")
+            self.arg_types.append(t)
+        self.is_generic = any(_is_generic(t) for t in self.arg_types)
+        self._instances: dict = {}
+        module.add_kernel(self)
+
+    @property
+    def enable_backward(self) -> bool:
+        if self._enable_backward is not None:
+            return self._enable_backward
+        return self.module.options.get("enable_backward", True)
+
+    def instance_for(self, arg_types) -> KernelInstance:
+        key = tuple(arg_types)
+        inst = self._instances.get(key)
+        if inst is None:
+            inst = KernelInstance(self, key)
+            self._instances[key] = inst
+            self.module.add_instance(inst)
+        return inst
+
+    def default_instance(self) -> KernelInstance:
+        if self.is_generic:
+            raise TypeError(f"kernel '{self.key}' is generic; its types come from the launch arguments")
+        return self.instance_for(self.arg_types)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"kernel '{self.key}' cannot be called directly; use wp.launch({self.key}, dim=..., inputs=[...])")
+
+    def __repr__(self):
+        return f"<weft kernel {self.key}>"
+
+
+def _is_generic(t) -> bool:
+    return t is typing.Any or (isinstance(t, wt.ArrayType) and t.dtype is typing.Any)
+
+
+def kernel(f=None, *, enable_backward=None, module=None):
+    """Decorator: compile a Python function into a kernel launched with ``wp.launch``.
+
+    Args:
+        enable_backward: generate the backward (adjoint) entry point; defaults to the module
+            option ``enable_backward`` (True).
+        module: group the kernel into this module name instead of the function's Python module.
+    """
+
+    def wrap(fn):
+        m = mod.get_module(module if isinstance(module, str) else fn.__module__)
+        return Kernel(fn, m, enable_backward)
+
+    return wrap(f) if f is not None else wrap
+
+
+_funcs: dict = {}
+
+
+def func(f):
+    """Decorator: a function callable from kernels and other funcs. Defining another ``@wp.func``
+    with the same name and different annotations adds an overload."""
+    key = (f.__module__, f.__qualname__)
+    existing = _funcs.get(key)
+    if existing is not None:
+        existing.add_overload(f)
+        return existing
+    fn = Function(f, mod.get_module(f.__module__))
+    _funcs[key] = fn
+    return fn

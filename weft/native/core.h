@@ -1,0 +1,299 @@
+// weft core: scalar types, arrays, launch bounds, kernel errors and atomics.
+// Shared by CPU and CUDA builds; WEFT_FN marks functions callable on both.
+#pragma once
+
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define WEFT_CUDA 1
+#define WEFT_FN __host__ __device__ inline
+#else
+#define WEFT_FN inline
+#include <vector>
+#endif
+
+#if defined(_WIN32)
+#define WEFT_EXPORT extern "C" __declspec(dllexport)
+#else
+#define WEFT_EXPORT extern "C" __attribute__((visibility("default")))
+#endif
+
+namespace weft {
+
+typedef bool bool_;
+typedef int8_t int8;
+typedef int16_t int16;
+typedef int32_t int32;
+typedef int64_t int64;
+typedef uint8_t uint8;
+typedef uint16_t uint16;
+typedef uint32_t uint32;
+typedef uint64_t uint64;
+typedef float float32;
+typedef double float64;
+
+// Half precision: stored as 16 bits, computed in float32.
+struct float16 {
+    uint16_t bits;
+    WEFT_FN float16() : bits(0) {}
+    WEFT_FN float16(float f) { bits = from_float(f); }
+    WEFT_FN float16(double f) { bits = from_float(float(f)); }
+    WEFT_FN float16(int f) { bits = from_float(float(f)); }
+    WEFT_FN operator float() const { return to_float(bits); }
+    static WEFT_FN uint16_t from_float(float f) {
+        uint32_t x;
+        memcpy(&x, &f, 4);
+        uint32_t sign = (x >> 16) & 0x8000u;
+        int32_t exp = int32_t((x >> 23) & 0xffu) - 127 + 15;
+        uint32_t mant = x & 0x7fffffu;
+        if (((x >> 23) & 0xffu) == 0xffu) return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0u));
+        if (exp >= 31) return uint16_t(sign | 0x7c00u);
+        if (exp <= 0) {
+            if (exp < -10) return uint16_t(sign);
+            mant |= 0x800000u;
+            uint32_t shift = uint32_t(14 - exp);
+            uint32_t h = mant >> shift;
+            uint32_t rem = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
+            if (rem > half || (rem == half && (h & 1u))) h++;
+            return uint16_t(sign | h);
+        }
+        uint32_t h = sign | (uint32_t(exp) << 10) | (mant >> 13);
+        uint32_t rem = mant & 0x1fffu;
+        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
+        return uint16_t(h);
+    }
+    static WEFT_FN float to_float(uint16_t h) {
+        uint32_t sign = uint32_t(h & 0x8000u) << 16;
+        uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
+        if (exp == 0) {
+            if (mant == 0) {
+                x = sign;
+            } else {
+                exp = 127 - 15 + 1;
+                while (!(mant & 0x400u)) {
+                    mant <<= 1;
+                    exp--;
+                }
+                x = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
+            }
+        } else if (exp == 31) {
+            x = sign | 0x7f800000u | (mant << 13);
+        } else {
+            x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+        }
+        float f;
+        memcpy(&f, &x, 4);
+        return f;
+    }
+};
+
+// The launch grid; mirrored by types.launch_bounds_t.
+struct launch_bounds {
+    int32 shape[4];
+    int32 ndim;
+    int64 size;
+};
+
+// Thread index -> grid coordinates (row-major, last dimension fastest).
+WEFT_FN void tid_coords(const launch_bounds& b, int64 index, int32* out) {
+    for (int d = b.ndim - 1; d >= 0; --d) {
+        out[d] = int32(index % b.shape[d]);
+        index /= b.shape[d];
+    }
+}
+
+// An array as seen by a kernel; mirrored by types.array_t. Strides are in bytes.
+// grad == 0 means "this array takes no gradient": adjoint reads are zero, adjoint writes are dropped.
+template <typename T>
+struct array_t {
+    T* data;
+    T* grad;
+    int32 shape[4];
+    int64 strides[4];
+    int32 ndim;
+    int32 flags;
+};
+
+enum { ARRAY_RETAIN_GRAD = 1 };
+
+// ---------------------------------------------------------------------------------------------
+// Kernel errors. On the CPU an error throws; the entry point catches it and stores the first
+// one in the launch context, which Python turns into an exception.
+struct kernel_error {
+    int32 code;     // 1 = index out of bounds
+    int32 loc;      // source-location id (Python maps it to file:line)
+    int32 dim;      // which dimension failed
+    int32 ndim;
+    int64 index[4];
+    int32 shape[4];
+};
+
+struct launch_context {
+    launch_bounds bounds;
+    int32 has_error;  // set once, atomically, by the first failing thread
+    kernel_error error;
+};
+
+#ifndef WEFT_CUDA
+struct kernel_exception {
+    kernel_error err;
+};
+
+inline void record_error(launch_context* ctx, const kernel_error& e) {
+    int32 expected = 0;
+    if (__atomic_compare_exchange_n(&ctx->has_error, &expected, 1, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        ctx->error = e;
+}
+#endif
+
+template <typename T>
+WEFT_FN void raise_index_error(const array_t<T>& a, int32 loc, int32 dim, const int64* idx, int32 nidx) {
+    kernel_error e;
+    e.code = 1;
+    e.loc = loc;
+    e.dim = dim;
+    e.ndim = nidx;
+    for (int i = 0; i < 4; ++i) {
+        e.index[i] = i < nidx ? idx[i] : 0;
+        e.shape[i] = a.shape[i];
+    }
+#ifndef WEFT_CUDA
+    throw kernel_exception{e};
+#endif
+}
+
+// Byte offset of an element, with bounds checking unless WEFT_RELEASE is defined.
+template <typename T>
+WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0) {
+#ifndef WEFT_RELEASE
+    if (i0 < 0 || i0 >= a.shape[0]) {
+        int64 idx[1] = {i0};
+        raise_index_error(a, loc, 0, idx, 1);
+    }
+#endif
+    return (T*)((char*)base + i0 * a.strides[0]);
+}
+
+template <typename T>
+WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1) {
+#ifndef WEFT_RELEASE
+    int64 idx[2] = {i0, i1};
+    for (int d = 0; d < 2; ++d)
+        if (idx[d] < 0 || idx[d] >= a.shape[d]) raise_index_error(a, loc, d, idx, 2);
+#endif
+    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1]);
+}
+
+template <typename T>
+WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2) {
+#ifndef WEFT_RELEASE
+    int64 idx[3] = {i0, i1, i2};
+    for (int d = 0; d < 3; ++d)
+        if (idx[d] < 0 || idx[d] >= a.shape[d]) raise_index_error(a, loc, d, idx, 3);
+#endif
+    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2]);
+}
+
+template <typename T>
+WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, int64 i3) {
+#ifndef WEFT_RELEASE
+    int64 idx[4] = {i0, i1, i2, i3};
+    for (int d = 0; d < 4; ++d)
+        if (idx[d] < 0 || idx[d] >= a.shape[d]) raise_index_error(a, loc, d, idx, 4);
+#endif
+    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2] + i3 * a.strides[3]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Atomics. Integer types use the compiler's atomic builtins; floating types use compare-and-swap
+// on their bit pattern. All return the previous value.
+#ifndef WEFT_CUDA
+template <typename T>
+struct bits_of;
+template <>
+struct bits_of<float> {
+    typedef uint32_t type;
+};
+template <>
+struct bits_of<double> {
+    typedef uint64_t type;
+};
+template <>
+struct bits_of<float16> {
+    typedef uint16_t type;
+};
+
+template <typename T, typename F>
+inline T atomic_update_float(T* p, F op) {
+    typedef typename bits_of<T>::type B;
+    B* bp = (B*)p;
+    B old_bits = __atomic_load_n(bp, __ATOMIC_RELAXED);
+    for (;;) {
+        T old_val;
+        memcpy(&old_val, &old_bits, sizeof(T));
+        T new_val = op(old_val);
+        B new_bits;
+        memcpy(&new_bits, &new_val, sizeof(T));
+        if (new_bits == old_bits) return old_val;
+        if (__atomic_compare_exchange_n(bp, &old_bits, new_bits, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return old_val;
+    }
+}
+
+template <typename T>
+inline T atomic_add_raw(T* p, T v) {
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+inline float atomic_add_raw(float* p, float v) {
+    return atomic_update_float(p, [v](float o) { return o + v; });
+}
+inline double atomic_add_raw(double* p, double v) {
+    return atomic_update_float(p, [v](double o) { return o + v; });
+}
+inline float16 atomic_add_raw(float16* p, float16 v) {
+    return atomic_update_float(p, [v](float16 o) { return float16(float(o) + float(v)); });
+}
+inline bool atomic_add_raw(bool* p, bool v) {
+    bool o = *p;
+    *p = o || v;
+    return o;
+}
+
+template <typename T>
+inline T atomic_min_raw(T* p, T v) {
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    return old;
+}
+template <typename T>
+inline T atomic_max_raw(T* p, T v) {
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    return old;
+}
+inline float atomic_min_raw(float* p, float v) {
+    return atomic_update_float(p, [v](float o) { return v < o ? v : o; });
+}
+inline double atomic_min_raw(double* p, double v) {
+    return atomic_update_float(p, [v](double o) { return v < o ? v : o; });
+}
+inline float atomic_max_raw(float* p, float v) {
+    return atomic_update_float(p, [v](float o) { return v > o ? v : o; });
+}
+inline double atomic_max_raw(double* p, double v) {
+    return atomic_update_float(p, [v](double o) { return v > o ? v : o; });
+}
+inline float16 atomic_min_raw(float16* p, float16 v) {
+    return atomic_update_float(p, [v](float16 o) { return float(v) < float(o) ? v : o; });
+}
+inline float16 atomic_max_raw(float16* p, float16 v) {
+    return atomic_update_float(p, [v](float16 o) { return float(v) > float(o) ? v : o; });
+}
+#endif
+
+}  // namespace weft

@@ -1,0 +1,130 @@
+// weft CPU runtime: a persistent thread pool that runs a kernel's range function over the
+// launch grid. Built once per machine into the kernel cache and loaded with ctypes.
+//
+// weft_launch(fn, ctx, args, n, nthreads) splits [0, n) into contiguous chunks, one per thread;
+// the calling thread runs the first chunk. Small launches run inline (no wake-up cost).
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core.h"
+
+typedef void (*range_fn)(weft::launch_context*, const void*, weft::int64, weft::int64);
+
+namespace {
+
+struct Job {
+    range_fn fn;
+    weft::launch_context* ctx;
+    const void* args;
+    weft::int64 n;
+    int parts;
+};
+
+class Pool {
+   public:
+    ~Pool() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+            generation_++;
+        }
+        wake_.notify_all();
+        for (auto& t : workers_) t.join();
+    }
+
+    void run(const Job& job) {
+        ensure_workers(job.parts - 1);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            job_ = job;
+            pending_.store(job.parts - 1);
+            generation_++;
+        }
+        wake_.notify_all();
+        run_part(job, 0);
+        // Workers usually finish within microseconds of the caller: spin briefly, then sleep.
+        for (int spin = 0; spin < 20000 && pending_.load(std::memory_order_acquire) != 0; ++spin) {
+        }
+        if (pending_.load(std::memory_order_acquire) != 0) {
+            std::unique_lock<std::mutex> lock(mutex_);
+            done_.wait(lock, [&] { return pending_.load() == 0; });
+        }
+    }
+
+   private:
+    static void run_part(const Job& job, int part) {
+        weft::int64 begin = job.n * part / job.parts;
+        weft::int64 end = job.n * (part + 1) / job.parts;
+        if (begin < end) job.fn(job.ctx, job.args, begin, end);
+    }
+
+    void ensure_workers(int count) {
+        while ((int)workers_.size() < count) {
+            int index = (int)workers_.size() + 1;
+            unsigned long start;
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                start = generation_;
+            }
+            // The worker must treat the generation current at its creation as already seen,
+            // whenever its thread actually starts.
+            workers_.emplace_back([this, index, start] { worker(index, start); });
+        }
+    }
+
+    void worker(int index, unsigned long seen) {
+        for (;;) {
+            Job job;
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                wake_.wait(lock, [&] { return generation_ != seen; });
+                seen = generation_;
+                if (stop_) return;
+                job = job_;
+            }
+            if (index < job.parts) {
+                run_part(job, index);
+                if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                    std::lock_guard<std::mutex> lock(mutex_);
+                    done_.notify_all();
+                }
+            }
+        }
+    }
+
+    std::vector<std::thread> workers_;
+    std::mutex mutex_;
+    std::condition_variable wake_, done_;
+    unsigned long generation_ = 0;
+    bool stop_ = false;
+    Job job_{};
+    std::atomic<int> pending_{0};
+};
+
+Pool& pool() {
+    static Pool* p = new Pool();  // never destroyed: workers may outlive static destruction order
+    return *p;
+}
+
+std::mutex launch_mutex;
+
+}  // namespace
+
+WEFT_EXPORT int weft_runtime_version() { return 1; }
+
+WEFT_EXPORT void weft_launch(range_fn fn, weft::launch_context* ctx, const void* args, weft::int64 n, int nthreads,
+                             weft::int64 min_per_thread) {
+    if (n <= 0) return;
+    weft::int64 parts = nthreads;
+    if (min_per_thread > 0 && n / min_per_thread < parts) parts = n / min_per_thread;
+    if (parts <= 1) {
+        fn(ctx, args, 0, n);
+        return;
+    }
+    // One launch at a time uses the pool; a concurrent launch from another Python thread waits.
+    std::lock_guard<std::mutex> lock(launch_mutex);
+    pool().run(Job{fn, ctx, args, n, (int)parts});
+}

@@ -1,0 +1,18 @@
+// The single header every generated weft module includes.
+#pragma once
+#include "core.h"
+#include "scalar.h"
+#include "array.h"
+#include "tuple.h"
+
+namespace weft {
+
+#ifndef WEFT_CUDA
+template <typename... A>
+inline void printf_flush(const char* fmt, A... args) {
+    printf(fmt, args...);
+    fflush(stdout);
+}
+#endif
+
+}  // namespace weft

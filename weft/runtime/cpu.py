@@ -1,0 +1,69 @@
+"""Host C++ compilation: find the compiler, compile a translation unit into a shared library.
+
+Contract: ``compile_shared(source_path, output_path, defines)`` either produces ``output_path``
+atomically (written to a temporary name, then ``os.replace``) or raises ``WeftBuildError`` whose
+message includes the compiler's diagnostics and the generated source path.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+
+from ..codegen.errors import WeftBuildError
+
+NATIVE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "native")
+
+BASE_FLAGS = ["-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-math-errno", "-march=native", "-w"]
+
+
+@functools.lru_cache(maxsize=None)
+def find_compiler() -> str:
+    """The host C++ compiler: ``$CXX``, else g++ / clang++ / c++ on PATH."""
+    cxx = os.environ.get("CXX")
+    if cxx:
+        path = shutil.which(cxx)
+        if path is None:
+            raise WeftBuildError(f"CXX is set to '{cxx}' but no such program exists")
+        return path
+    for name in ("g++", "clang++", "c++"):
+        path = shutil.which(name)
+        if path:
+            return path
+    raise WeftBuildError(
+        "weft needs a C++17 compiler to build CPU kernels and found none. Install one "
+        "(Debian/Ubuntu: `apt-get install g++`; macOS: `xcode-select --install`) or set CXX."
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_identity() -> str:
+    """Compiler path and version, part of the cache key."""
+    cxx = find_compiler()
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    return cxx + "\n" + out.splitlines()[0] if out else cxx
+
+
+def compile_shared(source_path: str, output_path: str, defines=()) -> None:
+    """Compile ``source_path`` into the shared library ``output_path``."""
+    cxx = find_compiler()
+    out_dir = os.path.dirname(output_path)
+    fd, tmp = tempfile.mkstemp(prefix=".build_", suffix=".so", dir=out_dir)
+    os.close(fd)
+    cmd = [cxx, *BASE_FLAGS, *[f"-D{d}" for d in defines], "-I", NATIVE_DIR, source_path, "-o", tmp]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise WeftBuildError(
+                f"the C++ compiler failed on generated code ({source_path}):\n{proc.stderr.strip()[:6000]}"
+            )
+        os.replace(tmp, output_path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,121 @@
+"""``wp.Tape``: records kernel launches and runs their adjoints in reverse.
+
+Contract: inside ``with tape:``, every ``wp.launch`` (forward, not ``record_cmd``) appends a
+``LaunchRecord``. ``backward()`` seeds output gradients and launches each record's backward
+entry point in reverse order, with every array argument's ``.grad`` as its adjoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+from .runtime import launch as _launch
+from .runtime import recording
+
+
+@dataclasses.dataclass(frozen=True)
+class LaunchRecord:
+    """One recorded launch: what ran, over which grid, with which arguments."""
+
+    kernel: object
+    instance: object
+    dim: object
+    inputs: tuple
+    outputs: tuple
+    device: object
+
+
+@dataclasses.dataclass(frozen=True)
+class FuncRecord:
+    """A Python-level step recorded with ``Tape.record_func``."""
+
+    backward: typing.Callable
+    arrays: tuple
+
+
+class Tape:
+    """Records launches for reverse-mode differentiation.
+
+    Use as ``with tape: wp.launch(...)`` and then ``tape.backward(loss)``.
+    """
+
+    def __init__(self):
+        self.launches: list = []
+        self.gradients: dict = {}
+        self.loss = None
+
+    def __enter__(self):
+        recording.push_tape(self)
+        return self
+
+    def __exit__(self, *exc):
+        recording.pop_tape(self)
+
+    def record_launch(self, kernel, instance, dim, inputs, outputs, device):
+        self.launches.append(LaunchRecord(kernel, instance, dim, tuple(inputs), tuple(outputs), device))
+
+    def record_func(self, backward, arrays):
+        """Record a Python callable to run (with no arguments) during ``backward``."""
+        self.launches.append(FuncRecord(backward, tuple(arrays)))
+
+    def backward(self, loss=None, grads: typing.Optional[dict] = None):
+        """Run the recorded launches' adjoints in reverse order.
+
+        Args:
+            loss: a one-element array whose gradient is seeded with 1.
+            grads: ``{array: seed}`` to seed output gradients explicitly instead.
+        """
+        if loss is not None:
+            if loss.size != 1:
+                raise ValueError(f"tape.backward(loss) needs a one-element loss array, got shape {loss.shape}")
+            if loss.grad is None:
+                raise ValueError("tape.backward(loss): the loss array was created without requires_grad=True")
+            loss.grad.fill_(1.0)
+            self.loss = loss
+        if grads:
+            for a, g in grads.items():
+                if a.grad is None:
+                    a.requires_grad = True
+                a.grad.assign(g)
+                self.gradients[a] = a.grad
+        for rec in reversed(self.launches):
+            if isinstance(rec, FuncRecord):
+                rec.backward()
+                continue
+            params = list(rec.inputs) + list(rec.outputs)
+            adj = [getattr(p, "grad", None) for p in params]
+            _launch.launch(
+                rec.kernel,
+                rec.dim,
+                inputs=rec.inputs,
+                outputs=rec.outputs,
+                adj_inputs=adj[: len(rec.inputs)],
+                adj_outputs=adj[len(rec.inputs) :],
+                device=rec.device,
+                adjoint=True,
+                record_tape=False,
+            )
+
+    def _arrays(self):
+        seen = {}
+        for rec in self.launches:
+            arrays = rec.arrays if isinstance(rec, FuncRecord) else tuple(rec.inputs) + tuple(rec.outputs)
+            for a in arrays:
+                if hasattr(a, "grad") and getattr(a, "grad", None) is not None:
+                    seen[id(a)] = a
+        return list(seen.values())
+
+    def zero(self):
+        """Zero the gradients of every array the tape has seen."""
+        for a in self._arrays():
+            a.grad.zero_()
+        for g in self.gradients.values():
+            g.zero_()
+
+    def reset(self):
+        """Zero gradients and forget all recorded launches."""
+        self.zero()
+        self.launches = []
+        self.gradients = {}
+        self.loss = None
