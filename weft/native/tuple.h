@@ -29,6 +29,15 @@ struct tuple_at<0> {
     static WEFT_FN const H& get(const tuple_t<H, T...>& t) { return t.head; }
 };
 
+// Adjoints of tuples accumulate element-wise.
+WEFT_FN tuple_t<>& operator+=(tuple_t<>& a, const tuple_t<>&) { return a; }
+template <typename H, typename... T>
+WEFT_FN tuple_t<H, T...>& operator+=(tuple_t<H, T...>& a, const tuple_t<H, T...>& b) {
+    a.head += b.head;
+    a.tail += b.tail;
+    return a;
+}
+
 WEFT_FN tuple_t<> make_tuple() { return {}; }
 template <typename H, typename... T>
 WEFT_FN tuple_t<H, T...> make_tuple(H h, T... t) {
