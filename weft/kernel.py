@@ -34,7 +34,7 @@ class FuncInstance:
     def __init__(self, function, overload_index, pyfunc, arg_types):
         self.function = function
         self.arg_types = tuple(arg_types)
-        self.symbol = f"{_c_ident(pyfunc.__name__)}_{_short_hash(function.module.name, pyfunc.__qualname__, overload_index, self.arg_types)}"
+        self.symbol = f"{_c_ident(pyfunc.__name__)}_{_short_hash(function.module.name, pyfunc.__qualname__, function.index, overload_index, self.arg_types)}"
         src = Source(pyfunc)
         names = list(inspect.signature(pyfunc).parameters)
         ret_ann = pyfunc.__annotations__.get("return")
@@ -63,6 +63,7 @@ class Function:
         self.overloads: list = []
         self._instances: dict = {}
         self._in_progress: set = set()
+        self.index = module.add_func(self)
         self.add_overload(pyfunc)
 
     def add_overload(self, pyfunc):
@@ -140,7 +141,7 @@ class KernelInstance:
     def __init__(self, kernel, arg_types):
         self.kernel = kernel
         self.arg_types = tuple(arg_types)
-        self.symbol = f"{_c_ident(kernel.pyfunc.__name__)}_{_short_hash(kernel.module.name, kernel.key, self.arg_types)}"
+        self.symbol = f"{_c_ident(kernel.pyfunc.__name__)}_{_short_hash(kernel.module.name, kernel.key, kernel.index, self.arg_types)}"
         src = Source(kernel.pyfunc)
         self.ir, self.lowerer = frontend.lower_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
         self.backward_enabled = kernel.enable_backward
@@ -200,7 +201,8 @@ class Kernel:
             self.arg_types.append(t)
         self.is_generic = any(_is_generic(t) for t in self.arg_types)
         self._instances: dict = {}
-        module.add_kernel(self)
+        # Kernels made by a factory share a qualname; the index keeps their symbols apart.
+        self.index = module.add_kernel(self)
 
     @property
     def enable_backward(self) -> bool:
@@ -257,7 +259,8 @@ def func(f):
     with the same name and different annotations adds an overload."""
     key = (f.__module__, f.__qualname__)
     existing = _funcs.get(key)
-    if existing is not None:
+    # Funcs made inside a function (closures, factories) are distinct objects, never overloads.
+    if existing is not None and "<locals>" not in f.__qualname__:
         existing.add_overload(f)
         return existing
     fn = Function(f, mod.get_module(f.__module__))

@@ -121,9 +121,18 @@ class Module:
         self.pending: list = []
         self.options: dict = {"enable_backward": True}
         self.locs: list = []  # source locations of all built instances (runtime errors)
+        self._func_names: dict = {}
 
-    def add_kernel(self, kernel):
+    def add_kernel(self, kernel) -> int:
+        """Register a kernel; returns how many kernels of the same name came before it."""
+        index = sum(1 for k in self.kernels if k.key == kernel.key)
         self.kernels.append(kernel)
+        return index
+
+    def add_func(self, function) -> int:
+        index = self._func_names.get(function.key, 0)
+        self._func_names[function.key] = index + 1
+        return index
 
     def add_instance(self, inst):
         self.pending.append(inst)
