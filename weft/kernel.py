@@ -146,6 +146,8 @@ class KernelInstance:
         self.ir, self.lowerer = frontend.lower_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
         self.backward_enabled = kernel.enable_backward
         self.funcs = _func_closure(self.ir)
+        self.generation = mod.generation()
+        self.fingerprint = "\n".join([str(self.ir)] + [str(f.ir) for f in self.funcs])
         self.forward_ptr = None
         self.backward_ptr = None
         self.library = None
@@ -218,6 +220,16 @@ class Kernel:
             self._instances[key] = inst
             self.module.add_instance(inst)
         return inst
+
+    def refresh(self, inst) -> KernelInstance:
+        """After a func was (re)defined, re-lower ``inst``; keep it if its code did not change."""
+        fresh = KernelInstance(self, inst.arg_types)
+        if fresh.fingerprint == inst.fingerprint:
+            inst.generation = fresh.generation
+            return inst
+        self._instances[inst.arg_types] = fresh
+        self.module.add_instance(fresh)
+        return fresh
 
     def default_instance(self) -> KernelInstance:
         if self.is_generic:

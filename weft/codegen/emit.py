@@ -8,6 +8,7 @@ differences live in class attributes (``CPURenderer``; the CUDA renderer derives
 from __future__ import annotations
 
 import math
+import os
 
 from .. import types as wt
 from . import adjoint as ad
@@ -80,6 +81,13 @@ class CPURenderer:
             self.locs.append(fn.locs[call.loc.id])
         return str(self._loc_ids[key])
 
+    def origin(self, fn, call) -> str:
+        """A trailing comment naming the Python line, used to map C++ diagnostics back."""
+        if call.loc is None:
+            return ""
+        file, line, _ = fn.locs[call.loc.id]
+        return f"  // @py {os.path.basename(file)}:{line}"
+
     def declarations(self, fn, with_adjoints: bool, skip=()) -> list:
         out = []
         for var in fn.vars:
@@ -146,7 +154,8 @@ class CPURenderer:
                 if replay and intr.has_side_effect(s.callee) and (isinstance(s.callee, str) or hasattr(s.callee, "side_effect")):
                     continue
                 e = self.call_expr(fn, s, replay)
-                out.append(f"{ind}{self.v(s.result)} = {e};" if s.result is not None else f"{ind}{e};")
+                line = f"{ind}{self.v(s.result)} = {e};" if s.result is not None else f"{ind}{e};"
+                out.append(line + self.origin(fn, s))
             elif isinstance(s, ir.Assign):
                 out.append(f"{ind}{self.v(s.dst)} = {self.v(s.src)};")
             elif isinstance(s, ir.Read):

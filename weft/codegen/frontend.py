@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import typing
 
+from .. import config
 from .. import types as wt
 from ..builtins import registry as reg
 from ..builtins import scalar as sb
@@ -33,7 +34,6 @@ from .errors import (
 )
 from .source import Source
 
-MAX_UNROLL = 16
 
 _binops = {
     ast.Add: sb.add,
@@ -307,7 +307,7 @@ class Lowerer(ast.NodeVisitor):
             bounds.append(self.const(1))
         if all(b.is_const for b in bounds):
             values = range(*[int(b.const) for b in bounds])
-            if len(values) <= MAX_UNROLL:
+            if len(values) <= config.max_unroll:
                 return self.unroll(node, values)
             if bounds[2].const == 0:
                 raise self.error("range() step must not be zero", it)
@@ -398,6 +398,7 @@ class Lowerer(ast.NodeVisitor):
                 self.env[n] = self.read(m)
             loop.cond = self.to_bool(self.expr(node.test))
             self.blocks.pop()
+            self.check_while_replay(node, loop)
         self.emit(loop)
         self.blocks.append(loop.body)
         self.env = dict(outer_env)
@@ -434,6 +435,25 @@ class Lowerer(ast.NodeVisitor):
         self.env.pop(brk, None)
         if loop_var is not None and loop_var not in mut:
             self.env.pop(loop_var, None)
+
+    def check_while_replay(self, node, loop):
+        """The backward pass replays loops without their side effects. A while condition that
+        reads arrays the body may write could then never become false: refuse to differentiate."""
+        reads = any(isinstance(s, ir.Call) and s.callee == intr.LOAD for s in ir.walk(loop.cond_block))
+        writes = any(
+            isinstance(n, (ast.Subscript,)) and isinstance(n.ctx, ast.Store) for s in node.body for n in ast.walk(s)
+        ) or any(
+            isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name)) and "atomic" in ast.unparse(n.func)
+            for s in node.body
+            for n in ast.walk(s)
+        )
+        if reads and writes and self.fn.adjoint_error is None:
+            line = self.src.file_line(node)
+            self.fn.adjoint_error = (
+                f"kernel '{self.src.name}' cannot be differentiated: the while loop at {self.src.file}:{line} tests "
+                "array values that its body writes, which the backward pass cannot replay. Compute the iteration "
+                "count first (for example into a local variable) and loop with range()."
+            )
 
     def read(self, m: ir.Var) -> ir.Var:
         v = self.fn.new_var(m.type, label=m.label)

@@ -194,6 +194,9 @@ def _fmt_block(block: Block, indent: str, out: list):
 def format_function(fn: Function) -> str:
     head = ", ".join(f"{p.name}={p.var!r}: {wt.type_repr(p.var.type)}" for p in fn.params)
     out = [f"{'kernel' if fn.is_kernel else 'func'} {fn.name}({head}):"]
+    consts = [f"{v!r}={v.const!r}:{wt.type_repr(v.type)}" for v in fn.vars if v.is_const]
+    if consts:
+        out.append("  const " + ", ".join(consts))
     _fmt_block(fn.body, "  ", out)
     if fn.ret is not None:
         out.append(f"  return {fn.ret!r}")

@@ -61,9 +61,26 @@ def compile_shared(source_path: str, output_path: str, defines=()) -> None:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise WeftBuildError(
-                f"the C++ compiler failed on generated code ({source_path}):\n{proc.stderr.strip()[:6000]}"
+                f"the C++ compiler failed on generated code ({source_path})"
+                f"{python_origin(source_path, proc.stderr)}:\n{proc.stderr.strip()[:6000]}"
             )
         os.replace(tmp, output_path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def python_origin(source_path: str, stderr: str) -> str:
+    """' for Python line file:N' for the first diagnostic that points at a generated statement."""
+    import re
+
+    try:
+        with open(source_path) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return ""
+    for m in re.finditer(re.escape(os.path.basename(source_path)) + r":(\d+):", stderr):
+        k = int(m.group(1)) - 1
+        if 0 <= k < len(lines) and "// @py " in lines[k]:
+            return " for Python line " + lines[k].split("// @py ", 1)[1].strip()
+    return ""

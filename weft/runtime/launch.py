@@ -126,6 +126,13 @@ def _with_grad(ct, value, adj, name, inst):
 
 
 def _instance_for(kernel, params):
+    inst = _lookup_instance(kernel, params)
+    if inst.generation != mod._generation[0]:
+        inst = kernel.refresh(inst)
+    return inst
+
+
+def _lookup_instance(kernel, params):
     if not kernel.is_generic:
         return kernel.default_instance()
     types_ = []

@@ -31,6 +31,10 @@ def definitions_changed():
     _generation[0] += 1
 
 
+def generation() -> int:
+    return _generation[0]
+
+
 def get_module(name: str) -> "Module":
     m = _modules.get(name)
     if m is None:
