@@ -137,14 +137,22 @@ def type_repr(t) -> str:
 class ArrayType:
     """Kernel-side type of an array parameter: element type and number of dimensions."""
 
-    __slots__ = ("dtype", "ndim")
+    __slots__ = ("dtype", "ndim", "__weakref__")
+    _interned: dict = {}
 
-    def __init__(self, dtype, ndim: int):
-        self.dtype = dtype
-        self.ndim = ndim
+    def __new__(cls, dtype, ndim: int):
+        # Interned, so launch-time checks can compare by identity.
+        key = (dtype, ndim)
+        t = cls._interned.get(key)
+        if t is None:
+            t = object.__new__(cls)
+            t.dtype = dtype
+            t.ndim = ndim
+            cls._interned[key] = t
+        return t
 
     def __eq__(self, other):
-        return isinstance(other, ArrayType) and other.dtype == self.dtype and other.ndim == self.ndim
+        return other is self or (isinstance(other, ArrayType) and other.dtype == self.dtype and other.ndim == self.ndim)
 
     def __hash__(self):
         return hash(("array", self.dtype, self.ndim))

@@ -78,7 +78,7 @@ class Launcher:
                     if value is None:
                         raise self.type_error(k, name, info, params[k])
                 kt = value.kernel_type()
-                if kt != info and not (info.dtype is typing.Any and kt.ndim == info.ndim):
+                if kt is not info and kt != info and not (info.dtype is typing.Any and kt.ndim == info.ndim):
                     raise self.type_error(k, name, info, value)
                 ct = value.__ctype__()
                 if adj_params is not None:
@@ -151,7 +151,22 @@ def _lookup_instance(kernel, params):
     return kernel.instance_for(types_)
 
 
+_bounds_cache: dict = {}
+
+
 def make_bounds(dim) -> wt.launch_bounds_t:
+    """The launch grid for ``dim`` (cached: launches reuse the same few grids)."""
+    key = int(dim) if isinstance(dim, (int, np.integer)) else tuple(int(d) for d in dim)
+    b = _bounds_cache.get(key)
+    if b is None:
+        b = _make_bounds(dim)
+        if len(_bounds_cache) > 256:
+            _bounds_cache.clear()
+        _bounds_cache[key] = b
+    return b
+
+
+def _make_bounds(dim) -> wt.launch_bounds_t:
     shape = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
     if not 1 <= len(shape) <= wt.MAX_DIMS:
         raise ValueError(f"launch dim must have 1 to {wt.MAX_DIMS} dimensions, got {dim!r}")
