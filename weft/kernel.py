@@ -81,7 +81,10 @@ class Function:
     @staticmethod
     def _annotations(pyfunc):
         params = inspect.signature(pyfunc).parameters.values()
-        return tuple(tr.annotation_type(p.annotation) if p.annotation is not inspect.Parameter.empty else typing.Any for p in params)
+        return tuple(
+            tr.annotation_type(p.annotation) if p.annotation is not inspect.Parameter.empty else typing.Any
+            for p in params
+        )
 
     def param_names(self) -> list:
         return list(inspect.signature(self.overloads[0]).parameters)
@@ -109,7 +112,9 @@ class Function:
                     break
                 types_.append(t)
             else:
-                args_k = [a if a.type == t else make_const(tr.convert_literal(a.const, t), t) for a, t in zip(args_k, types_)]
+                args_k = [
+                    a if a.type == t else make_const(tr.convert_literal(a.const, t), t) for a, t in zip(args_k, types_)
+                ]
                 return self.instance(k, pyfunc, tuple(types_)), args_k
         raise TypeError(f"no overload of func '{self.key}' matches these arguments: " + "; ".join(errors))
 
@@ -199,7 +204,9 @@ class Kernel:
                 )
             t = tr.annotation_type(p.annotation)
             if t is None:
-                raise TypeError(f"kernel '{self.key}' parameter '{p.name}' has an unsupported annotation {p.annotation!r}")
+                raise TypeError(
+                    f"kernel '{self.key}' parameter '{p.name}' has an unsupported annotation {p.annotation!r}"
+                )
             self.arg_types.append(t)
         self.is_generic = any(_is_generic(t) for t in self.arg_types)
         self._instances: dict = {}
@@ -237,7 +244,9 @@ class Kernel:
         return self.instance_for(self.arg_types)
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError(f"kernel '{self.key}' cannot be called directly; use wp.launch({self.key}, dim=..., inputs=[...])")
+        raise RuntimeError(
+            f"kernel '{self.key}' cannot be called directly; use wp.launch({self.key}, dim=..., inputs=[...])"
+        )
 
     def __repr__(self):
         return f"<weft kernel {self.key}>"

@@ -151,7 +151,11 @@ class CPURenderer:
     def forward_block(self, fn, block, out, ind, replay):
         for s in block:
             if isinstance(s, ir.Call):
-                if replay and intr.has_side_effect(s.callee) and (isinstance(s.callee, str) or hasattr(s.callee, "side_effect")):
+                if (
+                    replay
+                    and intr.has_side_effect(s.callee)
+                    and (isinstance(s.callee, str) or hasattr(s.callee, "side_effect"))
+                ):
                     continue
                 e = self.call_expr(fn, s, replay)
                 line = f"{ind}{self.v(s.result)} = {e};" if s.result is not None else f"{ind}{e};"
@@ -315,7 +319,11 @@ class CPURenderer:
         out.append("};")
         unpack = [f"    {ctype_name(p.var.type)} {self.v(p.var)} = args->{p.name};" for p in fn.params]
         skip = {p.var.id for p in fn.params}
-        tid = ["    weft::int32 tid_coords[4];", "    weft::tid_coords(*bounds, task, tid_coords);"] if fn.tid_ndim > 1 else []
+        tid = (
+            ["    weft::int32 tid_coords[4];", "    weft::tid_coords(*bounds, task, tid_coords);"]
+            if fn.tid_ndim > 1
+            else []
+        )
         head = f"static void {sym}_MODE_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, weft::int64 task) {{"
         out.append(head.replace("MODE", "forward"))
         out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]

@@ -32,6 +32,11 @@ from .errors import (
     WarpCodegenTypeError,
     WarpCodegenValueError,
 )
+from .ast_scans import assigned_names as _assigned_names
+from .ast_scans import has_jump as _has_jump
+from .ast_scans import has_return as _has_return
+from .ast_scans import literal_type as _literal_type
+from .ast_scans import walk_no_nested_loops as _walk_no_nested_loops
 from .source import Source
 
 
@@ -89,7 +94,9 @@ class Lowerer(ast.NodeVisitor):
     # ----------------------------------------------------------------- infrastructure
     def error(self, msg, node=None, cls=WarpCodegenError):
         node = node if node is not None else self.node
-        return cls(msg, self.src.name, self.src.file, self.src.file_line(node), self.src.col(node), self.src.line_text(node))
+        return cls(
+            msg, self.src.name, self.src.file, self.src.file_line(node), self.src.col(node), self.src.line_text(node)
+        )
 
     def visit(self, node):
         prev = self.node
@@ -185,16 +192,15 @@ class Lowerer(ast.NodeVisitor):
                 return
 
     def flags_set_by(self, stmt) -> list:
-        names = []
-        for node in _walk_no_nested_loops(stmt):
-            if isinstance(node, ast.Return):
-                names.append("$ret")
-            elif isinstance(node, ast.Break) and self.loops:
-                names.append(self.loops[-1][0])
-            elif isinstance(node, ast.Continue) and self.loops:
-                names.append(self.loops[-1][1])
-        if isinstance(stmt, (ast.For, ast.While)) and any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
-            names.append("$ret")
+        """The jump flags a statement may set: $ret for any return inside it; this loop's break
+        and continue flags for break/continue not nested in an inner loop."""
+        names = ["$ret"] if _has_return([stmt]) else []
+        if not isinstance(stmt, (ast.For, ast.While)) and self.loops:
+            for node in _walk_no_nested_loops(stmt):
+                if isinstance(node, ast.Break):
+                    names.append(self.loops[-1][0])
+                elif isinstance(node, ast.Continue):
+                    names.append(self.loops[-1][1])
         return sorted(set(names))
 
     def not_any(self, flags) -> ir.Var:
@@ -234,7 +240,9 @@ class Lowerer(ast.NodeVisitor):
                 b = b if b is not None else self.zero_like(a)
             if a is None or b is None:
                 self.env.pop(name, None)
-                self.undefined_after[name] = f"'{name}' is assigned in only one branch of the if at line {self.src.file_line(self.node)}; assign it before the if"
+                self.undefined_after[name] = (
+                    f"'{name}' is assigned in only one branch of the if at line {self.src.file_line(self.node)}; assign it before the if"
+                )
                 continue
             if not isinstance(a, ir.Var) or not isinstance(b, ir.Var):
                 raise self.error(f"'{name}' refers to different compile-time objects in the two branches")
@@ -247,8 +255,10 @@ class Lowerer(ast.NodeVisitor):
             self.env[name] = self.call(intr.PHI, [cond, a, b], a.type)
 
     def zero_like(self, v: ir.Var) -> ir.Var:
-        return self.fn.new_var(v.type, const=tr.convert_literal(0, v.type)) if wt.is_scalar(v.type) else self.call(
-            intr.ZERO, [], v.type
+        return (
+            self.fn.new_var(v.type, const=tr.convert_literal(0, v.type))
+            if wt.is_scalar(v.type)
+            else self.call(intr.ZERO, [], v.type)
         )
 
     def to_bool(self, v: ir.Var) -> ir.Var:
@@ -263,7 +273,9 @@ class Lowerer(ast.NodeVisitor):
         if cond.is_const:
             self.visit_body(node.body if cond.const else node.orelse)
             return
-        self.emit_if(cond, lambda: self.visit_body(node.body), (lambda: self.visit_body(node.orelse)) if node.orelse else None)
+        self.emit_if(
+            cond, lambda: self.visit_body(node.body), (lambda: self.visit_body(node.orelse)) if node.orelse else None
+        )
 
     def visit_IfExp(self, node):
         cond = self.to_bool(self.expr(node.test))
@@ -300,7 +312,9 @@ class Lowerer(ast.NodeVisitor):
         bounds = [self.expr(a) for a in it.args]
         for b in bounds:
             if not wt.is_int(b.type):
-                raise self.error(f"range() bounds must be integers, got {wt.type_repr(b.type)}", it, WarpCodegenTypeError)
+                raise self.error(
+                    f"range() bounds must be integers, got {wt.type_repr(b.type)}", it, WarpCodegenTypeError
+                )
         if len(bounds) == 1:
             bounds = [self.const(0)] + bounds
         if len(bounds) == 2:
@@ -342,8 +356,9 @@ class Lowerer(ast.NodeVisitor):
             self.env[name] = self.const(values[k], wt.int32)
             self.visit_body(node.body)
             if k + 1 < len(values):
-                flags = self.flags_set_by(node) if _has_jump(node.body, ast.Break) or _has_return(node.body) else []
-                flags = [f for f in (brk, "$ret") if f in flags]
+                flags = ([brk] if _has_jump(node.body, ast.Break) else []) + (
+                    ["$ret"] if _has_return(node.body) else []
+                )
                 if flags:
                     self.emit_if(self.not_any(flags), lambda: run(k + 1), None)
                 else:
@@ -377,7 +392,9 @@ class Lowerer(ast.NodeVisitor):
                     )
                 self.env["$retval"] = self.const(0, rt)
         loop_var = node.target.id if kind == "range" else None
-        carried_names = sorted(n for n in assigned if n in self.env and isinstance(self.env[n], ir.Var) and n != loop_var)
+        carried_names = sorted(
+            n for n in assigned if n in self.env and isinstance(self.env[n], ir.Var) and n != loop_var
+        )
         loop = ir.Loop(kind, ir.Block(), id=self.loop_counter, line=self.src.file_line(node))
         mut = {}
         for n in carried_names:
@@ -429,7 +446,9 @@ class Lowerer(ast.NodeVisitor):
         for n in assigned:
             if n not in mut and n in body_env and n != cont:
                 self.env.pop(n, None)
-                self.undefined_after[n] = f"'{n}' is only assigned inside the loop at line {loop.line}; assign it before the loop"
+                self.undefined_after[n] = (
+                    f"'{n}' is only assigned inside the loop at line {loop.line}; assign it before the loop"
+                )
         for n, m in mut.items():
             self.env[n] = self.read(m)
         self.env.pop(brk, None)
@@ -443,7 +462,9 @@ class Lowerer(ast.NodeVisitor):
         writes = any(
             isinstance(n, (ast.Subscript,)) and isinstance(n.ctx, ast.Store) for s in node.body for n in ast.walk(s)
         ) or any(
-            isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name)) and "atomic" in ast.unparse(n.func)
+            isinstance(n, ast.Call)
+            and isinstance(n.func, (ast.Attribute, ast.Name))
+            and "atomic" in ast.unparse(n.func)
             for s in node.body
             for n in ast.walk(s)
         )
@@ -483,7 +504,9 @@ class Lowerer(ast.NodeVisitor):
                     v = self.const(tr.convert_literal(v.const, prev.type), prev.type)
                 else:
                     raise self.error(
-                        f"return types differ: {wt.type_repr(prev.type)} and {wt.type_repr(v.type)}", node, WarpCodegenTypeError
+                        f"return types differ: {wt.type_repr(prev.type)} and {wt.type_repr(v.type)}",
+                        node,
+                        WarpCodegenTypeError,
                     )
             elif prev is None and self.ret_type is not None:
                 rt = tr.annotation_type(self.ret_type)
@@ -554,7 +577,9 @@ class Lowerer(ast.NodeVisitor):
             self.emit_store(arr, idx, self.binop(op, old, v, node), target)
             return
         if not isinstance(target, ast.Name):
-            raise self.error("augmented assignment target must be a name or an array element", target, UnsupportedConstruct)
+            raise self.error(
+                "augmented assignment target must be a name or an array element", target, UnsupportedConstruct
+            )
         cur = self.expr(target)
         self.env[target.id] = self.binop(op, cur, self.expr(node.value), node)
 
@@ -632,9 +657,7 @@ class Lowerer(ast.NodeVisitor):
                 ) from None
         if isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType):
             if node.attr == "shape":
-                return StaticTuple(
-                    [self.call(intr.SHAPE, [base], wt.int32, attr=d) for d in range(base.type.ndim)]
-                )
+                return StaticTuple([self.call(intr.SHAPE, [base], wt.int32, attr=d) for d in range(base.type.ndim)])
             if node.attr == "ndim":
                 return self.const(base.type.ndim, wt.int32)
         raise self.error(f"unknown attribute '{node.attr}'", node, WarpCodegenAttributeError)
@@ -659,7 +682,9 @@ class Lowerer(ast.NodeVisitor):
         try:
             return eval(code, scope)
         except Exception as e:
-            raise self.error(f"could not evaluate '{ast.unparse(node)}' at build time: {e}", node, WarpCodegenValueError) from None
+            raise self.error(
+                f"could not evaluate '{ast.unparse(node)}' at build time: {e}", node, WarpCodegenValueError
+            ) from None
 
     def visit_BinOp(self, node):
         return self.binop(type(node.op), self.expr(node.left), self.expr(node.right), node)
@@ -716,7 +741,9 @@ class Lowerer(ast.NodeVisitor):
         sl = node.slice
         idx_nodes = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         if any(isinstance(i, ast.Slice) for i in idx_nodes):
-            raise self.error("slicing arrays inside kernels is not supported; index each element", node, UnsupportedConstruct)
+            raise self.error(
+                "slicing arrays inside kernels is not supported; index each element", node, UnsupportedConstruct
+            )
         idx = [self.expr(i) for i in idx_nodes]
         if len(idx) != base.type.ndim:
             raise self.error(
@@ -726,7 +753,9 @@ class Lowerer(ast.NodeVisitor):
             )
         for i in idx:
             if not wt.is_int(i.type):
-                raise self.error(f"array indices must be integers, got {wt.type_repr(i.type)}", node, WarpCodegenTypeError)
+                raise self.error(
+                    f"array indices must be integers, got {wt.type_repr(i.type)}", node, WarpCodegenTypeError
+                )
         return base, idx
 
     # ----------------------------------------------------------------- calls
@@ -749,7 +778,9 @@ class Lowerer(ast.NodeVisitor):
             return self.call_func(target, node)
         if getattr(target, "_weft_kind", None) == "kernel":
             raise self.error("kernels cannot be called from kernels; make it a @wp.func", node)
-        raise self.error(f"'{ast.unparse(node.func)}' ({target!r}) cannot be called in a kernel", node, WarpCodegenTypeError)
+        raise self.error(
+            f"'{ast.unparse(node.func)}' ({target!r}) cannot be called in a kernel", node, WarpCodegenTypeError
+        )
 
     def call_args(self, node, names):
         args = [self.expr(a) for a in node.args]
@@ -788,7 +819,11 @@ class Lowerer(ast.NodeVisitor):
             self.fn.callees.append(inst)
         if inst.has_side_effects:
             self.fn.has_side_effects = True
-        return self.call(inst, args, inst.ret_type, node=node) if inst.ret_type is not None else self.call(inst, args, None, node=node)
+        return (
+            self.call(inst, args, inst.ret_type, node=node)
+            if inst.ret_type is not None
+            else self.call(inst, args, None, node=node)
+        )
 
     def tid(self, n, node):
         if self.tid_ndim and self.tid_ndim != n:
@@ -797,6 +832,14 @@ class Lowerer(ast.NodeVisitor):
             raise self.error("wp.tid() can only be called in a kernel; pass the index to the func", node)
         self.tid_ndim = n
         return [self.call(intr.TID, [], wt.int32, attr=(d, n)) for d in range(n)]
+
+
+_specials: dict = {}
+
+
+def register_special(obj, handler):
+    """Lower calls of ``obj`` with ``handler(lowerer, node)`` (see special_calls.py)."""
+    _specials[id(obj)] = (obj, handler)
 
 
 class Static:
@@ -811,137 +854,12 @@ class Static:
         return f"Static({self.value!r})"
 
 
-# ----------------------------------------------------------------------------- special calls
-def _call_tid(lw: Lowerer, node):
-    if node.args:
-        raise lw.error("wp.tid() takes no arguments", node)
-    return lw.tid(1, node)[0]
-
-
-def _call_static(lw: Lowerer, node):
-    if len(node.args) != 1:
-        raise lw.error("wp.static() takes one expression", node)
-    value = lw.static_eval(node.args[0])
-    result = lw.from_python(value, "static", node)
-    if isinstance(result, Static) and not callable(value) and not isinstance(value, type):
-        raise lw.error(f"wp.static() produced {value!r}, which kernels cannot use", node)
-    return result
-
-
-def _call_print(lw: Lowerer, node):
-    for k, a in enumerate(node.args):
-        if k:
-            lw.call(intr.PRINT_STR, [], None, attr=" ", node=node)
-        v = lw.visit(a)
-        if isinstance(v, str):
-            lw.call(intr.PRINT_STR, [], None, attr=v, node=node)
-        elif isinstance(v, ir.Var) and wt.is_scalar(v.type):
-            lw.call(intr.PRINT_VALUE, [v], None, node=node)
-        else:
-            raise lw.error("print() in kernels takes strings and scalar values", a, UnsupportedConstruct)
-    lw.call(intr.PRINT_NEWLINE, [], None, node=node)
-
-
-def _call_printf(lw: Lowerer, node):
-    if not node.args or not isinstance(node.args[0], ast.Constant) or not isinstance(node.args[0].value, str):
-        raise lw.error("wp.printf() needs a constant format string first", node)
-    args = []
-    for a in node.args[1:]:
-        v = lw.expr(a)
-        if wt.is_float(v.type) and v.type is not wt.float64:
-            v = lw.cast(v, wt.float64)
-        args.append(v)
-    lw.call(intr.PRINTF, args, None, attr=node.args[0].value, node=node)
-
-
-def _call_len(lw: Lowerer, node):
-    v = lw.expr(node.args[0])
-    if not isinstance(v.type, wt.ArrayType):
-        raise lw.error("len() takes an array in kernels", node)
-    return lw.call(intr.SHAPE, [v], wt.int32, attr=0)
-
-
-def _call_atomic(name):
-    def handler(lw: Lowerer, node):
-        args = lw.call_args(node, ["arr", "i", "j", "k", "l", "value"])
-        if len(args) < 3 or not isinstance(args[0].type, wt.ArrayType):
-            raise lw.error(f"wp.{name}(array, index..., value) needs an array, indices and a value", node)
-        arr, idx, value = args[0], args[1:-1], args[-1]
-        if len(idx) != arr.type.ndim:
-            raise lw.error(f"wp.{name} on a {arr.type.ndim}-d array needs {arr.type.ndim} indices", node)
-        value = lw.coerce_store_value(arr, value, node)
-        return lw.call(intr.ATOMICS[name], [arr] + idx + [value], arr.type.dtype, node=node)
-
-    return handler
-
-
-def _call_constant(lw: Lowerer, node):
-    return lw.from_python(lw.static_eval(node.args[0]), "constant", node)
-
-
-_specials: dict = {}
-
-
-def register_special(obj, handler):
-    _specials[id(obj)] = (obj, handler)
-
-
-register_special(intr.tid, _call_tid)
-register_special(intr.static, _call_static)
-register_special(print, _call_print)
-register_special(intr.printf, _call_printf)
-register_special(len, _call_len)
-register_special(intr.constant, _call_constant)
-for _name in intr.ATOMICS:
-    register_special(getattr(intr, _name), _call_atomic(_name))
-
-
-# ----------------------------------------------------------------------------- AST scans
-def _literal_type(value):
-    if isinstance(value, bool):
-        return wt.bool
-    if isinstance(value, int):
-        return wt.int32
-    return wt.float32
-
-
-def _walk_no_nested_loops(stmt):
-    """Nodes of ``stmt``, not descending into nested loops' bodies (their break/continue are theirs)."""
-    stack = [stmt]
-    while stack:
-        n = stack.pop()
-        yield n
-        for child in ast.iter_child_nodes(n):
-            if isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
-                continue
-            stack.append(child)
-
-
-def _has_jump(body, kind) -> bool:
-    return any(isinstance(n, kind) for s in body for n in _walk_no_nested_loops(s))
-
-
-def _has_return(body) -> bool:
-    return any(isinstance(n, ast.Return) for s in body for n in ast.walk(s))
-
-
-def _assigned_names(body) -> set:
-    names = set()
-    for s in body:
-        for n in ast.walk(s):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                names.add(n.id)
-            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-                names.add(n.target.id)
-            elif isinstance(n, (ast.For, ast.While)):
-                names.update((f"$brk{0}",))
-    names.discard("$brk0")
-    return names
-
-
 def lower_function(src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None):
     """Lower ``src`` with the given parameter types. Returns ``(ir.Function, Lowerer)``."""
     lw = Lowerer(src, param_types, is_kernel, symbol, ret_annotation)
     fn = lw.lower()
     ir.verify(fn)
     return fn, lw
+
+
+from . import special_calls  # noqa: E402,F401  (registers the special-call handlers)

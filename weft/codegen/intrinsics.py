@@ -28,7 +28,12 @@ PRINT_VALUE = "print_value"
 PRINT_STR = "print_str"
 PRINT_NEWLINE = "print_newline"
 PRINTF = "printf"
-ATOMICS = {"atomic_add": "atomic_add", "atomic_sub": "atomic_sub", "atomic_min": "atomic_min", "atomic_max": "atomic_max"}
+ATOMICS = {
+    "atomic_add": "atomic_add",
+    "atomic_sub": "atomic_sub",
+    "atomic_min": "atomic_min",
+    "atomic_max": "atomic_max",
+}
 
 SIDE_EFFECTS = {STORE, PRINT_VALUE, PRINT_STR, PRINT_NEWLINE, PRINTF, *ATOMICS.values()}
 

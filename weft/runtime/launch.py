@@ -215,7 +215,14 @@ def run(inst, bounds, args_struct, adjoint: bool):
     ctx = launch_context_t()
     ctx.bounds = bounds
     rt = mod.runtime_library()
-    rt.weft_launch(ptr, ctypes.addressof(ctx), ctypes.addressof(args_struct), bounds.size, config.cpu_threads, config.cpu_min_tasks_per_thread)
+    rt.weft_launch(
+        ptr,
+        ctypes.addressof(ctx),
+        ctypes.addressof(args_struct),
+        bounds.size,
+        config.cpu_threads,
+        config.cpu_min_tasks_per_thread,
+    )
     if ctx.has_error:
         raise _kernel_error(inst, ctx)
 
@@ -283,7 +290,16 @@ def launch(
     if record_cmd:
         from .launch_object import Launch
 
-        return Launch(kernel, device, adjoint=adjoint, dim=dim, inputs=inputs, outputs=outputs, adj_inputs=adj_inputs, adj_outputs=adj_outputs)
+        return Launch(
+            kernel,
+            device,
+            adjoint=adjoint,
+            dim=dim,
+            inputs=inputs,
+            outputs=outputs,
+            adj_inputs=adj_inputs,
+            adj_outputs=adj_outputs,
+        )
     inst.kernel.module.ensure_built(inst)
     if inst.launcher is None:
         inst.launcher = Launcher(inst)

@@ -43,8 +43,10 @@ def get_module(name: str) -> "Module":
 
 
 def cache_dir() -> str:
-    d = config.kernel_cache_dir or os.environ.get("WEFT_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "weft", VERSION
+    d = (
+        config.kernel_cache_dir
+        or os.environ.get("WEFT_CACHE_DIR")
+        or os.path.join(os.path.expanduser("~"), ".cache", "weft", VERSION)
     )
     os.makedirs(d, exist_ok=True)
     return d
@@ -76,7 +78,9 @@ def build_options() -> tuple:
 def cached_library(stem: str, source: str, defines) -> ctypes.CDLL:
     """Build (or reuse from the cache) a shared library for ``source``; return it loaded."""
     key = hashlib.sha256(
-        "\n".join([VERSION, source, headers_digest(), cpu.compiler_identity(), " ".join(cpu.BASE_FLAGS), *defines]).encode()
+        "\n".join(
+            [VERSION, source, headers_digest(), cpu.compiler_identity(), " ".join(cpu.BASE_FLAGS), *defines]
+        ).encode()
     ).hexdigest()[:16]
     d = cache_dir()
     base = os.path.join(d, f"{stem}_{key}")

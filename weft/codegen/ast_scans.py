@@ -1,0 +1,49 @@
+"""Syntactic scans of Python AST used by the frontend (which names a loop assigns, whether a
+block may break or return). Pure functions of the AST; no IR, no types."""
+
+from __future__ import annotations
+
+import ast
+
+from .. import types as wt
+
+
+def literal_type(value):
+    if isinstance(value, bool):
+        return wt.bool
+    if isinstance(value, int):
+        return wt.int32
+    return wt.float32
+
+
+def walk_no_nested_loops(stmt):
+    """Nodes of ``stmt``, not descending into loops (their break/continue are theirs)."""
+    if isinstance(stmt, (ast.For, ast.While)):
+        return
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        yield n
+        for child in ast.iter_child_nodes(n):
+            if isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+                continue
+            stack.append(child)
+
+
+def has_jump(body, kind) -> bool:
+    return any(isinstance(n, kind) for s in body for n in walk_no_nested_loops(s))
+
+
+def has_return(body) -> bool:
+    return any(isinstance(n, ast.Return) for s in body for n in ast.walk(s))
+
+
+def assigned_names(body) -> set:
+    names = set()
+    for s in body:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                names.add(n.id)
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                names.add(n.target.id)
+    return names

@@ -1,0 +1,1 @@
+"""Runnable weft demos: ``python -m weft.examples.NAME``."""
