@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import types as wt
-from .registry import AnyScalar, Float, Int, Scalar, Value, builtin, p
+from .registry import AnyScalar, Float, Int, Scalar, Value, builtin, p, registry
 
 
 def _bool_result(arg_types):
@@ -110,3 +112,89 @@ step = builtin("step", "1 when x < 0, else 0 (Warp's convention)", "scalar math"
 
 def abs_(x):
     return x if x >= 0 else -x
+
+
+# --- evaluation from Python (outside kernels), e.g. ``wp.sin(0.5)`` -----------------------------
+def _np_unary(ufunc):
+    def fn(x):
+        with np.errstate(all="ignore"):
+            return float(ufunc(np.float64(float(x))))
+
+    return fn
+
+
+def _c_div(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        return a / b
+    return 0 if b == 0 else int(a / b) if abs_(a) < 2**52 else (abs_(a) // abs_(b)) * (1 if (a < 0) == (b < 0) else -1)
+
+
+def _c_mod(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        return math.fmod(a, b)
+    return 0 if b == 0 else a - b * _c_div(a, b)
+
+
+def _round_away(x):
+    x = float(x)
+    return float(math.floor(x + 0.5)) if x >= 0 else float(math.ceil(x - 0.5))
+
+
+def _smoothstep(e0, e1, x):
+    t = (x - e0) / (e1 - e0) if e1 != e0 else (0.0 if x < e0 else 1.0)
+    t = 0.0 if t < 0.0 else 1.0 if t > 1.0 else t
+    return t * t * (3.0 - 2.0 * t)
+
+
+_host_impls = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": _c_div,
+    "floordiv": lambda a, b: (math.floor(a / b) if isinstance(a, float) or isinstance(b, float) else (0 if b == 0 else a // b)),
+    "mod": _c_mod,
+    "pow": lambda x, y: _np_binary(np.power)(x, y),
+    "neg": lambda x: -x,
+    "pos": lambda x: +x,
+    "bit_and": lambda a, b: a & b,
+    "bit_or": lambda a, b: a | b,
+    "bit_xor": lambda a, b: a ^ b,
+    "lshift": lambda a, b: a << b,
+    "rshift": lambda a, b: a >> b,
+    "invert": lambda a: ~a,
+    "min": lambda a, b: b if not a < b else a,
+    "max": lambda a, b: b if not a > b else a,
+    "abs": abs_,
+    "sign": lambda x: type(x)(-1) if x < 0 else type(x)(1),
+    "clamp": lambda x, a, b: b if (a if x < a else x) > b else (a if x < a else x),
+    "cbrt": lambda x: math.copysign(abs_(float(x)) ** (1.0 / 3.0), float(x)),
+    "round": _round_away,
+    "rint": _np_unary(np.rint),
+    "frac": lambda x: float(x) - math.trunc(float(x)),
+    "isnan": lambda x: math.isnan(x),
+    "isinf": lambda x: math.isinf(x),
+    "isfinite": lambda x: math.isfinite(x),
+    "select": lambda c, a, b: b if c else a,
+    "where": lambda c, a, b: a if c else b,
+    "lerp": lambda a, b, t: a * (1.0 - t) + b * t,
+    "smoothstep": _smoothstep,
+    "step": lambda x: 1.0 if x < 0 else 0.0,
+    "atan2": lambda y, x: math.atan2(y, x),
+}
+
+
+def _np_binary(ufunc):
+    def fn(x, y):
+        with np.errstate(all="ignore"):
+            return float(ufunc(np.float64(float(x)), np.float64(float(y))))
+
+    return fn
+
+
+for _b in list(registry.values()):
+    if _b.group == "internal":
+        continue
+    if _b.name in _host_impls:
+        _b.python_impl = _host_impls[_b.name]
+    elif hasattr(np, _b.name) and _b.python_impl is not None:
+        _b.python_impl = _np_unary(getattr(np, {"asin": "arcsin", "acos": "arccos", "atan": "arctan"}.get(_b.name, _b.name)))

@@ -47,7 +47,22 @@ def compiler_identity() -> str:
         out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         out = ""
-    return cxx + "\n" + out.splitlines()[0] if out else cxx
+    ident = cxx + "\n" + (out.splitlines()[0] if out else "")
+    # -march=native output depends on the processor: a shared cache must not mix machines.
+    return ident + "\n" + _cpu_model()
+
+
+def _cpu_model() -> str:
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("model name", "flags")):
+                    return platform.machine() + " " + line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine() + " " + platform.processor()
 
 
 def compile_shared(source_path: str, output_path: str, defines=()) -> None:
