@@ -20,6 +20,9 @@ from .types import (
     float64,
     half,
 )
+from .vector_types import *
+from .vector_types import vector, matrix, quaternion, transformation
+from . import types
 from .array import (
     array,
     array1d,

@@ -207,3 +207,13 @@ class array_t(ctypes.Structure):
 
 # array_t.flags bits
 ARRAY_RETAIN_GRAD = 1
+
+
+# Composite types live in vector_types.py; they are part of this module's public vocabulary
+# (``wp.types.vector(length=3, dtype=float)``).
+from .vector_types import (  # noqa: E402
+    matrix,
+    quaternion,
+    transformation,
+    vector,
+)

@@ -44,6 +44,15 @@ def literal(value, t) -> str:
     if wt.is_int(t):
         suffix = "ULL" if t.kind == "uint" else "LL"
         return f"{ctype_name(t)}({int(value)}{suffix})"
+    scalar = getattr(t, "_scalar", None)
+    if scalar is not None and isinstance(value, tuple):
+        prefix = {"vector": "vec", "matrix": "mat", "quaternion": "quat", "transform": "transform"}[t._kind]
+        parts = ", ".join(literal(v, scalar) for v in value)
+        if t._kind == "transform":
+            parts = f"weft::vec_make<weft::vec_t<3, {ctype_name(scalar)}>>({', '.join(literal(v, scalar) for v in value[:3])}), " + (
+                f"weft::quat_make<weft::quat_t<{ctype_name(scalar)}>>({', '.join(literal(v, scalar) for v in value[3:])})"
+            )
+        return f"weft::{prefix}_make<{ctype_name(t)}>({parts})"
     raise TypeError(f"no literal for {t!r}")
 
 
@@ -89,7 +98,8 @@ class CPURenderer:
         return f"  // @py {os.path.basename(file)}:{line}"
 
     def declarations(self, fn, with_adjoints: bool, skip=()) -> list:
-        out = []
+        # adj_loc receives the (ignored) adjoint of source-location arguments.
+        out = ["weft::int32 adj_loc = 0; (void)adj_loc;"] if with_adjoints else []
         for var in fn.vars:
             if var.id in skip:
                 continue
@@ -123,6 +133,10 @@ class CPURenderer:
             return f"weft::cast<{ctype_name(s.attr)}>({args[0]})"
         if c == intr.PHI:
             return f"weft::where({', '.join(args)})"
+        if c == intr.CONSTRUCT:
+            return f"weft::{s.attr}<{ctype_name(s.result.type)}>({', '.join(args)})"
+        if c in (intr.EXTRACT, intr.ASSIGN_COPY):
+            return f"weft::{c}({', '.join([args[0], self.loc(fn, s)] + args[1:])})"
         if c == intr.TID:
             d, n = s.attr
             return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
@@ -221,6 +235,11 @@ class CPURenderer:
                 return f"weft::adj_{c}({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:] + adjs[-1:] + ret)});"
             if c == intr.CAST:
                 return f"weft::adj_cast<{ctype_name(s.attr)}>({args[0]}, {adjs[0]}, {ret[0]});"
+            if c == intr.CONSTRUCT:
+                return f"weft::adj_{s.attr}<{ctype_name(s.result.type)}>({', '.join(args + adjs + ret)});"
+            if c in (intr.EXTRACT, intr.ASSIGN_COPY):
+                loc = self.loc(fn, s)
+                return f"weft::adj_{c}({', '.join([args[0], loc] + args[1:] + [adjs[0], 'adj_loc'] + adjs[1:] + ret)});"
             if c == intr.PHI:
                 return f"weft::adj_where({', '.join(args + adjs + ret)});"
             if c == intr.TUPLE_MAKE:

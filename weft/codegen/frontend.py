@@ -21,6 +21,7 @@ from .. import config
 from .. import types as wt
 from ..builtins import registry as reg
 from ..builtins import scalar as sb
+from . import composite
 from . import intrinsics as intr
 from . import ir
 from . import typing_rules as tr
@@ -53,6 +54,7 @@ _binops = {
     ast.BitXor: sb.bit_xor,
     ast.LShift: sb.lshift,
     ast.RShift: sb.rshift,
+    ast.MatMult: sb.mul,
 }
 _cmpops = {
     ast.Eq: sb._cmp["eq"],
@@ -558,17 +560,35 @@ class Lowerer(ast.NodeVisitor):
                 v = self.fn.new_var(v.type, const=v.const)  # a named literal keeps its type
             self.env[target.id] = v
             self.undefined_after.pop(target.id, None)
-        elif isinstance(target, ast.Subscript):
-            arr, idx = self.array_and_index(target)
-            self.emit_store(arr, idx, v, target)
+        elif isinstance(target, (ast.Subscript, ast.Attribute)):
+            self.assign_component(target, v)
         else:
             raise self.error(f"cannot assign to '{type(target).__name__}'", target, UnsupportedConstruct)
+
+    def assign_component(self, target, v):
+        """``a[i] = v`` for arrays (a store); for composites, rebuild the value and assign it back
+        to its own target (``m[i][j] = s`` becomes ``m = assign_copy(m, i, assign_copy(m[i], j, s))``)."""
+        base = self.visit(target.value)
+        if isinstance(target, ast.Subscript) and isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType):
+            arr, idx = self.array_and_index(target, base)
+            self.emit_store(arr, idx, v, target)
+            return
+        if not (isinstance(base, ir.Var) and composite.is_composite(base.type)):
+            raise self.error(f"cannot assign to '{ast.unparse(target)}'", target, UnsupportedConstruct)
+        if isinstance(target, ast.Subscript):
+            new = composite.write(self, base, self.index_list(target), v, target)
+        else:
+            new = composite.write_attribute(self, base, target.attr, v, target)
+            if new is None:
+                raise self.error(f"{base.type.__name__} has no attribute '{target.attr}'", target, WarpCodegenAttributeError)
+        self.assign_to(target.value, new)
 
     def visit_AugAssign(self, node):
         op = type(node.op)
         target = node.target
-        if isinstance(target, ast.Subscript):
-            arr, idx = self.array_and_index(target)
+        base = self.visit(target.value) if isinstance(target, ast.Subscript) else None
+        if isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType):
+            arr, idx = self.array_and_index(target, base)
             v = self.coerce_store_value(arr, self.expr(node.value), target)
             if op in _augops_atomic:
                 self.call(intr.ATOMICS[_augops_atomic[op]], [arr] + idx + [v], arr.type.dtype, node=node)
@@ -576,12 +596,10 @@ class Lowerer(ast.NodeVisitor):
             old = self.call(intr.LOAD, [arr] + idx, arr.type.dtype, node=target)
             self.emit_store(arr, idx, self.binop(op, old, v, node), target)
             return
-        if not isinstance(target, ast.Name):
-            raise self.error(
-                "augmented assignment target must be a name or an array element", target, UnsupportedConstruct
-            )
+        if not isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)):
+            raise self.error("augmented assignment target must be a name or an element", target, UnsupportedConstruct)
         cur = self.expr(target)
-        self.env[target.id] = self.binop(op, cur, self.expr(node.value), node)
+        self.assign_to(target, self.binop(op, cur, self.expr(node.value), node))
 
     def emit_store(self, arr, idx, v, node):
         v = self.coerce_store_value(arr, v, node)
@@ -644,6 +662,9 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(value, wt.Scalar):
             self.captures[name] = value.value
             return self.const(value.value, type(value))
+        if composite.is_composite(type(value)):
+            self.captures[name] = tuple(value._flat())
+            return self.fn.new_var(type(value), const=tuple(value._flat()))
         return Static(value)
 
     def visit_Attribute(self, node):
@@ -655,6 +676,11 @@ class Lowerer(ast.NodeVisitor):
                 raise self.error(
                     f"'{ast.unparse(node.value)}' has no attribute '{node.attr}'", node, WarpCodegenAttributeError
                 ) from None
+        if isinstance(base, ir.Var) and composite.is_composite(base.type):
+            v = composite.read_attribute(self, base, node.attr, node)
+            if v is not None:
+                return v
+            raise self.error(f"{base.type.__name__} has no attribute '{node.attr}'", node, WarpCodegenAttributeError)
         if isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType):
             if node.attr == "shape":
                 return StaticTuple([self.call(intr.SHAPE, [base], wt.int32, attr=d) for d in range(base.type.ndim)])
@@ -731,8 +757,17 @@ class Lowerer(ast.NodeVisitor):
             if not k.is_const:
                 raise self.error("a tuple can only be indexed with a constant", node)
             return base.items[int(k.const)]
+        if isinstance(base, ir.Var) and composite.is_composite(base.type):
+            return composite.read(self, base, self.index_list(node), node)
         arr, idx = self.array_and_index(node, base)
         return self.call(intr.LOAD, [arr] + idx, arr.type.dtype, node=node)
+
+    def index_list(self, node) -> list:
+        sl = node.slice
+        nodes = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if any(isinstance(i, ast.Slice) for i in nodes):
+            raise self.error("slices are not supported in kernels; index each element", node, UnsupportedConstruct)
+        return [self.expr(i) for i in nodes]
 
     def array_and_index(self, node, base=None):
         base = base if base is not None else self.expr(node.value)
@@ -772,6 +807,8 @@ class Lowerer(ast.NodeVisitor):
             return special[1](self, node)
         if wt.is_scalar(target):
             return self.cast_call(target, node)
+        if composite.is_composite(target):
+            return composite.construct(self, target, [self.expr(a) for a in node.args], node)
         if isinstance(target, reg.Builtin):
             return self.call_builtin(target, self.call_args(node, [n for n, _ in target.overloads[0].params]), node)
         if getattr(target, "_weft_kind", None) == "func":

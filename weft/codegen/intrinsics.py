@@ -28,6 +28,9 @@ PRINT_VALUE = "print_value"
 PRINT_STR = "print_str"
 PRINT_NEWLINE = "print_newline"
 PRINTF = "printf"
+CONSTRUCT = "construct"  # attr: C++ constructor name, templated on the result type
+EXTRACT = "extract"
+ASSIGN_COPY = "assign_copy"
 ATOMICS = {
     "atomic_add": "atomic_add",
     "atomic_sub": "atomic_sub",

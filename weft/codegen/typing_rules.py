@@ -43,7 +43,8 @@ def choose_overload(builtin, args, make_const):
         b = ov.bind(arg_types)
         if b is not None:
             return ov, args, ov.result_type(b, arg_types)
-    typed = [a.type for a in args if not a.literal and wt.is_scalar(a.type) and a.type is not wt.bool]
+    typed = [getattr(a.type, "_scalar", a.type) for a in args if not a.literal]
+    typed = [t for t in typed if wt.is_scalar(t) and t is not wt.bool]
     if typed and any(a.literal for a in args):
         target = typed[0]
         new_args = [
@@ -67,6 +68,8 @@ def annotation_type(annotation):
     """Map a parameter annotation to a weft type, ``typing.Any`` for generic, or None if unknown."""
     if annotation is typing.Any:
         return typing.Any
+    if getattr(annotation, "_kind", None) and getattr(annotation, "_scalar", None) is not None:
+        return annotation  # vector / matrix / quaternion / transform classes
     kernel_type = getattr(annotation, "kernel_type", None)
     if callable(kernel_type):
         return kernel_type()

@@ -50,7 +50,7 @@ WEFT_FN void store(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2,
 template <typename T>
 WEFT_FN void adj_store_at(const array_t<T>& a, T* g, T& adj_v) {
     adj_v += *g;
-    if (!(a.flags & ARRAY_RETAIN_GRAD)) *g = T(0);
+    if (!(a.flags & ARRAY_RETAIN_GRAD)) *g = T{};
 }
 template <typename T>
 WEFT_FN void adj_store(const array_t<T>& a, int32 loc, int64 i0, T& adj_v) {
@@ -103,7 +103,7 @@ WEFT_ATOMIC(max, max_raw)
 // min/max pass it only when the value is the one the element ended up holding.
 template <typename T>
 WEFT_FN T grad_at(const array_t<T>& a, T* g) {
-    return g ? *g : T(0);
+    return g ? *g : T{};
 }
 
 #define WEFT_ADJ_ATOMIC(OP, BODY)                                                                               \

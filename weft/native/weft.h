@@ -4,6 +4,7 @@
 #include "scalar.h"
 #include "array.h"
 #include "tuple.h"
+#include "vec_types.h"
 
 namespace weft {
 

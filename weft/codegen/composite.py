@@ -1,0 +1,171 @@
+"""Frontend rules for composite values (vectors, matrices, quaternions, transforms): constructors,
+component reads (``v.x``, ``v[i]``, ``m[i, j]``, ``m[i]``) and component writes, which in SSA form
+produce a modified copy (``assign_copy``) that is then bound back to the written name.
+
+Contract: functions take the ``Lowerer`` and IR vars and return IR vars; they never render C++.
+Constructors lower to the ``construct`` intrinsic whose ``attr`` is the C++ constructor name; the
+renderer prints ``weft::<name><ResultType>(args)``.
+"""
+
+from __future__ import annotations
+
+from .. import types as wt
+from .. import vector_types as vt
+from . import intrinsics as intr
+from . import typing_rules as tr
+from .errors import WarpCodegenTypeError
+
+_component_letters = {"x": 0, "y": 1, "z": 2, "w": 3}
+
+
+def is_composite(t) -> bool:
+    return vt.is_composite(t)
+
+
+def _scalar_args(lw, args, dtype, what, node):
+    out = []
+    for a in args:
+        if a.type == dtype:
+            out.append(a)
+        elif a.literal and tr.literal_fits(a.const, dtype):
+            out.append(lw.const(tr.convert_literal(a.const, dtype), dtype))
+        elif wt.is_scalar(a.type):
+            raise lw.error(
+                f"{what} has {wt.type_repr(dtype)} components but got a {wt.type_repr(a.type)} argument; "
+                f"cast it, e.g. {wt.type_repr(dtype)}(x)",
+                node,
+                WarpCodegenTypeError,
+            )
+        else:
+            return None
+    return out
+
+
+def construct(lw, cls, args, node):
+    """Lower ``cls(args...)`` for a composite class ``cls``."""
+    kind, dtype, n = cls._kind, cls._scalar, cls._length
+    name = cls.__name__
+    prefix = {"vector": "vec", "matrix": "mat", "quaternion": "quat", "transform": "transform"}[kind]
+
+    def build(symbol, xs):
+        return lw.call(intr.CONSTRUCT, xs, cls, attr=symbol, node=node)
+
+    if not args:
+        return build(f"{prefix}_zero", [])
+    if len(args) == 1 and args[0].type is not cls and is_composite(args[0].type):
+        src = args[0].type
+        if src._kind != kind or src._shape != cls._shape:
+            raise lw.error(f"cannot convert {src.__name__} to {name}", node, WarpCodegenTypeError)
+        return build(f"{prefix}_convert", args)
+    if len(args) == 1 and args[0].type is cls:
+        return args[0]
+    if kind == "transform" and len(args) == 2:
+        p, q = args
+        if vt.is_vector(p.type) and p.type._length == 3 and vt.is_quaternion(q.type):
+            if p.type._scalar is not dtype or q.type._scalar is not dtype:
+                raise lw.error(f"{name}(p, q) needs {wt.type_repr(dtype)} parts", node, WarpCodegenTypeError)
+            return build("transform_make", args)
+    if kind == "matrix" and all(vt.is_vector(a.type) for a in args):
+        raise lw.error(
+            "passing vectors to a matrix constructor is not supported; use wp.matrix_from_rows() or "
+            "wp.matrix_from_cols()",
+            node,
+            WarpCodegenTypeError,
+        )
+    scalars = _scalar_args(lw, args, dtype, name, node)
+    if scalars is None:
+        shown = ", ".join(wt.type_repr(a.type) for a in args)
+        raise lw.error(f"no constructor {name}({shown})", node, WarpCodegenTypeError)
+    if len(scalars) == 1 and kind in ("vector", "matrix"):
+        return build(f"{prefix}_fill", scalars)
+    if len(scalars) == n:
+        return build(f"{prefix}_make", scalars)
+    raise lw.error(f"{name} takes 0, 1 or {n} components, got {len(scalars)}", node, WarpCodegenTypeError)
+
+
+def from_rows_or_cols(lw, args, node, cols: bool):
+    if not args or not all(vt.is_vector(a.type) for a in args):
+        raise lw.error("matrix_from_rows/cols takes vectors", node, WarpCodegenTypeError)
+    t0 = args[0].type
+    if any(a.type is not t0 for a in args):
+        raise lw.error("all vectors passed to matrix_from_rows/cols must have the same type", node, WarpCodegenTypeError)
+    shape = (t0._length, len(args)) if cols else (len(args), t0._length)
+    cls = vt.matrix(shape, t0._scalar)
+    return lw.call(intr.CONSTRUCT, args, cls, attr="mat_from_cols" if cols else "mat_from_rows", node=node)
+
+
+def _check_index(lw, i, node):
+    if not wt.is_int(i.type):
+        raise lw.error(f"component indices must be integers, got {wt.type_repr(i.type)}", node, WarpCodegenTypeError)
+    return i
+
+
+def component_type(t, nidx):
+    """Type of ``t[i]`` (nidx=1) or ``t[i, j]`` (nidx=2)."""
+    if t._kind == "matrix":
+        return vt.vector(t._shape[1], t._scalar) if nidx == 1 else t._scalar
+    return t._scalar
+
+
+def read(lw, base, idx, node):
+    """``base[idx...]`` for a composite ``base``."""
+    t = base.type
+    nmax = 2 if t._kind == "matrix" else 1
+    if not 1 <= len(idx) <= nmax:
+        raise lw.error(f"{t.__name__} takes {nmax} index(es), got {len(idx)}", node, WarpCodegenTypeError)
+    idx = [_check_index(lw, i, node) for i in idx]
+    return lw.call(intr.EXTRACT, [base] + idx, component_type(t, len(idx)), node=node)
+
+
+def write(lw, base, idx, value, node):
+    """A copy of composite ``base`` with ``base[idx...] = value``."""
+    t = base.type
+    want = component_type(t, len(idx))
+    if value.type != want:
+        if value.literal and tr.literal_fits(value.const, want):
+            value = lw.const(tr.convert_literal(value.const, want), want)
+        else:
+            raise lw.error(
+                f"cannot assign {wt.type_repr(value.type)} to a component of {t.__name__} ({wt.type_repr(want)})",
+                node,
+                WarpCodegenTypeError,
+            )
+    idx = [_check_index(lw, i, node) for i in idx]
+    return lw.call(intr.ASSIGN_COPY, [base] + idx + [value], t, node=node)
+
+
+def attribute_index(t, attr):
+    """Component index for ``v.x`` style access, or None."""
+    if t._kind in ("vector", "quaternion") and attr in _component_letters:
+        k = _component_letters[attr]
+        return k if k < t._length else None
+    return None
+
+
+def read_attribute(lw, base, attr, node):
+    t = base.type
+    k = attribute_index(t, attr)
+    if k is not None:
+        return read(lw, base, [lw.const(k, wt.int32)], node)
+    if t._kind == "transform" and attr in ("p", "q"):
+        sym = "transform_get_translation" if attr == "p" else "transform_get_rotation"
+        rt = vt.vector(3, t._scalar) if attr == "p" else vt.quaternion(t._scalar)
+        return lw.call(intr.CONSTRUCT, [base], rt, attr=sym, node=node)
+    return None
+
+
+def write_attribute(lw, base, attr, value, node):
+    t = base.type
+    k = attribute_index(t, attr)
+    if k is not None:
+        return write(lw, base, [lw.const(k, wt.int32)], value, node)
+    if t._kind == "transform" and attr in ("p", "q"):
+        p = read_attribute(lw, base, "p", node) if attr == "q" else value
+        q = read_attribute(lw, base, "q", node) if attr == "p" else value
+        return construct(lw, t, [p, q], node)
+    return None
+
+
+def literal_components(value) -> list:
+    """Flat Python components of a composite constant (captured globals like GRAVITY = wp.vec3(...))."""
+    return value._flat()

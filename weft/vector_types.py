@@ -1,0 +1,408 @@
+"""Composite value types: vectors, matrices, quaternions, transforms (and spatial aliases).
+
+Contract: ``vector(length, dtype)`` / ``matrix(shape, dtype)`` / ``quaternion(dtype)`` /
+``transformation(dtype)`` return one cached class per parameter set, so types compare by
+identity. Each class is a ``ctypes.Array`` of its scalar components (so it passes to kernels by
+value and views NumPy memory), and carries what the compiler and arrays read:
+  ``_shape`` (component shape), ``_scalar`` (scalar type), ``_length`` (components),
+  ``_kind`` ("vector" | "matrix" | "quaternion" | "transform"), ``cname`` (C++ type),
+  ``_differentiable`` (float components).
+Python-side instances support indexing, arithmetic, equality and NumPy conversion.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+
+import numpy as np
+
+from . import types as wt
+
+_cache: dict = {}
+
+
+def _component_ctype(dtype):
+    return dtype.ctype
+
+
+def _to_py(dtype, raw):
+    if dtype is wt.float16:
+        return float(np.array([raw], dtype=np.uint16).view(np.float16)[0])
+    return raw
+
+
+def _from_py(dtype, value):
+    if isinstance(value, wt.Scalar):
+        value = value.value
+    if dtype is wt.float16:
+        return int(np.array([value], dtype=np.float16).view(np.uint16)[0])
+    if dtype is wt.bool:
+        return bool(value)
+    return float(value) if wt.is_float(dtype) else int(value)
+
+
+class _Composite:
+    """Behaviour shared by all composite classes (mixed in before ctypes.Array)."""
+
+    _shape: tuple = ()
+    _scalar = None
+    _kind = ""
+
+    def _set_flat(self, values):
+        values = list(values)
+        if len(values) != self._length_:
+            raise ValueError(f"{type(self).__name__} needs {self._length_} components, got {len(values)}")
+        for k, v in enumerate(values):
+            ctypes.Array.__setitem__(self, k, _from_py(self._scalar, v))
+
+    def _flat(self) -> list:
+        return [_to_py(self._scalar, ctypes.Array.__getitem__(self, k)) for k in range(self._length_)]
+
+    def __init__(self, *args):
+        super().__init__()
+        if not args:
+            return
+        if len(args) == 1 and isinstance(args[0], (int, float, wt.Scalar, np.number)) and not isinstance(args[0], bool):
+            self._set_flat([args[0]] * self._length_)
+            return
+        if len(args) == 1 and isinstance(args[0], bool) and self._scalar is wt.bool:
+            self._set_flat([args[0]] * self._length_)
+            return
+        flat = []
+        for a in args:
+            if isinstance(a, (_Composite, list, tuple, np.ndarray)):
+                flat.extend(np.asarray(a._flat() if isinstance(a, _Composite) else a, dtype=np.float64).ravel().tolist())
+            else:
+                flat.append(a)
+        self._set_flat(flat)
+
+    def __len__(self):
+        return self._shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.array(self._flat(), dtype=self._scalar.np_dtype).reshape(self._shape)
+        return a.astype(dtype) if dtype is not None else a
+
+    def numpy(self):
+        return self.__array__()
+
+    def list(self):
+        return self.__array__().tolist()
+
+    def __eq__(self, other):
+        try:
+            return bool(np.array_equal(self.__array__(), np.asarray(other).reshape(self._shape)))
+        except (ValueError, TypeError):
+            return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = None
+
+    def __str__(self):
+        return str(self.__array__().tolist())
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.__array__().ravel().tolist()})" if self._kind != "matrix" else (
+            f"{type(self).__name__}({self.__array__().tolist()})"
+        )
+
+    def _new(self, values):
+        out = type(self)()
+        out._set_flat(np.asarray(values).ravel().tolist())
+        return out
+
+    def _binary(self, other, op, reverse=False):
+        a = self.__array__().astype(np.float64 if wt.is_float(self._scalar) else np.int64)
+        if isinstance(other, _Composite):
+            if other._shape != self._shape:
+                return NotImplemented
+            b = other.__array__()
+        elif isinstance(other, (int, float, wt.Scalar, np.number)):
+            b = float(other) if wt.is_float(self._scalar) else int(other)
+        else:
+            return NotImplemented
+        return self._new(op(b, a) if reverse else op(a, b))
+
+    def __add__(self, other):
+        return self._binary(other, np.add) if isinstance(other, _Composite) else NotImplemented
+
+    def __sub__(self, other):
+        return self._binary(other, np.subtract) if isinstance(other, _Composite) else NotImplemented
+
+    def __mul__(self, other):
+        if isinstance(other, _Composite):
+            return NotImplemented
+        return self._binary(other, np.multiply)
+
+    def __rmul__(self, other):
+        return self._binary(other, np.multiply, reverse=True)
+
+    def __truediv__(self, other):
+        if isinstance(other, _Composite):
+            return NotImplemented
+        return self._binary(other, np.divide)
+
+    def __neg__(self):
+        return self._new(-self.__array__())
+
+    def __pos__(self):
+        return self._new(self.__array__())
+
+
+class VectorBase(_Composite):
+    _kind = "vector"
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self._flat()[i]
+        return self._flat()[i] if -self._length_ <= i < self._length_ else self._raise_index(i)
+
+    def __setitem__(self, i, value):
+        if isinstance(i, slice):
+            idx = range(self._length_)[i]
+            for k, v in zip(idx, value):
+                ctypes.Array.__setitem__(self, k, _from_py(self._scalar, v))
+            return
+        if not -self._length_ <= i < self._length_:
+            self._raise_index(i)
+        ctypes.Array.__setitem__(self, i % self._length_, _from_py(self._scalar, value))
+
+    def _raise_index(self, i):
+        raise IndexError(f"index {i} is out of range for {type(self).__name__} of length {self._length_}")
+
+    def __getattr__(self, name):
+        k = "xyzw".find(name) if len(name) == 1 else -1
+        if 0 <= k < self._length_:
+            return self[k]
+        raise AttributeError(f"{type(self).__name__} has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        k = "xyzw".find(name) if len(name) == 1 else -1
+        if 0 <= k < self._length_:
+            self[k] = value
+        else:
+            super().__setattr__(name, value)
+
+    def __matmul__(self, other):
+        if isinstance(other, MatrixBase):
+            return other.__rmatmul__(self)
+        return NotImplemented
+
+
+class MatrixBase(_Composite):
+    _kind = "matrix"
+
+    def _row_type(self):
+        return vector(self._shape[1], self._scalar)
+
+    def __getitem__(self, key):
+        a = self.__array__()
+        if isinstance(key, tuple):
+            return a[key].item()
+        return self._row_type()(*a[key].tolist())
+
+    def __setitem__(self, key, value):
+        a = self.__array__().copy()
+        a[key] = np.asarray(value)
+        self._set_flat(a.ravel().tolist())
+
+    def get_row(self, r):
+        return self[r]
+
+    def get_col(self, c):
+        return vector(self._shape[0], self._scalar)(*self.__array__()[:, c].tolist())
+
+    def set_row(self, r, v):
+        self[r] = np.asarray(v)
+
+    def set_col(self, c, v):
+        self[:, c] = np.asarray(v)
+
+    def __matmul__(self, other):
+        a = self.__array__()
+        if isinstance(other, MatrixBase):
+            r = a @ other.__array__()
+            return matrix(r.shape, self._scalar)(*r.ravel().tolist())
+        if isinstance(other, VectorBase):
+            r = a @ other.__array__()
+            return vector(len(r), self._scalar)(*r.tolist())
+        return NotImplemented
+
+    def __rmatmul__(self, other):
+        if isinstance(other, VectorBase):
+            r = other.__array__() @ self.__array__()
+            return vector(len(r), self._scalar)(*r.tolist())
+        return NotImplemented
+
+    def __mul__(self, other):
+        if isinstance(other, _Composite):
+            return self.__matmul__(other)
+        return super().__mul__(other)
+
+
+class QuaternionBase(VectorBase):
+    _kind = "quaternion"
+
+    def __mul__(self, other):
+        if isinstance(other, QuaternionBase):
+            x1, y1, z1, w1 = self._flat()
+            x2, y2, z2, w2 = other._flat()
+            return self._new(
+                [
+                    w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                    w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                    w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+                    w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                ]
+            )
+        return super().__mul__(other)
+
+
+class TransformBase(_Composite):
+    _kind = "transform"
+
+    def __init__(self, *args):
+        if len(args) == 2 and len(np.ravel(np.asarray(list(args[0])))) == 3:
+            args = (list(args[0]) + list(args[1]),)
+        super().__init__(*args)
+
+    def __getitem__(self, i):
+        return self._flat()[i]
+
+    def __setitem__(self, i, value):
+        ctypes.Array.__setitem__(self, i, _from_py(self._scalar, value))
+
+    @property
+    def p(self):
+        return vector(3, self._scalar)(*self._flat()[:3])
+
+    @p.setter
+    def p(self, v):
+        f = self._flat()
+        self._set_flat(list(v) + f[3:])
+
+    @property
+    def q(self):
+        return quaternion(self._scalar)(*self._flat()[3:])
+
+    @q.setter
+    def q(self, v):
+        f = self._flat()
+        self._set_flat(f[:3] + list(v))
+
+
+_suffix = {wt.float16: "h", wt.float32: "f", wt.float64: "d", wt.int8: "b", wt.uint8: "ub", wt.int16: "s",
+           wt.uint16: "us", wt.int32: "i", wt.uint32: "ui", wt.int64: "l", wt.uint64: "ul", wt.bool: "bool"}  # fmt: skip
+
+
+def _make(key, base, name, shape, dtype, cname):
+    cls = _cache.get(key)
+    if cls is not None:
+        return cls
+    n = int(np.prod(shape))
+    ns = {
+        "_length_": n,
+        "_type_": _component_ctype(dtype),
+        "_shape": tuple(shape),
+        "_scalar": dtype,
+        "_length": n,
+        "cname": cname,
+        "_cname": cname,
+        "_differentiable": wt.is_float(dtype),
+        "__module__": "weft.types",
+    }
+    cls = type(name, (base, ctypes.Array), ns)
+    cls.ctype = cls
+    cls.size = n * dtype.size
+    _cache[key] = cls
+    return cls
+
+
+def _ctype_name(dtype):
+    return "bool" if dtype is wt.bool else f"weft::{dtype.cname}"
+
+
+def vector(length: int, dtype=wt.float32):
+    """The vector type of ``length`` components of scalar ``dtype`` (``wp.types.vector``)."""
+    dtype = wt.type_from_annotation(dtype) or dtype
+    name = f"vec{length}{_suffix.get(dtype, dtype.cname)}"
+    return _make(("vector", length, dtype), VectorBase, name, (length,), dtype, f"weft::vec_t<{length}, {_ctype_name(dtype)}>")
+
+
+def matrix(shape, dtype=wt.float32):
+    """The matrix type of ``shape = (rows, cols)`` with scalar ``dtype`` (``wp.types.matrix``)."""
+    dtype = wt.type_from_annotation(dtype) or dtype
+    r, c = shape
+    name = f"mat{r}{c}{_suffix.get(dtype, dtype.cname)}"
+    return _make(("matrix", r, c, dtype), MatrixBase, name, (r, c), dtype, f"weft::mat_t<{r}, {c}, {_ctype_name(dtype)}>")
+
+
+def quaternion(dtype=wt.float32):
+    """The quaternion type (x, y, z, w) with scalar ``dtype``."""
+    dtype = wt.type_from_annotation(dtype) or dtype
+    return _make(("quat", dtype), QuaternionBase, f"quat{_suffix[dtype]}", (4,), dtype, f"weft::quat_t<{_ctype_name(dtype)}>")
+
+
+def transformation(dtype=wt.float32):
+    """The rigid transform type (p: vec3, q: quat) with scalar ``dtype``."""
+    dtype = wt.type_from_annotation(dtype) or dtype
+    return _make(
+        ("transform", dtype), TransformBase, f"transform{_suffix[dtype]}", (7,), dtype, f"weft::transform_t<{_ctype_name(dtype)}>"
+    )
+
+
+def is_composite(t) -> bool:
+    return isinstance(t, type) and issubclass(t, _Composite) and t in _cache.values()
+
+
+def is_vector(t) -> bool:
+    return is_composite(t) and t._kind == "vector"
+
+
+def is_matrix(t) -> bool:
+    return is_composite(t) and t._kind == "matrix"
+
+
+def is_quaternion(t) -> bool:
+    return is_composite(t) and t._kind == "quaternion"
+
+
+def is_transform(t) -> bool:
+    return is_composite(t) and t._kind == "transform"
+
+
+def scalar_of(t):
+    """The scalar type of a composite type, or ``t`` itself for scalars."""
+    return getattr(t, "_scalar", t)
+
+
+# Public names (Warp's).
+_public = {}
+for _dt in (wt.float16, wt.float32, wt.float64):
+    s = _suffix[_dt]
+    for _n in (2, 3, 4):
+        _public[f"vec{_n}{s}"] = vector(_n, _dt)
+        _public[f"mat{_n}{_n}{s}"] = matrix((_n, _n), _dt)
+    _public[f"quat{s}"] = quaternion(_dt)
+    _public[f"transform{s}"] = transformation(_dt)
+    _public[f"spatial_vector{s}"] = vector(6, _dt)
+    _public[f"spatial_matrix{s}"] = matrix((6, 6), _dt)
+for _dt in (wt.int8, wt.uint8, wt.int16, wt.uint16, wt.int32, wt.uint32, wt.int64, wt.uint64, wt.bool):
+    for _n in (2, 3, 4):
+        _public[f"vec{_n}{_suffix[_dt]}"] = vector(_n, _dt)
+for _n in (2, 3, 4):
+    _public[f"vec{_n}"] = vector(_n, wt.float32)
+    _public[f"mat{_n}{_n}"] = matrix((_n, _n), wt.float32)
+_public.update(
+    quat=quaternion(wt.float32),
+    transform=transformation(wt.float32),
+    spatial_vector=vector(6, wt.float32),
+    spatial_matrix=matrix((6, 6), wt.float32),
+)
+globals().update(_public)
+__all__ = sorted(_public) + ["vector", "matrix", "quaternion", "transformation"]
+
+_ = math  # kept for Python-side helpers
