@@ -20,6 +20,14 @@ from .codegen.source import Source
 from .runtime import module as mod
 
 
+def _signature(pyfunc) -> inspect.Signature:
+    """The signature with string annotations (``from __future__ import annotations``) evaluated."""
+    try:
+        return inspect.signature(pyfunc, eval_str=True)
+    except Exception:
+        return inspect.signature(pyfunc)
+
+
 def _short_hash(*parts) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:7]
 
@@ -36,8 +44,9 @@ class FuncInstance:
         self.arg_types = tuple(arg_types)
         self.symbol = f"{_c_ident(pyfunc.__name__)}_{_short_hash(function.module.name, pyfunc.__qualname__, function.index, overload_index, self.arg_types)}"
         src = Source(pyfunc)
-        names = list(inspect.signature(pyfunc).parameters)
-        ret_ann = pyfunc.__annotations__.get("return")
+        names = list(_signature(pyfunc).parameters)
+        ret_ann = _signature(pyfunc).return_annotation
+        ret_ann = None if ret_ann is inspect.Signature.empty else ret_ann
         self.ir, self.lowerer = frontend.lower_function(src, dict(zip(names, arg_types)), False, self.symbol, ret_ann)
         self.ret_type = self.ir.ret_type
         self.has_side_effects = self.ir.has_side_effects
@@ -80,20 +89,20 @@ class Function:
 
     @staticmethod
     def _annotations(pyfunc):
-        params = inspect.signature(pyfunc).parameters.values()
+        params = _signature(pyfunc).parameters.values()
         return tuple(
             tr.annotation_type(p.annotation) if p.annotation is not inspect.Parameter.empty else typing.Any
             for p in params
         )
 
     def param_names(self) -> list:
-        return list(inspect.signature(self.overloads[0]).parameters)
+        return list(_signature(self.overloads[0]).parameters)
 
     def specialize(self, args, make_const):
         """Pick the overload for ``args`` (IR vars) and return ``(FuncInstance, adapted args)``."""
         errors = []
         for k, pyfunc in enumerate(self.overloads):
-            params = list(inspect.signature(pyfunc).parameters.values())
+            params = list(_signature(pyfunc).parameters.values())
             args_k = list(args)
             if len(args_k) < len(params):
                 for p in params[len(args_k) :]:
@@ -194,7 +203,7 @@ class Kernel:
         self.__module__ = pyfunc.__module__
         self.module = module
         self._enable_backward = enable_backward
-        sig = inspect.signature(pyfunc)
+        sig = _signature(pyfunc)
         self.arg_names = list(sig.parameters)
         self.arg_types = []
         for p in sig.parameters.values():
