@@ -98,6 +98,7 @@ from .builtins.scalar import (
 from .codegen.intrinsics import tid, printf, atomic_add, atomic_sub, atomic_min, atomic_max, static, constant
 from .codegen.errors import WarpCodegenError, WeftCompileError, WeftBuildError
 from .kernel import kernel, func, Kernel, Function
+from .struct import struct
 from .runtime.launch import launch
 from .runtime.launch_object import Launch
 from .runtime.module import set_module_options, get_module_options, clear_kernel_cache

@@ -102,8 +102,9 @@ class Tape:
         for rec in self.launches:
             arrays = rec.arrays if isinstance(rec, FuncRecord) else tuple(rec.inputs) + tuple(rec.outputs)
             for a in arrays:
-                if hasattr(a, "grad") and getattr(a, "grad", None) is not None:
-                    seen[id(a)] = a
+                for x in a.arrays() if hasattr(a, "arrays") else [a]:
+                    if getattr(x, "grad", None) is not None:
+                        seen[id(x)] = x
         return list(seen.values())
 
     def zero(self):

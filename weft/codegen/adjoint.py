@@ -91,6 +91,8 @@ adjoint_rules = {
     intr.CONSTRUCT: _values,
     intr.EXTRACT: _values,
     intr.ASSIGN_COPY: _values,
+    intr.GET_FIELD: _values,
+    intr.SET_FIELD: _values,
     intr.TID: _never,
     intr.SHAPE: _never,
     intr.ZERO: _never,

@@ -169,3 +169,44 @@ def write_attribute(lw, base, attr, value, node):
 def literal_components(value) -> list:
     """Flat Python components of a composite constant (captured globals like GRAVITY = wp.vec3(...))."""
     return value._flat()
+
+
+# ---------------------------------------------------------------------------------------------
+# Structs (``@wp.struct``): field reads, field writes (a modified copy), construction.
+
+
+def is_struct(t) -> bool:
+    return getattr(t, "_kind", None) == "struct"
+
+
+def struct_get(lw, base, field, node):
+    t = base.type
+    if field not in t.vars:
+        raise lw.error(f"struct {t.key} has no field '{field}' (fields: {', '.join(t.vars)})", node, WarpCodegenTypeError)
+    return lw.call(intr.GET_FIELD, [base], t.vars[field], attr=(t, field), node=node)
+
+
+def struct_set(lw, base, field, value, node):
+    t = base.type
+    if field not in t.vars:
+        raise lw.error(f"struct {t.key} has no field '{field}' (fields: {', '.join(t.vars)})", node, WarpCodegenTypeError)
+    want = t.vars[field]
+    if value.type != want:
+        if value.literal and tr.literal_fits(value.const, want):
+            value = lw.const(tr.convert_literal(value.const, want), want)
+        else:
+            raise lw.error(
+                f"struct {t.key} field '{field}' is {wt.type_repr(want)}, cannot assign {wt.type_repr(value.type)}",
+                node,
+                WarpCodegenTypeError,
+            )
+    return lw.call(intr.SET_FIELD, [base, value], t, attr=(t, field), node=node)
+
+
+def struct_construct(lw, t, args, kwargs, node):
+    if args:
+        raise lw.error(f"struct {t.key}(...) takes field values by keyword, e.g. {t.key}(x=1.0)", node)
+    v = lw.call(intr.CONSTRUCT, [], t, attr="struct_zero", node=node)
+    for name, value in kwargs.items():
+        v = struct_set(lw, v, name, value, node)
+    return v

@@ -137,6 +137,10 @@ class CPURenderer:
             return f"weft::{s.attr}<{ctype_name(s.result.type)}>({', '.join(args)})"
         if c in (intr.EXTRACT, intr.ASSIGN_COPY):
             return f"weft::{c}({', '.join([args[0], self.loc(fn, s)] + args[1:])})"
+        if c in (intr.GET_FIELD, intr.SET_FIELD):
+            struct, field = s.attr
+            member = f"&{struct.cname}::{field}"
+            return f"weft::{c}({', '.join([args[0], member] + args[1:])})"
         if c == intr.TID:
             d, n = s.attr
             return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
@@ -237,6 +241,10 @@ class CPURenderer:
                 return f"weft::adj_cast<{ctype_name(s.attr)}>({args[0]}, {adjs[0]}, {ret[0]});"
             if c == intr.CONSTRUCT:
                 return f"weft::adj_{s.attr}<{ctype_name(s.result.type)}>({', '.join(args + adjs + ret)});"
+            if c in (intr.GET_FIELD, intr.SET_FIELD):
+                struct, field = s.attr
+                member = f"&{struct.cname}::{field}"
+                return f"weft::adj_{c}({', '.join([args[0], member] + args[1:] + adjs + ret)});"
             if c in (intr.EXTRACT, intr.ASSIGN_COPY):
                 loc = self.loc(fn, s)
                 return f"weft::adj_{c}({', '.join([args[0], loc] + args[1:] + [adjs[0], 'adj_loc'] + adjs[1:] + ret)});"
@@ -372,9 +380,24 @@ class CPURenderer:
             out.append("}")
         return "\n".join(out)
 
+    def struct_definitions(self, kernels, funcs) -> list:
+        """C++ definitions of every struct type used, nested structs first."""
+        order, seen = [], set()
+        for inst in list(funcs) + list(kernels):
+            for var in inst.ir.vars:
+                t = var.type
+                if getattr(t, "_kind", None) != "struct":
+                    continue
+                for dep in t.dependencies() + [t]:
+                    if dep.cname not in seen:
+                        seen.add(dep.cname)
+                        order.append(dep.cpp_definition())
+        return order
+
     def render_module(self, kernels, funcs) -> str:
-        """Full translation unit: header include, funcs in dependency order, kernels."""
+        """Full translation unit: header include, structs, funcs in dependency order, kernels."""
         parts = ['#include "weft.h"', ""]
+        parts += self.struct_definitions(kernels, funcs)
         parts += [self.render_func(f) for f in funcs]
         parts += [self.render_kernel(k) for k in kernels]
         return "\n\n".join(parts) + "\n"

@@ -573,6 +573,9 @@ class Lowerer(ast.NodeVisitor):
             arr, idx = self.array_and_index(target, base)
             self.emit_store(arr, idx, v, target)
             return
+        if isinstance(target, ast.Attribute) and isinstance(base, ir.Var) and composite.is_struct(base.type):
+            self.assign_to(target.value, composite.struct_set(self, base, target.attr, v, target))
+            return
         if not (isinstance(base, ir.Var) and composite.is_composite(base.type)):
             raise self.error(f"cannot assign to '{ast.unparse(target)}'", target, UnsupportedConstruct)
         if isinstance(target, ast.Subscript):
@@ -676,6 +679,8 @@ class Lowerer(ast.NodeVisitor):
                 raise self.error(
                     f"'{ast.unparse(node.value)}' has no attribute '{node.attr}'", node, WarpCodegenAttributeError
                 ) from None
+        if isinstance(base, ir.Var) and composite.is_struct(base.type):
+            return composite.struct_get(self, base, node.attr, node)
         if isinstance(base, ir.Var) and composite.is_composite(base.type):
             v = composite.read_attribute(self, base, node.attr, node)
             if v is not None:
@@ -809,6 +814,9 @@ class Lowerer(ast.NodeVisitor):
             return self.cast_call(target, node)
         if composite.is_composite(target):
             return composite.construct(self, target, [self.expr(a) for a in node.args], node)
+        if composite.is_struct(target):
+            kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+            return composite.struct_construct(self, target, [self.expr(a) for a in node.args], kwargs, node)
         if isinstance(target, reg.Builtin):
             return self.call_builtin(target, self.call_args(node, [n for n, _ in target.overloads[0].params]), node)
         if getattr(target, "_weft_kind", None) == "func":

@@ -31,6 +31,8 @@ PRINTF = "printf"
 CONSTRUCT = "construct"  # attr: C++ constructor name, templated on the result type
 EXTRACT = "extract"
 ASSIGN_COPY = "assign_copy"
+GET_FIELD = "get_field"  # attr: (struct type, field name)
+SET_FIELD = "set_field"
 ATOMICS = {
     "atomic_add": "atomic_add",
     "atomic_sub": "atomic_sub",

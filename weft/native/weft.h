@@ -5,6 +5,7 @@
 #include "array.h"
 #include "tuple.h"
 #include "vec_types.h"
+#include "struct.h"
 
 namespace weft {
 

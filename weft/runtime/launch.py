@@ -44,6 +44,27 @@ def _scalar_converter(t):
     return convert
 
 
+def _struct_converter(t, name, key):
+    def convert(v):
+        if getattr(v, "_struct", None) is not t:
+            raise TypeError(f"kernel '{key}' argument '{name}' expects a {t.key} struct, got {type(v).__name__}")
+        return v._ctype()
+
+    return convert
+
+
+def _composite_converter(t, name, key):
+    def convert(v):
+        if isinstance(v, t):
+            return v
+        try:
+            return t(*v) if not isinstance(v, (int, float)) else t(v)
+        except (TypeError, ValueError):
+            raise TypeError(f"kernel '{key}' argument '{name}' expects {t.__name__}, got {v!r}") from None
+
+    return convert
+
+
 class Launcher:
     """Per-instance argument packing: converters and the ctypes mirror of ``wp_args_<kernel>``."""
 
@@ -59,6 +80,12 @@ class Launcher:
             elif wt.is_scalar(t):
                 fields.append((name, t.ctype))
                 self.kinds.append(("scalar", _scalar_converter(t)))
+            elif getattr(t, "_kind", None) == "struct":
+                fields.append((name, t.ctype))
+                self.kinds.append(("scalar", _struct_converter(t, name, kernel.key)))
+            elif getattr(t, "_kind", None):
+                fields.append((name, t.ctype))
+                self.kinds.append(("scalar", _composite_converter(t, name, kernel.key)))
             else:
                 raise TypeError(f"kernel '{kernel.key}' parameter '{name}' has unsupported type {t!r}")
         if not fields:

@@ -1,0 +1,47 @@
+// Support for @wp.struct types: generated structs define their fields and an operator+=
+// (adjoint accumulation) that calls accumulate_field per field. Field access goes through
+// pointers to members so that one template serves every struct.
+#pragma once
+#include "core.h"
+
+namespace weft {
+
+template <typename T>
+WEFT_FN void accumulate_field(T& a, const T& b) {
+    a += b;
+}
+// Array fields carry their gradient inside (array_t::grad): their adjoint is not accumulated.
+template <typename T>
+WEFT_FN void accumulate_field(array_t<T>&, const array_t<T>&) {}
+WEFT_FN void accumulate_field(bool& a, const bool& b) { a = a || b; }
+
+template <typename S>
+WEFT_FN S struct_zero() {
+    return S{};
+}
+template <typename S>
+WEFT_FN void adj_struct_zero(const S&) {}
+
+template <typename S, typename F>
+WEFT_FN F get_field(const S& s, F S::*m) {
+    return s.*m;
+}
+template <typename S, typename F>
+WEFT_FN void adj_get_field(const S& s, F S::*m, S& adj_s, const F& adj_ret) {
+    accumulate_field(adj_s.*m, adj_ret);
+}
+
+template <typename S, typename F>
+WEFT_FN S set_field(S s, F S::*m, const F& v) {
+    s.*m = v;
+    return s;
+}
+template <typename S, typename F>
+WEFT_FN void adj_set_field(const S& s, F S::*m, const F& v, S& adj_s, F& adj_v, const S& adj_ret) {
+    accumulate_field(adj_v, adj_ret.*m);
+    S rest = adj_ret;
+    rest.*m = F{};
+    adj_s += rest;
+}
+
+}  // namespace weft

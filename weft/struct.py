@@ -1,0 +1,189 @@
+"""``@wp.struct``: user-defined records of scalars, composites, arrays and nested structs.
+
+Contract: ``struct(cls)`` returns a ``Struct`` type object. It is the kernel-side type (used as
+an annotation and in the IR), it builds Python instances (``Params()``), it owns the ctypes
+mirror used to pass instances to kernels by value, a NumPy structured dtype for arrays of
+structs, and the C++ definition (``cname`` + ``cpp_definition()``). Field order is the class's
+annotation order. Array fields carry their gradient pointers inside the C++ struct, so the
+backward pass of a kernel taking a struct reaches ``field.grad`` without an adjoint struct.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import inspect
+
+import numpy as np
+
+from . import types as wt
+from . import vector_types as vt
+
+
+def _field_type(t):
+    from .codegen import typing_rules as tr
+
+    kt = tr.annotation_type(t)
+    if kt is None and isinstance(t, Struct):
+        kt = t
+    if kt is None:
+        raise TypeError(f"unsupported struct field type {t!r}")
+    return kt
+
+
+def _field_ctype(t):
+    if isinstance(t, wt.ArrayType):
+        return wt.array_t
+    if isinstance(t, Struct):
+        return t.ctype
+    return t.ctype
+
+
+def _cpp_type(t):
+    from .codegen.emit import ctype_name
+
+    return ctype_name(t)
+
+
+class StructInstance:
+    """A Python-side struct value. Fields are attributes; arrays are held by reference."""
+
+    __slots__ = ("_struct", "_values")
+
+    def __init__(self, struct, **fields):
+        object.__setattr__(self, "_struct", struct)
+        object.__setattr__(self, "_values", {n: struct._default(t) for n, t in struct.vars.items()})
+        for k, v in fields.items():
+            setattr(self, k, v)
+
+    def __getattr__(self, name):
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        raise AttributeError(f"struct {self._struct.key} has no field '{name}'")
+
+    def __setattr__(self, name, value):
+        struct = self._struct
+        if name not in struct.vars:
+            raise AttributeError(f"struct {struct.key} has no field '{name}' (fields: {', '.join(struct.vars)})")
+        self._values[name] = struct._convert(name, struct.vars[name], value)
+
+    def _ctype(self):
+        """The ctypes mirror filled from the current field values."""
+        c = self._struct.ctype()
+        for name, t in self._struct.vars.items():
+            v = self._values[name]
+            if isinstance(t, wt.ArrayType):
+                if v is not None:
+                    setattr(c, name, v.__ctype__())
+            elif isinstance(t, Struct):
+                setattr(c, name, v._ctype())
+            elif vt.is_composite(t):
+                setattr(c, name, v)
+            elif t is wt.float16:
+                setattr(c, name, int(np.float16(v).view(np.uint16)))
+            else:
+                setattr(c, name, v)
+        return c
+
+    def arrays(self):
+        """Every array reachable through this struct's fields (nested structs included)."""
+        out = []
+        for name, t in self._struct.vars.items():
+            v = self._values[name]
+            if isinstance(t, wt.ArrayType) and v is not None:
+                out.append(v)
+            elif isinstance(t, Struct):
+                out.extend(v.arrays())
+        return out
+
+    def __repr__(self):
+        parts = ", ".join(f"{n}={self._values[n]!r}" for n in self._struct.vars)
+        return f"{self._struct.key}({parts})"
+
+
+class Struct:
+    """The type made by ``@wp.struct``; call it to create instances."""
+
+    _kind = "struct"
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.key = cls.__qualname__
+        self.__name__ = cls.__name__
+        self.__doc__ = cls.__doc__
+        self.__module__ = cls.__module__
+        annotations = inspect.get_annotations(cls, eval_str=True)
+        self.vars = {name: _field_type(t) for name, t in annotations.items()}
+        digest = hashlib.sha256(repr([(n, repr(t), getattr(t, "cname", "")) for n, t in self.vars.items()]).encode())
+        self.cname = f"{''.join(ch if ch.isalnum() else '_' for ch in cls.__name__)}_{digest.hexdigest()[:7]}"
+        self._cname = self.cname
+        self.ctype = type(self.cname, (ctypes.Structure,), {"_fields_": [(n, _field_ctype(t)) for n, t in self.vars.items()]})
+        self.size = ctypes.sizeof(self.ctype)
+        self._differentiable = any(
+            getattr(t, "_differentiable", False) or wt.is_float(t) or isinstance(t, Struct) and t._differentiable
+            for t in self.vars.values()
+        )
+        self._shape = ()
+        self._scalar = self
+
+    # arrays of structs read these (see array._np_layout)
+    @property
+    def np_dtype(self):
+        return np.dtype(self.ctype)
+
+    def __call__(self, **fields):
+        return StructInstance(self, **fields)
+
+    def _default(self, t):
+        if isinstance(t, wt.ArrayType):
+            return None
+        if isinstance(t, Struct):
+            return t()
+        if vt.is_composite(t):
+            return t()
+        return t.np_dtype.type(0).item()
+
+    def _convert(self, name, t, value):
+        if isinstance(t, wt.ArrayType):
+            if value is not None and value.kernel_type() != t:
+                raise TypeError(f"struct {self.key} field '{name}' expects {t!r}, got {value.kernel_type()!r}")
+            return value
+        if isinstance(t, Struct):
+            if not isinstance(value, StructInstance) or value._struct is not t:
+                raise TypeError(f"struct {self.key} field '{name}' expects a {t.key} instance")
+            return value
+        if vt.is_composite(t):
+            return value if isinstance(value, t) else t(*([value] if np.isscalar(value) else [value]))
+        if isinstance(value, wt.Scalar):
+            value = value.value
+        return t.np_dtype.type(value).item()
+
+    def cpp_definition(self) -> str:
+        fields = "\n".join(f"    {_cpp_type(t)} {n};" for n, t in self.vars.items())
+        acc = "\n".join(f"    weft::accumulate_field(a.{n}, b.{n});" for n in self.vars)
+        return (
+            f"struct {self.cname} {{\n{fields}\n}};\n"
+            f"WEFT_FN {self.cname}& operator+=({self.cname}& a, const {self.cname}& b) {{\n{acc}\n    return a;\n}}"
+        )
+
+    def dependencies(self) -> list:
+        """Nested struct types, innermost first."""
+        out = []
+        for t in self.vars.values():
+            if isinstance(t, Struct):
+                out.extend(t.dependencies())
+                out.append(t)
+        return out
+
+    def __repr__(self):
+        return f"<weft struct {self.key}>"
+
+
+def struct(cls):
+    """Decorator: turn an annotated class into a weft struct type usable in kernels and arrays."""
+    return Struct(cls)
+
+
+def is_struct(t) -> bool:
+    return isinstance(t, Struct)
