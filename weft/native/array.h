@@ -106,6 +106,13 @@ WEFT_FN T grad_at(const array_t<T>& a, T* g) {
     return g ? *g : T{};
 }
 
+// min/max: the value gets the gradient when the element ended up holding it. vec.h and mat.h
+// overload this per component (Warp's semantics for atomic_min/max on vectors and matrices).
+template <typename T>
+WEFT_FN void adj_atomic_extremum(const T& cur, const T& v, T& adj_v, const T& g) {
+    if (cur == v) adj_v += g;
+}
+
 #define WEFT_ADJ_ATOMIC(OP, BODY)                                                                               \
     template <typename T>                                                                                       \
     WEFT_FN void adj_atomic_##OP(const array_t<T>& a, int32 loc, int64 i0, T v, T& adj_v, T adj_ret) {          \
@@ -140,8 +147,8 @@ WEFT_FN T grad_at(const array_t<T>& a, T* g) {
 
 WEFT_ADJ_ATOMIC(add, (void)cur; adj_v += *g)
 WEFT_ADJ_ATOMIC(sub, (void)cur; adj_v -= *g)
-WEFT_ADJ_ATOMIC(min, if (cur == v) adj_v += *g)
-WEFT_ADJ_ATOMIC(max, if (cur == v) adj_v += *g)
+WEFT_ADJ_ATOMIC(min, adj_atomic_extremum(cur, v, adj_v, *g))
+WEFT_ADJ_ATOMIC(max, adj_atomic_extremum(cur, v, adj_v, *g))
 #undef WEFT_ADJ_ATOMIC
 
 }  // namespace weft

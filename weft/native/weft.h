@@ -5,6 +5,8 @@
 #include "array.h"
 #include "tuple.h"
 #include "vec_types.h"
+#include "vec.h"
+#include "mat.h"
 #include "struct.h"
 
 namespace weft {
