@@ -95,6 +95,18 @@ from .builtins.scalar import (
     smoothstep,
     step,
 )
+from .builtins.vector import *
+from .builtins.constructors import (
+    identity,
+    quat_identity,
+    transform_identity,
+    matrix_from_rows,
+    matrix_from_cols,
+    svd3,
+    qr3,
+    eig3,
+    quat_to_axis_angle,
+)
 from .codegen.intrinsics import tid, printf, atomic_add, atomic_sub, atomic_min, atomic_max, static, constant
 from .codegen.errors import WarpCodegenError, WeftCompileError, WeftBuildError
 from .kernel import kernel, func, Kernel, Function

@@ -59,6 +59,37 @@ AnyScalar = AnyOf("scalar", _any_value)
 AnyInt = AnyOf("int", wt.is_int)
 
 
+class DTypeOf:
+    """A pattern matching exactly the scalar type of the type bound to another type variable
+    (``mul(s: DTypeOf("V"), v: V)``: the scalar must be the vector's component type)."""
+
+    def __init__(self, var: str):
+        self.var = var
+
+    def __repr__(self):
+        return f"scalar of {self.var}"
+
+
+def _kind_is(*kinds, float_only=False, length=None, shape=None):
+    def accepts(t):
+        if getattr(t, "_kind", None) not in kinds:
+            return False
+        if float_only and not wt.is_float(t._scalar):
+            return False
+        if length is not None and t._length != length:
+            return False
+        if shape is not None and t._shape != shape:
+            return False
+        return True
+
+    return accepts
+
+
+def composite_var(name, *kinds, float_only=False, length=None, shape=None) -> TypeVar:
+    """A type variable over composite types of the given kinds ("vector", "matrix", ...)."""
+    return TypeVar(name, _kind_is(*kinds, float_only=float_only, length=length, shape=shape))
+
+
 @dataclasses.dataclass(frozen=True)
 class Overload:
     """One signature of a builtin.
@@ -83,8 +114,11 @@ class Overload:
         if len(arg_types) != len(self.params):
             return None
         binding: dict = {}
+        deferred = []
         for (_, pattern), t in zip(self.params, arg_types):
-            if isinstance(pattern, TypeVar):
+            if isinstance(pattern, DTypeOf):
+                deferred.append((pattern, t))
+            elif isinstance(pattern, TypeVar):
                 if pattern.name in binding:
                     if binding[pattern.name] != t:
                         return None
@@ -96,6 +130,10 @@ class Overload:
                 if not pattern.accepts(t):
                     return None
             elif pattern != t:
+                return None
+        for pattern, t in deferred:
+            bound = binding.get(pattern.var)
+            if bound is None or getattr(bound, "_scalar", bound) != t:
                 return None
         return binding
 

@@ -88,3 +88,79 @@ register_special(len, _call_len)
 register_special(intr.constant, _call_constant)
 for _name in intr.ATOMICS:
     register_special(getattr(intr, _name), _call_atomic(_name))
+
+
+# --- composite constructors and output-parameter builtins -----------------------------------
+from .. import vector_types as vt  # noqa: E402
+from ..builtins import constructors as ctors  # noqa: E402
+from . import composite  # noqa: E402
+from . import typing_rules as tr  # noqa: E402
+
+
+def _static_kwargs(lw: Lowerer, node, names, defaults):
+    """Evaluate constant arguments (sizes, dtypes) at build time."""
+    values = dict(defaults)
+    for name, a in zip(names, node.args):
+        values[name] = lw.static_eval(a)
+    for k in node.keywords:
+        if k.arg not in values:
+            raise lw.error(f"unexpected keyword argument '{k.arg}'", node)
+        values[k.arg] = lw.static_eval(k.value)
+    return values
+
+
+def _dtype_arg(lw, value, node):
+    t = tr.annotation_type(value)
+    if t is None or not wt.is_scalar(t):
+        raise lw.error(f"dtype must be a scalar type, got {value!r}", node)
+    return t
+
+
+def _call_identity(lw: Lowerer, node):
+    kw = _static_kwargs(lw, node, ["n", "dtype"], {"n": 3, "dtype": float})
+    cls = vt.matrix((int(kw["n"]), int(kw["n"])), _dtype_arg(lw, kw["dtype"], node))
+    return lw.call(intr.CONSTRUCT, [], cls, attr="identity", node=node)
+
+
+def _identity_of(make, symbol):
+    def handler(lw: Lowerer, node):
+        kw = _static_kwargs(lw, node, ["dtype"], {"dtype": float})
+        cls = make(_dtype_arg(lw, kw["dtype"], node))
+        return lw.call(intr.CONSTRUCT, [], cls, attr=symbol, node=node)
+
+    return handler
+
+
+def _rows_or_cols(cols):
+    def handler(lw: Lowerer, node):
+        return composite.from_rows_or_cols(lw, [lw.expr(a) for a in node.args], node, cols)
+
+    return handler
+
+
+def _call_with_outputs(builtin):
+    """``wp.svd3(A, U, sigma, V)``: call the tuple-returning builtin, then assign each output
+    to the name passed in its place (weft values are immutable, so outputs are rebindings)."""
+    n_out = builtin.outputs
+
+    def handler(lw: Lowerer, node):
+        n_in = len(node.args) - n_out
+        if n_in < 1 or any(not isinstance(t, ast.Name) for t in node.args[n_in:]):
+            raise lw.error(
+                f"wp.{builtin.name}() takes its inputs followed by {n_out} variable names to receive the outputs",
+                node,
+            )
+        result = lw.call_builtin(builtin, [lw.expr(a) for a in node.args[:n_in]], node)
+        for k, (target, t) in enumerate(zip(node.args[n_in:], result.type.types)):
+            lw.assign_to(ast.Name(id=target.id, ctx=ast.Store()), lw.call(intr.TUPLE_GET, [result], t, attr=k, node=node))
+
+    return handler
+
+
+register_special(ctors.identity, _call_identity)
+register_special(ctors.quat_identity, _identity_of(vt.quaternion, "quat_identity"))
+register_special(ctors.transform_identity, _identity_of(vt.transformation, "transform_identity"))
+register_special(ctors.matrix_from_rows, _rows_or_cols(False))
+register_special(ctors.matrix_from_cols, _rows_or_cols(True))
+for _b in (ctors.svd3, ctors.qr3, ctors.eig3, ctors.quat_to_axis_angle):
+    register_special(_b, _call_with_outputs(_b))

@@ -39,10 +39,9 @@ def choose_overload(builtin, args, make_const):
     for float64 ``x``). Returns ``(overload, args, result_type)``.
     """
     arg_types = [a.type for a in args]
-    for ov in builtin.overloads:
-        b = ov.bind(arg_types)
-        if b is not None:
-            return ov, args, ov.result_type(b, arg_types)
+    found = _first_fit(builtin, arg_types)
+    if found is not None:
+        return found[0], args, found[1]
     typed = [getattr(a.type, "_scalar", a.type) for a in args if not a.literal]
     typed = [t for t in typed if wt.is_scalar(t) and t is not wt.bool]
     if typed and any(a.literal for a in args):
@@ -51,17 +50,29 @@ def choose_overload(builtin, args, make_const):
             make_const(convert_literal(a.const, target), target) if a.literal and literal_fits(a.const, target) else a
             for a in args
         ]
-        new_types = [a.type for a in new_args]
-        for ov in builtin.overloads:
-            b = ov.bind(new_types)
-            if b is not None:
-                return ov, new_args, ov.result_type(b, new_types)
+        found = _first_fit(builtin, [a.type for a in new_args])
+        if found is not None:
+            return found[0], new_args, found[1]
     shown = ", ".join(wt.type_repr(t) for t in arg_types)
     cands = "; ".join(builtin.name + ov.signature() for ov in builtin.overloads[:6])
     raise TypeError(
         f"no overload of '{builtin.name}' accepts argument types ({shown}). Candidates: {cands}. "
         f"Mixed scalar types need an explicit cast, e.g. wp.float64(x) or float(x)"
     )
+
+
+def _first_fit(builtin, arg_types):
+    """The first overload accepting ``arg_types`` and its result type; a callable type rule may
+    refuse a combination (e.g. mismatched matrix shapes) by returning None."""
+    for ov in builtin.overloads:
+        b = ov.bind(arg_types)
+        if b is None:
+            continue
+        result = ov.result_type(b, arg_types)
+        if result is None and ov.returns is not None:
+            continue
+        return ov, result
+    return None
 
 
 def annotation_type(annotation):

@@ -1,0 +1,187 @@
+"""Vector, matrix, quaternion, transform and spatial builtins: overloads and type rules.
+
+The C++ lives in native/vec.h, mat.h, quat.h, transform.h, spatial.h and linalg.h. Operators
+(add, mul, ...) gain composite overloads on the builtins declared in scalar.py.
+"""
+
+from __future__ import annotations
+
+from .. import types as wt
+from .. import vector_types as vt
+from . import scalar as sb
+from .registry import AnyOf, AnyScalar, DTypeOf, builtin, composite_var, p, registry
+
+V = composite_var("V", "vector")
+V2 = composite_var("V2", "vector")
+FV = composite_var("V", "vector", float_only=True)
+FV2 = composite_var("V2", "vector", float_only=True)
+FV3 = composite_var("V", "vector", float_only=True, length=3)
+FV6 = composite_var("V", "vector", float_only=True, length=6)
+M = composite_var("M", "matrix")
+M2 = composite_var("M2", "matrix")
+FM = composite_var("M", "matrix", float_only=True)
+FM33 = composite_var("M", "matrix", float_only=True, shape=(3, 3))
+FM44 = composite_var("M", "matrix", float_only=True, shape=(4, 4))
+Q = composite_var("Q", "quaternion", float_only=True)
+X = composite_var("X", "transform", float_only=True)
+C = composite_var("C", "vector", "matrix", "quaternion", "transform")
+Any = AnyOf("any value", lambda t: True)
+
+
+def _square(t) -> bool:
+    return t._shape[0] == t._shape[1]
+
+
+FMsq = composite_var("M", "matrix", float_only=True)
+FMsq.accepts = lambda t, _base=FMsq.accepts: _base(t) and _square(t)  # square float matrices
+
+
+def scalar_of(k=0):
+    return lambda ts: ts[k]._scalar
+
+
+def same(k=0):
+    return lambda ts: ts[k]
+
+
+def vec3_of(k=0):
+    return lambda ts: vt.vector(3, ts[k]._scalar)
+
+
+def quat_of(k=0):
+    return lambda ts: vt.quaternion(ts[k]._scalar)
+
+
+def mat33_of(k=0):
+    return lambda ts: vt.matrix((3, 3), ts[k]._scalar)
+
+
+def _matvec(ts):
+    m, v = ts
+    return vt.vector(m._shape[0], m._scalar) if m._shape[1] == v._length and m._scalar is v._scalar else None
+
+
+def _vecmat(ts):
+    v, m = ts
+    return vt.vector(m._shape[1], m._scalar) if m._shape[0] == v._length and m._scalar is v._scalar else None
+
+
+def _matmat(ts):
+    a, b = ts
+    return vt.matrix((a._shape[0], b._shape[1]), a._scalar) if a._shape[1] == b._shape[0] and a._scalar is b._scalar else None
+
+
+def _outer(ts):
+    a, b = ts
+    return vt.matrix((a._length, b._length), a._scalar) if a._scalar is b._scalar else None
+
+
+def _transpose(ts):
+    return vt.matrix((ts[0]._shape[1], ts[0]._shape[0]), ts[0]._scalar)
+
+
+def _diag(ts):
+    return vt.matrix((ts[0]._length, ts[0]._length), ts[0]._scalar)
+
+
+def _get_diag(ts):
+    return vt.vector(min(ts[0]._shape), ts[0]._scalar)
+
+
+# --- operators -------------------------------------------------------------------------------
+for _T in (V, M, Q, X):
+    sb.add.add(p("a", _T, "b", _T), _T)
+    sb.sub.add(p("a", _T, "b", _T), _T)
+for _T in (V, M, Q):
+    sb.neg.add(p("x", _T), _T)
+    sb.pos.add(p("x", _T), _T)
+    sb.mul.add(p("a", _T, "b", DTypeOf(_T.name)), _T)
+    sb.mul.add(p("a", DTypeOf(_T.name), "b", _T), _T)
+    sb.div.add(p("a", _T, "b", DTypeOf(_T.name)), _T)
+sb.div.add(p("a", DTypeOf("V"), "b", V), V)
+sb.mul.add(p("a", M, "b", V), _matvec)
+sb.mul.add(p("a", V, "b", M), _vecmat)
+sb.mul.add(p("a", M, "b", M2), _matmat)
+sb.mul.add(p("a", Q, "b", Q), Q)
+sb.mul.add(p("a", X, "b", X), X, symbol="transform_multiply")
+for _name in ("eq", "ne"):
+    sb._cmp[_name].add(p("a", C, "b", C), wt.bool, symbol="cmp_" + _name, differentiable=False)
+sb.where.add(p("cond", AnyScalar, "a", C, "b", C), C)
+sb.select.add(p("cond", AnyScalar, "a", C, "b", C), C)
+
+# --- elementwise and reductions --------------------------------------------------------------
+sb.min.add(p("a", V, "b", V), V)
+sb.max.add(p("a", V, "b", V), V)
+sb.min.add(p("a", V), scalar_of())
+sb.max.add(p("a", V), scalar_of())
+sb.abs.add(p("x", V), V)
+sb.clamp.add(p("x", V, "a", V, "b", V), V)
+
+argmin = builtin("argmin", "Index of the smallest component", "vector math").add(p("a", V), wt.uint32, differentiable=False)
+argmax = builtin("argmax", "Index of the largest component", "vector math").add(p("a", V), wt.uint32, differentiable=False)
+
+dot = builtin("dot", "Dot product", "vector math").add(p("a", FV, "b", FV), scalar_of()).add(p("a", Q, "b", Q), scalar_of())
+cross = builtin("cross", "Cross product of two 3-vectors", "vector math").add(p("a", FV3, "b", FV3), FV3)
+length = builtin("length", "Euclidean length", "vector math").add(p("a", FV), scalar_of()).add(p("a", Q), scalar_of())
+length_sq = builtin("length_sq", "Squared Euclidean length", "vector math").add(p("a", FV), scalar_of()).add(p("a", Q), scalar_of())
+normalize = builtin("normalize", "a / length(a) (zero stays zero)", "vector math").add(p("a", FV), FV).add(p("a", Q), Q)
+norm_l1 = builtin("norm_l1", "Sum of absolute components", "vector math").add(p("a", FV), scalar_of())
+norm_l2 = builtin("norm_l2", "Euclidean norm", "vector math").add(p("a", FV), scalar_of())
+outer = builtin("outer", "Outer product a b^T", "vector math").add(p("a", FV, "b", FV2), _outer)
+cw_mul = builtin("cw_mul", "Component-wise product", "vector math").add(p("a", V, "b", V), V).add(p("a", M, "b", M), M)
+cw_div = builtin("cw_div", "Component-wise quotient", "vector math").add(p("a", V, "b", V), V).add(p("a", M, "b", M), M)
+
+# --- matrices --------------------------------------------------------------------------------
+transpose = builtin("transpose", "Matrix transpose", "matrix math").add(p("a", M), _transpose)
+inverse = builtin("inverse", "Inverse of a 2x2, 3x3 or 4x4 matrix", "matrix math").add(p("a", FMsq), FMsq)
+determinant = builtin("determinant", "Determinant", "matrix math").add(p("a", FMsq), scalar_of())
+trace = builtin("trace", "Sum of the diagonal", "matrix math").add(p("a", FMsq), scalar_of())
+diag = builtin("diag", "Square matrix with the vector on its diagonal", "matrix math").add(p("d", FV), _diag)
+get_diag = builtin("get_diag", "The diagonal of a matrix as a vector", "matrix math").add(p("a", FM), _get_diag)
+skew = builtin("skew", "The cross-product matrix of a 3-vector", "matrix math").add(p("a", FV3), mat33_of())
+ddot = builtin("ddot", "Double contraction sum(a * b)", "matrix math").add(p("a", FM, "b", FM), scalar_of())
+
+# --- quaternions ----------------------------------------------------------------------------
+quat_from_axis_angle = builtin("quat_from_axis_angle", "Rotation of angle about axis", "quaternion").add(
+    p("axis", FV3, "angle", DTypeOf("V")), quat_of()
+)
+quat_rotate = builtin("quat_rotate", "Rotate a vector by a quaternion", "quaternion").add(p("q", Q, "p", FV3), vec3_of())
+quat_rotate_inv = builtin("quat_rotate_inv", "Rotate a vector by the inverse quaternion", "quaternion").add(
+    p("q", Q, "p", FV3), vec3_of()
+)
+quat_inverse = builtin("quat_inverse", "Conjugate of a unit quaternion", "quaternion").add(p("q", Q), Q)
+quat_to_matrix = builtin("quat_to_matrix", "3x3 rotation matrix of a quaternion", "quaternion").add(p("q", Q), mat33_of())
+quat_from_matrix = builtin("quat_from_matrix", "Quaternion of a rotation matrix", "quaternion").add(
+    p("m", FM33), quat_of()
+)
+quat_rpy = builtin("quat_rpy", "Quaternion from roll, pitch, yaw", "quaternion").add(
+    p("roll", sb.Float, "pitch", sb.Float, "yaw", sb.Float), lambda ts: vt.quaternion(ts[0])
+)
+quat_slerp = builtin("quat_slerp", "Spherical interpolation", "quaternion").add(p("q0", Q, "q1", Q, "t", DTypeOf("Q")), Q)
+
+# --- transforms -----------------------------------------------------------------------------
+transform_point = builtin("transform_point", "Apply a transform to a point", "transform").add(
+    p("xform", X, "point", FV3), vec3_of()
+).add(p("mat", FM44, "point", FV3), vec3_of())
+transform_vector = builtin("transform_vector", "Apply a transform's rotation to a vector", "transform").add(
+    p("xform", X, "vec", FV3), vec3_of()
+).add(p("mat", FM44, "vec", FV3), vec3_of())
+transform_multiply = builtin("transform_multiply", "Compose two transforms", "transform").add(p("a", X, "b", X), X)
+transform_inverse = builtin("transform_inverse", "Inverse transform", "transform").add(p("xform", X), X)
+transform_get_translation = builtin("transform_get_translation", "Translation part", "transform").add(
+    p("xform", X), vec3_of()
+)
+transform_get_rotation = builtin("transform_get_rotation", "Rotation part", "transform").add(p("xform", X), quat_of())
+
+# --- spatial vectors (6-vectors: angular part on top, linear part below) -------------------
+spatial_cross = builtin("spatial_cross", "Spatial motion cross product", "spatial").add(p("a", FV6, "b", FV6), FV6)
+spatial_cross_dual = builtin("spatial_cross_dual", "Spatial force cross product", "spatial").add(
+    p("a", FV6, "b", FV6), FV6
+)
+spatial_dot = builtin("spatial_dot", "Dot product of spatial vectors", "spatial").add(p("a", FV6, "b", FV6), scalar_of())
+spatial_top = builtin("spatial_top", "The first three components", "spatial").add(p("a", FV6), vec3_of())
+spatial_bottom = builtin("spatial_bottom", "The last three components", "spatial").add(p("a", FV6), vec3_of())
+
+_ = registry
+
+__all__ = sorted(name for name, obj in list(globals().items()) if type(obj).__name__ == "Builtin" and not name.startswith("_"))
