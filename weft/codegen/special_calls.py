@@ -57,8 +57,10 @@ def _call_printf(lw: Lowerer, node):
 
 def _call_len(lw: Lowerer, node):
     v = lw.expr(node.args[0])
+    if getattr(v.type, "_kind", None) in ("vector", "matrix", "quaternion", "transform"):
+        return lw.const(v.type._shape[0], wt.int32)
     if not isinstance(v.type, wt.ArrayType):
-        raise lw.error("len() takes an array in kernels", node)
+        raise lw.error("len() takes an array, vector or matrix in kernels", node)
     return lw.call(intr.SHAPE, [v], wt.int32, attr=0)
 
 
@@ -164,3 +166,36 @@ register_special(ctors.matrix_from_rows, _rows_or_cols(False))
 register_special(ctors.matrix_from_cols, _rows_or_cols(True))
 for _b in (ctors.svd3, ctors.qr3, ctors.eig3, ctors.quat_to_axis_angle):
     register_special(_b, _call_with_outputs(_b))
+
+
+def _generic_constructor(kind):
+    """``wp.vector(x, y, z)`` / ``wp.vector(length=3, dtype=float)`` / ``wp.matrix(..., shape=(2, 2))``."""
+
+    def handler(lw: Lowerer, node):
+        args = [lw.expr(a) for a in node.args]
+        kw = {k.arg: lw.static_eval(k.value) for k in node.keywords}
+        dtype = kw.get("dtype")
+        if dtype is not None:
+            dtype = _dtype_arg(lw, dtype, node)
+        elif args:
+            dtype = args[0].type if wt.is_scalar(args[0].type) else getattr(args[0].type, "_scalar", None)
+            if args[0].literal and dtype is not None and wt.is_float(dtype):
+                dtype = wt.float32
+        else:
+            dtype = wt.float32
+        if kind == "vector":
+            cls = vt.vector(int(kw.get("length", len(args) if len(args) > 1 else 0) or 0), dtype)
+        else:
+            shape = kw.get("shape")
+            if shape is None:
+                raise lw.error("wp.matrix(...) in kernels needs shape=(rows, cols)", node)
+            cls = vt.matrix(tuple(int(x) for x in shape), dtype)
+        if cls._length == 0:
+            raise lw.error("wp.vector(...) needs its components or length=", node)
+        return composite.construct(lw, cls, args, node)
+
+    return handler
+
+
+register_special(vt.vector, _generic_constructor("vector"))
+register_special(vt.matrix, _generic_constructor("matrix"))
