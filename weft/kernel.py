@@ -14,6 +14,7 @@ import typing
 
 from . import types as wt
 from .codegen import adjoint as ad
+from .codegen.access import array_access
 from .codegen import frontend
 from .codegen import typing_rules as tr
 from .codegen.source import Source
@@ -166,6 +167,14 @@ class KernelInstance:
         self.backward_ptr = None
         self.library = None
         self.launcher = None  # built by runtime.launch on first use
+        self._access = None
+
+    @property
+    def access(self) -> dict:
+        """``{param path: {"read", "write"}}`` (see codegen/access.py)."""
+        if self._access is None:
+            self._access = array_access(self.ir)
+        return self._access
 
     @property
     def tid_ndim(self) -> int:

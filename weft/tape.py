@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+import warnings
 
 from .runtime import launch as _launch
 from .runtime import recording
@@ -32,6 +33,44 @@ class FuncRecord:
 
     backward: typing.Callable
     arrays: tuple
+
+
+def _resolve(params_by_name: dict, path: tuple):
+    v = params_by_name.get(path[0])
+    for field in path[1:]:
+        v = getattr(v, field, None)
+    return v
+
+
+_warned: set = set()
+
+
+def _warn_gradient_dead_ends(rec, params):
+    """Warn when a launch writes an array that has no gradient buffer although it reads arrays
+    that do: the gradient of everything computed from that output silently stops there."""
+    by_name = dict(zip(rec.kernel.arg_names, params))
+    access = rec.instance.access
+    reads_with_grad = [
+        p for p, kinds in access.items() if "read" in kinds and getattr(_resolve(by_name, p), "grad", None) is not None
+    ]
+    if not reads_with_grad:
+        return
+    for path, kinds in access.items():
+        if "write" not in kinds:
+            continue
+        arr = _resolve(by_name, path)
+        if arr is None or getattr(arr, "grad", None) is not None:
+            continue
+        key = (rec.kernel.key, path)
+        if key in _warned:
+            continue
+        _warned.add(key)
+        warnings.warn(
+            f"kernel '{rec.kernel.key}' writes '{'.'.join(path)}', an array created without requires_grad=True, so "
+            f"no gradient flows back through it to {', '.join(repr('.'.join(p)) for p in reads_with_grad)}; "
+            "create it with requires_grad=True",
+            stacklevel=3,
+        )
 
 
 class Tape:
@@ -84,6 +123,7 @@ class Tape:
                 rec.backward()
                 continue
             params = list(rec.inputs) + list(rec.outputs)
+            _warn_gradient_dead_ends(rec, params)
             adj = [getattr(p, "grad", None) for p in params]
             _launch.launch(
                 rec.kernel,
