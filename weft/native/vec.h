@@ -395,7 +395,7 @@ WEFT_FN bool cmp_ne(const vec_t<N, T>& a, const vec_t<N, T>& b) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Component-wise min, max, abs, sign, clamp (scalar.h's rules per component); reductions
+// Component-wise min, max, mod, abs, sign, clamp (scalar.h's rules per component); reductions
 // max(v), min(v), argmax(v), argmin(v).
 
 #define WEFT_VEC_BINARY_CW(name)                                                                           \
@@ -412,6 +412,7 @@ WEFT_FN bool cmp_ne(const vec_t<N, T>& a, const vec_t<N, T>& b) {
     }
 WEFT_VEC_BINARY_CW(min)
 WEFT_VEC_BINARY_CW(max)
+WEFT_VEC_BINARY_CW(mod)  // a % b component-wise: fmod for floats, C remainder for ints (Warp)
 #undef WEFT_VEC_BINARY_CW
 
 #define WEFT_VEC_UNARY_CW(name)                                                                          \
