@@ -108,6 +108,7 @@ smoothstep = builtin("smoothstep", "Smooth Hermite step of x from edge0 to edge1
     p("edge0", Float, "edge1", Float, "x", Float), Float
 )
 step = builtin("step", "1 when x < 0, else 0 (Warp's convention)", "scalar math").add(p("x", Float), Float)
+step.add(p("x", Int), Int, differentiable=False)
 
 
 def abs_(x):

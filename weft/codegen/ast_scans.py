@@ -12,7 +12,7 @@ def literal_type(value):
     if isinstance(value, bool):
         return wt.bool
     if isinstance(value, int):
-        return wt.int32
+        return wt.int32 if -(2**31) <= value < 2**31 else wt.int64
     return wt.float32
 
 

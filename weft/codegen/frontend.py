@@ -133,9 +133,15 @@ class Lowerer(ast.NodeVisitor):
         return ir.Loc(len(self.fn.locs) - 1, line)
 
     def const(self, value, type=None, literal=False) -> ir.Var:
+        """A constant. Untyped Python literals keep their exact Python value (so ``wp.float64(0.1)``
+        is exactly 0.1); typed constants hold the value converted to their type."""
         if type is None:
             type, literal = _literal_type(value), True
-        return self.fn.new_var(type, const=tr.convert_literal(value, type), literal=literal)
+        try:
+            stored = value if literal else tr.convert_literal(value, type)
+        except OverflowError:
+            raise self.error(f"the constant {value!r} does not fit in {wt.type_repr(type)}", cls=WarpCodegenValueError) from None
+        return self.fn.new_var(type, const=stored, literal=literal)
 
     def call(self, callee, args, result_type, attr=None, node=None) -> typing.Optional[ir.Var]:
         res = self.fn.new_var(result_type) if result_type is not None else None
@@ -557,7 +563,7 @@ class Lowerer(ast.NodeVisitor):
             if isinstance(v, StaticTuple):
                 raise self.error("assign a tuple by unpacking it: a, b = ...", target, UnsupportedConstruct)
             if isinstance(v, ir.Var) and v.literal:
-                v = self.fn.new_var(v.type, const=v.const)  # a named literal keeps its type
+                v = self.const(v.const, v.type)  # a named literal takes its type (x = 0.1 is float32)
             self.env[target.id] = v
             self.undefined_after.pop(target.id, None)
         elif isinstance(target, (ast.Subscript, ast.Attribute)):
@@ -736,12 +742,22 @@ class Lowerer(ast.NodeVisitor):
         return self.call_builtin(_unops[type(node.op)], [v], node)
 
     def visit_BoolOp(self, node):
-        vals = [self.to_bool(self.expr(v)) for v in node.values]
-        op = intr.LOGICAL_AND if isinstance(node.op, ast.And) else intr.LOGICAL_OR
-        acc = vals[0]
-        for v in vals[1:]:
-            acc = self.call(op, [acc, v], wt.bool)
-        return acc
+        """``a and b`` / ``a or b`` short-circuit like Python: b is evaluated only when needed
+        (``i < n and x[i] > 0`` never reads x[n])."""
+        is_and = isinstance(node.op, ast.And)
+
+        def chain(values):
+            first = self.to_bool(self.expr(values[0]))
+            if len(values) == 1:
+                return first
+            if first.is_const:
+                return chain(values[1:]) if bool(first.const) == is_and else first
+            rest = (lambda: chain(values[1:]))
+            short = lambda: self.const(not is_and, wt.bool)  # noqa: E731
+            a, b = self.emit_if(first, rest if is_and else short, short if is_and else rest)
+            return self.merge_values(first, a, b)
+
+        return chain(node.values)
 
     def visit_Compare(self, node):
         left = self.expr(node.left)

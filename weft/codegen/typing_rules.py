@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import typing
 
+import numpy as np
+
 from .. import types as wt
 
 
@@ -20,7 +22,10 @@ def literal_fits(value, target) -> bool:
     if isinstance(value, bool):
         return target is wt.bool or wt.is_int(target)
     if isinstance(value, int):
-        return wt.is_int(target) or wt.is_float(target)
+        if wt.is_int(target):
+            info = np.iinfo(target.np_dtype)
+            return info.min <= value <= info.max
+        return wt.is_float(target)
     if isinstance(value, float):
         return wt.is_float(target)
     return False

@@ -43,6 +43,14 @@ struct float16 {
     WEFT_FN float16(double f) { bits = from_float(float(f)); }
     WEFT_FN float16(int f) { bits = from_float(float(f)); }
     WEFT_FN operator float() const { return to_float(bits); }
+    WEFT_FN float16& operator+=(float16 o) {
+        bits = from_float(to_float(bits) + to_float(o.bits));
+        return *this;
+    }
+    WEFT_FN float16& operator-=(float16 o) {
+        bits = from_float(to_float(bits) - to_float(o.bits));
+        return *this;
+    }
     static WEFT_FN uint16_t from_float(float f) {
         uint32_t x;
         memcpy(&x, &f, 4);

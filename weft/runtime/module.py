@@ -151,11 +151,25 @@ class Module:
         with _lock:
             if inst.forward_ptr is not None:
                 return
+            self.lower_unlaunched_kernels()
             batch = [i for i in self.pending if i.forward_ptr is None]
             if inst not in batch:
                 batch.append(inst)
             self.build(batch)
             self.pending = [i for i in self.pending if i.forward_ptr is None]
+
+    def lower_unlaunched_kernels(self):
+        """Prepare every non-generic kernel of the module so that one build covers them all (a
+        module's kernels usually launch together). A kernel that fails to compile is left out
+        here; it reports its error when it is launched itself."""
+        from ..codegen.errors import WarpCodegenError
+
+        for k in self.kernels:
+            if not k.is_generic and not k._instances:
+                try:
+                    k.default_instance()
+                except (WarpCodegenError, TypeError, ValueError, KeyError, AttributeError, RuntimeError):
+                    pass
 
     def build(self, instances):
         renderer = CPURenderer()
