@@ -18,7 +18,8 @@
 //   - print: one row per line, every component followed by a space ("1 2 \n3 4 "); the caller
 //     adds the final newline.
 //   - skew(v) = [[0, -z, y], [z, 0, -x], [-y, x, 0]]; ddot(a, b) = sum a_ij b_ij;
-//     outer(a, b) = a b^T; trace sums the diagonal (min(R, C) terms); atomics per component.
+//     outer(a, b) = a b^T; trace and get_diag take the diagonal's min(R, C) terms; atomics per
+//     component.
 // Extension over Warp 1.19: cmp_ne on matrices.
 //
 // Shared by CPU and CUDA (NVRTC): every function is WEFT_FN, no std::, no lambdas.
@@ -541,15 +542,16 @@ WEFT_FN void adj_diag(const vec_t<N, T>& v, vec_t<N, T>& adj_v, const mat_t<N, N
     for (unsigned i = 0; i < N; ++i) vec_detail::accum_from(adj_v.c[i], adj_ret.data[i][i]);
 }
 
-template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> get_diag(const mat_t<N, N, T>& m) {
-    vec_t<N, T> r;
-    for (unsigned i = 0; i < N; ++i) r.c[i] = m.data[i][i];
+// The diagonal m[i][i], i < min(R, C).
+template <unsigned R, unsigned C, typename T>
+WEFT_FN vec_t<(R < C ? R : C), T> get_diag(const mat_t<R, C, T>& m) {
+    vec_t<(R < C ? R : C), T> r;
+    for (unsigned i = 0; i < R && i < C; ++i) r.c[i] = m.data[i][i];
     return r;
 }
-template <unsigned N, typename T>
-WEFT_FN void adj_get_diag(const mat_t<N, N, T>& m, mat_t<N, N, T>& adj_m, const vec_t<N, T>& adj_ret) {
-    for (unsigned i = 0; i < N; ++i) vec_detail::accum_from(adj_m.data[i][i], adj_ret.c[i]);
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void adj_get_diag(const mat_t<R, C, T>& m, mat_t<R, C, T>& adj_m, const vec_t<(R < C ? R : C), T>& adj_ret) {
+    for (unsigned i = 0; i < R && i < C; ++i) vec_detail::accum_from(adj_m.data[i][i], adj_ret.c[i]);
 }
 
 template <typename T>

@@ -28,6 +28,8 @@
 //   - select(cond, a, b) = cond ? b : a (Warp's old order, as in scalar.h); where(c, a, b) = c ? a : b.
 //   - print: components "%g"-formatted, each followed by a space ("1 2 3.5 ").
 //   - atomic_min/max on a vector act per component and so does their gradient.
+//   - assign_copy's adjoint is exact: the overwritten component gets no gradient. Warp 1.19 gets
+//     `w[1] = w[1] * 2.0` wrong (it gives d(w0 + w1 + w2)/dw = (1, 3, 1), the truth is (1, 2, 1)).
 // Extensions over Warp 1.19: clamp(v, lo, hi) component-wise (Warp has scalar clamp only);
 // cmp_ne on vectors (Warp's `!=` on vectors fails to compile).
 //
