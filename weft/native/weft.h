@@ -7,6 +7,10 @@
 #include "vec_types.h"
 #include "vec.h"
 #include "mat.h"
+#include "quat.h"
+#include "transform.h"
+#include "spatial.h"
+#include "linalg.h"
 #include "struct.h"
 
 namespace weft {
