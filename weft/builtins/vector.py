@@ -99,6 +99,9 @@ for _T in (V, M, Q):
     sb.mul.add(p("a", DTypeOf(_T.name), "b", _T), _T)
     sb.div.add(p("a", _T, "b", DTypeOf(_T.name)), _T)
 sb.div.add(p("a", DTypeOf("V"), "b", V), V)
+sb.div.add(p("a", DTypeOf("M"), "b", M), M)
+sb.mod.add(p("a", V, "b", V), V)
+sb.sign.add(p("x", V), V)
 sb.mul.add(p("a", M, "b", V), _matvec)
 sb.mul.add(p("a", V, "b", M), _vecmat)
 sb.mul.add(p("a", M, "b", M2), _matmat)
@@ -120,13 +123,22 @@ sb.clamp.add(p("x", V, "a", V, "b", V), V)
 argmin = builtin("argmin", "Index of the smallest component", "vector math").add(p("a", V), wt.uint32, differentiable=False)
 argmax = builtin("argmax", "Index of the largest component", "vector math").add(p("a", V), wt.uint32, differentiable=False)
 
-dot = builtin("dot", "Dot product", "vector math").add(p("a", FV, "b", FV), scalar_of()).add(p("a", Q, "b", Q), scalar_of())
+dot = builtin("dot", "Dot product", "vector math").add(p("a", V, "b", V), scalar_of()).add(p("a", Q, "b", Q), scalar_of())
 cross = builtin("cross", "Cross product of two 3-vectors", "vector math").add(p("a", FV3, "b", FV3), FV3)
 length = builtin("length", "Euclidean length", "vector math").add(p("a", FV), scalar_of()).add(p("a", Q), scalar_of())
 length_sq = builtin("length_sq", "Squared Euclidean length", "vector math").add(p("a", FV), scalar_of()).add(p("a", Q), scalar_of())
 normalize = builtin("normalize", "a / length(a) (zero stays zero)", "vector math").add(p("a", FV), FV).add(p("a", Q), Q)
 norm_l1 = builtin("norm_l1", "Sum of absolute components", "vector math").add(p("a", FV), scalar_of())
 norm_l2 = builtin("norm_l2", "Euclidean norm", "vector math").add(p("a", FV), scalar_of())
+norm_huber = builtin("norm_huber", "Huber norm with threshold delta", "vector math").add(
+    p("v", FV, "delta", DTypeOf("V")), scalar_of()
+)
+norm_pseudo_huber = builtin("norm_pseudo_huber", "Pseudo-Huber norm with threshold delta", "vector math").add(
+    p("v", FV, "delta", DTypeOf("V")), scalar_of()
+)
+smooth_normalize = builtin("smooth_normalize", "Normalization smoothed near zero by delta", "vector math").add(
+    p("v", FV, "delta", DTypeOf("V")), FV
+)
 outer = builtin("outer", "Outer product a b^T", "vector math").add(p("a", FV, "b", FV2), _outer)
 cw_mul = builtin("cw_mul", "Component-wise product", "vector math").add(p("a", V, "b", V), V).add(p("a", M, "b", M), M)
 cw_div = builtin("cw_div", "Component-wise quotient", "vector math").add(p("a", V, "b", V), V).add(p("a", M, "b", M), M)

@@ -36,7 +36,7 @@ def _call_print(lw: Lowerer, node):
         v = lw.visit(a)
         if isinstance(v, str):
             lw.call(intr.PRINT_STR, [], None, attr=v, node=node)
-        elif isinstance(v, ir.Var) and wt.is_scalar(v.type):
+        elif isinstance(v, ir.Var) and (wt.is_scalar(v.type) or getattr(v.type, "_kind", None) in ("vector", "matrix", "quaternion", "transform")):
             lw.call(intr.PRINT_VALUE, [v], None, node=node)
         else:
             raise lw.error("print() in kernels takes strings and scalar values", a, UnsupportedConstruct)
