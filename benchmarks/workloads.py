@@ -1,0 +1,419 @@
+"""The benchmark workloads, written once against the Warp API.
+
+Every workload is built by ``make_workloads(wp)`` where ``wp`` is the framework module under
+test (``weft`` or ``warp``), so the same kernel source runs on both. Nothing here imports weft
+or warp itself: ``run.py`` passes ``weft`` in-process, and runs this file as a script with
+``--backend warp`` under a Warp interpreter (see ``main``).
+
+A workload is a ``step`` callable (the timed unit of work), an optional ``prepare`` callable run
+before every timed step but outside the timer (zeroing gradients, re-seeding), and ``inner``:
+how many operations one step performs (the reported time is per operation). Compilation
+happens during warm-up and is never timed. Every step ends with ``wp.synchronize_device``.
+"""
+
+# No `from __future__ import annotations`: kernel annotations must be evaluated where `wp` is bound.
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+N_BIG = 10_000_000  # elements in the bandwidth and atomic workloads
+N_PARTICLES = 10_000
+SIM_STEPS = 100
+LAUNCHES_PER_STEP = 1000  # launches timed together in the launch-overhead workloads
+
+
+class Workload:
+    def __init__(self, name, what, step, inner=1, unit="ms", nbytes=None, prepare=None, check=None, reps=15):
+        self.name = name
+        self.what = what
+        self.step = step
+        self.inner = inner
+        self.unit = unit  # how run.py prints it: "us" or "ms"
+        self.nbytes = nbytes  # bytes moved per operation (for GB/s)
+        self.prepare = prepare
+        self.check = check  # returns a float checksum compared between backends
+        self.reps = reps
+
+
+def make_workloads(wp, device="cpu"):
+    """All workloads for framework module ``wp``, in report order."""
+    sync = lambda: wp.synchronize_device(device)
+    f32 = wp.float32
+    out = []
+
+    # -- 1. launch overhead --------------------------------------------------------------------
+
+    @wp.kernel
+    def trivial_4arrays(
+        a: wp.array(dtype=float), b: wp.array(dtype=float), c: wp.array(dtype=float), d: wp.array(dtype=float)
+    ):
+        i = wp.tid()  # noqa: F841 (the trivial kernel)
+
+    @wp.kernel
+    def trivial_float(s: float):
+        i = wp.tid()  # noqa: F841 (the trivial kernel)
+
+    small = [wp.zeros(16, dtype=f32, device=device) for _ in range(4)]
+
+    def launch_4arrays():
+        for _ in range(LAUNCHES_PER_STEP):
+            wp.launch(trivial_4arrays, dim=1, inputs=small, device=device)
+        sync()
+
+    def launch_float():
+        for _ in range(LAUNCHES_PER_STEP):
+            wp.launch(trivial_float, dim=1, inputs=[1.5], device=device)
+        sync()
+
+    cmd = wp.launch(trivial_4arrays, dim=1, inputs=small, device=device, record_cmd=True)
+
+    def replay_4arrays():
+        for _ in range(LAUNCHES_PER_STEP):
+            cmd.launch()
+        sync()
+
+    out.append(
+        Workload(
+            "launch, 4 array args",
+            "wp.launch of an empty kernel, dim=1, 4 arrays",
+            launch_4arrays,
+            inner=LAUNCHES_PER_STEP,
+            unit="us",
+            reps=11,
+        )
+    )
+    out.append(
+        Workload(
+            "launch, 1 float arg",
+            "wp.launch of an empty kernel, dim=1, 1 float",
+            launch_float,
+            inner=LAUNCHES_PER_STEP,
+            unit="us",
+            reps=11,
+        )
+    )
+    out.append(
+        Workload(
+            "wp.Launch replay, 4 arrays",
+            "cmd.launch() of wp.launch(..., record_cmd=True), same kernel",
+            replay_4arrays,
+            inner=LAUNCHES_PER_STEP,
+            unit="us",
+            reps=11,
+        )
+    )
+
+    # -- 2. bandwidth: saxpy on 10M float32, and NumPy moving the same bytes ---------------------
+
+    @wp.kernel
+    def saxpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float), z: wp.array(dtype=float)):
+        i = wp.tid()
+        z[i] = a * x[i] + y[i]
+
+    rng = np.random.default_rng(0)
+    xs = rng.random(N_BIG, dtype=np.float32)
+    ys = rng.random(N_BIG, dtype=np.float32)
+    x = wp.array(xs, dtype=f32, device=device, requires_grad=True)
+    y = wp.array(ys, dtype=f32, device=device, requires_grad=True)
+    z = wp.zeros(N_BIG, dtype=f32, device=device, requires_grad=True)
+    saxpy_bytes = 3 * 4 * N_BIG  # read x, read y, write z
+
+    def run_saxpy():
+        wp.launch(saxpy, dim=N_BIG, inputs=[2.0, x, y, z], device=device)
+        sync()
+
+    out.append(
+        Workload(
+            "saxpy 10M f32",
+            "z[i] = a*x[i] + y[i], 10M float32 (120 MB moved)",
+            run_saxpy,
+            nbytes=saxpy_bytes,
+            check=lambda: float(z.numpy()[:1000].sum()),
+        )
+    )
+
+    # NumPy copy of an array of 15M float32: 60 MB read + 60 MB written = saxpy's 120 MB.
+    np_src = np.ones(saxpy_bytes // 2 // 4, dtype=np.float32)
+    np_dst = np.empty_like(np_src)
+    out.append(
+        Workload(
+            "numpy copy, same bytes",
+            "np.copyto of 60 MB (60 MB read + 60 MB written)",
+            lambda: np.copyto(np_dst, np_src),
+            nbytes=saxpy_bytes,
+        )
+    )
+
+    # -- 3. backward passes ------------------------------------------------------------------------
+
+    saxpy_tape = wp.Tape()
+    with saxpy_tape:
+        wp.launch(saxpy, dim=N_BIG, inputs=[2.0, x, y, z], device=device)
+
+    def saxpy_seed():
+        x.grad.zero_()
+        y.grad.zero_()
+        z.grad.fill_(1.0)
+
+    def saxpy_backward():
+        saxpy_tape.backward()
+        sync()
+
+    out.append(
+        Workload(
+            "saxpy 10M backward",
+            "tape.backward() of one saxpy launch (grads of x, y)",
+            saxpy_backward,
+            prepare=saxpy_seed,
+            nbytes=None,
+            check=lambda: float(x.grad.numpy()[:1000].sum() + y.grad.numpy()[:1000].sum()),
+        )
+    )
+
+    @wp.kernel
+    def sim_step(
+        px0: wp.array(dtype=float),
+        py0: wp.array(dtype=float),
+        vx0: wp.array(dtype=float),
+        vy0: wp.array(dtype=float),
+        px1: wp.array(dtype=float),
+        py1: wp.array(dtype=float),
+        vx1: wp.array(dtype=float),
+        vy1: wp.array(dtype=float),
+        drag: wp.array(dtype=float),
+        dt: float,
+    ):
+        i = wp.tid()
+        u = vx0[i]
+        v = vy0[i]
+        y = py0[i]
+        speed = wp.sqrt(u * u + v * v + 1.0e-6)
+        k = drag[0] * speed
+        fx = -k * u
+        fy = -9.8 - k * v
+        if y < 0.0:
+            fy = fy - 1000.0 * y - 10.0 * v  # penalty ground contact
+        u = u + dt * fx
+        v = v + dt * fy
+        vx1[i] = u
+        vy1[i] = v
+        px1[i] = px0[i] + dt * u
+        py1[i] = y + dt * v
+
+    @wp.kernel
+    def sim_loss(px: wp.array(dtype=float), py: wp.array(dtype=float), loss: wp.array(dtype=float)):
+        i = wp.tid()
+        dx = px[i] - 1.0
+        wp.atomic_add(loss, 0, dx * dx + py[i] * py[i])
+
+    n = N_PARTICLES
+    prng = np.random.default_rng(1)
+    p0 = [
+        prng.random(n, dtype=np.float32),
+        1.0 + prng.random(n, dtype=np.float32),
+        prng.standard_normal(n).astype(np.float32),
+        prng.standard_normal(n).astype(np.float32),
+    ]
+    states = [
+        [wp.zeros(n, dtype=f32, device=device, requires_grad=True) for _ in range(4)] for _ in range(SIM_STEPS + 1)
+    ]
+    for arr, init in zip(states[0], p0):
+        arr.assign(init)
+    drag = wp.array(np.array([0.1], dtype=np.float32), dtype=f32, device=device, requires_grad=True)
+    loss = wp.zeros(1, dtype=f32, device=device, requires_grad=True)
+    sim = {"tape": None}
+
+    def sim_forward():
+        loss.zero_()
+        tape = wp.Tape()
+        with tape:
+            for s in range(SIM_STEPS):
+                wp.launch(sim_step, dim=n, inputs=[*states[s], *states[s + 1], drag, 1.0 / 60.0], device=device)
+            wp.launch(sim_loss, dim=n, inputs=[states[-1][0], states[-1][1], loss], device=device)
+        sync()
+        sim["tape"] = tape
+
+    def sim_prepare_backward():
+        if sim["tape"] is None:
+            sim_forward()
+        sim["tape"].zero()
+
+    def sim_backward():
+        sim["tape"].backward(loss)
+        sync()
+
+    out.append(
+        Workload(
+            "particles fwd, taped",
+            f"{SIM_STEPS}-step sim of {n} particles + loss, recorded on a Tape",
+            sim_forward,
+            check=lambda: float(loss.numpy()[0]),
+        )
+    )
+    out.append(
+        Workload(
+            "particles backward",
+            f"tape.backward(loss) of that sim ({SIM_STEPS + 1} adjoint launches)",
+            sim_backward,
+            prepare=sim_prepare_backward,
+            check=lambda: float(drag.grad.numpy()[0]),
+        )
+    )
+
+    # -- 4. atomics ---------------------------------------------------------------------------------
+
+    @wp.kernel
+    def atomic_bins(x: wp.array(dtype=float), bins: wp.array(dtype=float), nbins: int):
+        i = wp.tid()
+        wp.atomic_add(bins, i % nbins, x[i])
+
+    acc1 = wp.zeros(1, dtype=f32, device=device)
+    acc1024 = wp.zeros(1024, dtype=f32, device=device)
+    xa = wp.array(np.full(N_BIG, 0.25, dtype=np.float32), dtype=f32, device=device)  # exact sums
+
+    def atomic_1():
+        wp.launch(atomic_bins, dim=N_BIG, inputs=[xa, acc1, 1], device=device)
+        sync()
+
+    def atomic_1024():
+        wp.launch(atomic_bins, dim=N_BIG, inputs=[xa, acc1024, 1024], device=device)
+        sync()
+
+    out.append(
+        Workload(
+            "atomic_add 10M -> 1",
+            "10M float atomic adds into one value",
+            atomic_1,
+            prepare=acc1.zero_,
+            check=lambda: float(acc1.numpy()[0]),
+        )
+    )
+    out.append(
+        Workload(
+            "atomic_add 10M -> 1024",
+            "10M float atomic adds into 1024 bins",
+            atomic_1024,
+            prepare=acc1024.zero_,
+            check=lambda: float(acc1024.numpy().sum()),
+        )
+    )
+    return out
+
+
+def measure(w: Workload, reps=None, warmup=2, budget=2.0, min_reps=5) -> dict:
+    """Median seconds per operation over ``reps`` timed steps after ``warmup`` untimed ones.
+
+    Stops early (after at least ``min_reps`` reps) once ``budget`` seconds of timed work have run.
+    """
+    reps = reps or w.reps
+    for _ in range(warmup):
+        if w.prepare:
+            w.prepare()
+        w.step()
+    times = []
+    spent = 0.0
+    for _ in range(reps):
+        if w.prepare:
+            w.prepare()
+        t0 = time.perf_counter()
+        w.step()
+        t = time.perf_counter() - t0
+        times.append(t / w.inner)
+        spent += t
+        if spent > budget and len(times) >= min_reps:
+            break
+    med = statistics.median(times)
+    r = {"name": w.name, "what": w.what, "unit": w.unit, "seconds": med, "min": min(times), "reps": len(times)}
+    if w.nbytes:
+        r["gbps"] = w.nbytes / med / 1e9
+    if w.check:
+        r["check"] = w.check()
+    return r
+
+
+def selected(workloads, only):
+    return [w for w in workloads if not only or any(s.lower() in w.name.lower() for s in only)]
+
+
+def run_all(workloads, label, reps=None, budget=2.0, log=None):
+    """Measure ``workloads`` (from ``make_workloads``) in order; ``label`` only tags the log lines."""
+    results = []
+    for w in workloads:
+        r = measure(w, reps=reps, budget=budget)
+        results.append(r)
+        if log:
+            log(f"  [{label}] {r['name']:<26} {r['seconds'] * (1e6 if r['unit'] == 'us' else 1e3):10.3f} {r['unit']}")
+    return results
+
+
+def backend_info(wp, backend):
+    info = {"backend": backend, "version": getattr(wp, "__version__", "?"), "mode": getattr(wp.config, "mode", "?")}
+    info["threads"] = getattr(wp.config, "cpu_threads", 1) if backend == "weft" else 1
+    return info
+
+
+PROTOCOL = "@@weft-bench "  # prefix of the lines a --serve worker answers with
+
+
+def serve(wp, backend):
+    """Worker loop used by run.py: build the workloads, then measure the ones asked for on stdin.
+
+    Each request is a JSON line ``{"name": ..., "reps": ..., "budget": ...}``; each answer is one
+    line ``PROTOCOL + json``. Anything else the framework prints goes to stderr.
+    """
+    out = sys.stdout
+    sys.stdout = sys.stderr
+    workloads = {w.name: w for w in make_workloads(wp)}
+    print(PROTOCOL + json.dumps({**backend_info(wp, backend), "workloads": list(workloads)}), file=out, flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        try:
+            r = measure(workloads[req["name"]], reps=req.get("reps"), budget=req.get("budget", 2.0))
+        except Exception as e:  # noqa: BLE001 (report and keep serving)
+            r = {"name": req.get("name"), "error": f"{type(e).__name__}: {e}"}
+        print(PROTOCOL + json.dumps(r), file=out, flush=True)
+
+
+def main(argv=None):
+    """Run the workloads under one framework: all at once (``--json``) or as run.py's worker (``--serve``)."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--backend", default="warp", help="module to import as wp (warp or weft)")
+    p.add_argument("--json", help="run every workload and write the results here")
+    p.add_argument("--serve", action="store_true", help="answer measurement requests on stdin (run.py)")
+    p.add_argument("--only", nargs="*", help="substrings of workload names to run")
+    p.add_argument("--reps", type=int, default=None)
+    p.add_argument("--budget", type=float, default=2.0, help="seconds of timed work per workload (min 5 reps)")
+    p.add_argument("--mode", choices=["debug", "release"], help="set wp.config.mode before any kernel is built")
+    p.add_argument("--threads", type=int, help="set wp.config.cpu_threads (weft)")
+    a = p.parse_args(argv)
+    if not (a.json or a.serve):
+        p.error("give --json PATH or --serve")
+    import importlib
+
+    wp = importlib.import_module(a.backend)
+    if a.backend == "warp":
+        wp.config.quiet = True
+        wp.init()
+    if a.mode:
+        wp.config.mode = a.mode
+    if a.threads:
+        wp.config.cpu_threads = a.threads
+    if a.serve:
+        serve(wp, a.backend)
+        return
+    log = lambda s: print(s, file=sys.stderr, flush=True)
+    info = backend_info(wp, a.backend)
+    label = f"{a.backend} {info['mode']} {info['threads']}T"
+    results = run_all(selected(make_workloads(wp), a.only), label, reps=a.reps, budget=a.budget, log=log)
+    with open(a.json, "w") as f:
+        json.dump({**info, "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
