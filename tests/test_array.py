@@ -791,7 +791,7 @@ def test_scoped_timer_nested_quiet_and_inactive(capsys):
     with ScopedTimer("outer"), ScopedTimer("inner"):
         pass
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("  inner took") and lines[1].startswith("outer took")
+    assert lines[0].startswith("    inner took") and lines[1].startswith("outer took")
     with ScopedTimer("quiet", print=False) as q:
         pass
     assert capsys.readouterr().out == "" and q.elapsed >= 0.0

@@ -936,11 +936,6 @@ def test_backward_with_grads_dict_and_loss_size_check():
         tape.backward(y)  # a two-element "loss"
 
 
-@pytest.mark.xfail(
-    reason="BUG: wp.config.verify_autograd_array_access is never checked by wp.launch, so no warning is printed "
-    "(array.mark_read/mark_write exist but nothing calls them)",
-    strict=True,
-)
 def test_verify_autograd_array_access_warns(capsys):
     x = wp.array([1.0, 2.0], dtype=F64, requires_grad=True)
     y = wp.zeros(2, dtype=F64, requires_grad=True)
@@ -998,11 +993,6 @@ def test_adjoint_launch_with_own_grads_consumes_output_grad():
     np.testing.assert_array_equal(y.grad.numpy(), [0.0, 0.0])
 
 
-@pytest.mark.xfail(
-    reason="BUG: an adjoint launch zeroes the caller's adj_outputs array; Warp leaves it (only y.grad is consumed), "
-    "so repeated adjoint launches accumulate",
-    strict=True,
-)
 def test_adjoint_launch_leaves_separate_adj_outputs_and_accumulates():
     x = wp.array([1.0, 2.0], dtype=F64)
     y = wp.zeros(2, dtype=F64)

@@ -472,10 +472,6 @@ def test_loop_variable_visible_after_loop():
 G_MUTABLE = 1
 
 
-@pytest.mark.xfail(
-    reason="BUG (STYLE §26): a captured global changed after the build is silently stale (neither rebuilt nor an error)",
-    strict=True,
-)
 def test_changed_global_is_not_silently_stale():
     global G_MUTABLE
 
@@ -637,7 +633,6 @@ def test_funcs_overloads_any_defaults_tuples_returns():
     np.testing.assert_array_equal(f[11], xs * 5)
 
 
-@pytest.mark.xfail(reason="BUG: keyword arguments to a @wp.func bind to the wrong parameter (silently)", strict=True)
 def test_func_keyword_arguments():
     @wp.kernel(module="tfe_func_kwargs")
     def k_func_kwargs(out: wp.array(dtype=float)):
@@ -981,11 +976,6 @@ def test_error_tid_in_func():
     assert f"{THIS_FILE}:{line_of('E:tid-in-func')}" in str(info.value)
 
 
-@pytest.mark.xfail(
-    reason="BUG: parameter names that are C++ keywords or macros (do, new, default, M_PI...) reach the C++ source "
-    "unmangled; the build fails, and since a module builds as one unit its other kernels fail too",
-    strict=True,
-)
 def test_parameter_names_that_are_cpp_keywords():
     @wp.kernel(module="tfe_cxx_names")
     def k_plain_neighbour(a: wp.array(dtype=float)):

@@ -156,9 +156,6 @@ def test_launch_wrong_dtype_ndim_and_kind():
     np.testing.assert_array_equal(a.numpy(), [0.5, 1.0, 1.5, 2.0])
 
 
-@pytest.mark.xfail(
-    reason="BUG (Warp compat): a NumPy array for an array parameter is rejected; Warp converts it", strict=True
-)
 def test_launch_accepts_numpy_array_for_array_param():
     # Warp wraps a matching NumPy array without copying, so the kernel's writes land in it
     a_np = np.zeros(3, dtype=np.float32)
@@ -244,9 +241,6 @@ def test_out_of_bounds_view_does_not_touch_parent():
     assert np.all(parent.numpy()[4:] == 0.0)
 
 
-@pytest.mark.xfail(
-    reason="BUG (Warp compat): Warp wraps negative indices (a[-1] is the last element); weft raises", strict=True
-)
 def test_negative_index_wraps_like_warp():
     a = wp.zeros(4, dtype=float)
     wp.launch(k_write_offset, dim=1, inputs=[a, -1])
@@ -629,9 +623,6 @@ def test_scoped_timer_times_a_launch(capsys):
     assert a.numpy()[999] == 1000.0
 
 
-@pytest.mark.xfail(
-    reason="BUG (Warp compat): nested ScopedTimers indent by 2 spaces per level; Warp uses 4", strict=True
-)
 def test_scoped_timer_nesting_indent(capsys):
     with wp.ScopedTimer("outer"), wp.ScopedTimer("inner"), wp.ScopedTimer("inner2"):
         pass

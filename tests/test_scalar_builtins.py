@@ -48,27 +48,7 @@ F16_MODULE = __name__ + "_float16"
 # xfail(strict=True), so fixing the bug makes the test fail until its entry is removed here.
 # Forward cases listed here build in BUG_MODULE.
 
-STEP_INT_BUG = "BUG: wp.step has no int overload (warp-lang 1.19 accepts step(int32): step(-3) == 1)"
-KNOWN_BUGS = {
-    ("forward", "step", "int32"): STEP_INT_BUG,
-    ("forward", "step", "int64"): STEP_INT_BUG,
-    ("logic", "short-circuit", None): (
-        "BUG: `and` / `or` evaluate their right operand even when the left one decides: the guard "
-        "`i < x.shape[0] and x[i] > 0.0` raises IndexError for i == x.shape[0] (warp-lang 1.19 short-circuits)"
-    ),
-    ("literal", "float64", None): (
-        "BUG: float literals are rounded to float32 before they are cast or retyped to float64: "
-        "wp.float64(0.1), `a: wp.float64 = 0.1` and float64 `x * 0.1` use 0.10000000149011612"
-    ),
-    ("literal", "int64", None): (
-        "BUG: an int literal beyond int32 (wp.int64(5000000000)) fails to lower with a raw OverflowError "
-        "from typing_rules.convert_literal; warp-lang 1.19 gives 5000000000"
-    ),
-    ("float16", "backward", "float16"): (
-        "BUG: a float16 kernel with its backward pass enabled (the default) fails to compile: "
-        "native/array.h adj_store_at does `adj_v += *g` on weft::float16, which has no operator+="
-    ),
-}
+KNOWN_BUGS: dict = {}  # (kind, name, dtype) -> reason; empty: every known bug is fixed
 
 
 def bug_marks(kind, name, dtype_name):
@@ -752,7 +732,6 @@ def test_and_or_not(dtype_name):
         np.testing.assert_array_equal(got[row], ref(*args), err_msg=f"logic row {row}")
 
 
-@pytest.mark.xfail(reason=KNOWN_BUGS[("logic", "short-circuit", None)], strict=True)
 def test_and_or_short_circuit():
     """Warp evaluates the right operand of `and` / `or` only when needed, so guards work."""
     out = wp.zeros((2, 3), dtype=wp.bool)
@@ -792,7 +771,6 @@ def test_float64_literals_keep_their_value(row):
     assert out.numpy()[row] == LITERAL_ROWS[row][1]
 
 
-@pytest.mark.xfail(reason=KNOWN_BUGS[("literal", "int64", None)], strict=True)
 def test_int64_literal_beyond_int32():
     out = wp.zeros(1, dtype=wp.int64)
     wp.launch(INT64_LITERAL_KERNEL, dim=1, inputs=[out])

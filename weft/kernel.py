@@ -99,6 +99,10 @@ class Function:
     def param_names(self) -> list:
         return list(_signature(self.overloads[0]).parameters)
 
+    def param_defaults(self) -> dict:
+        params = _signature(self.overloads[0]).parameters.values()
+        return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+
     def specialize(self, args, make_const):
         """Pick the overload for ``args`` (IR vars) and return ``(FuncInstance, adapted args)``."""
         errors = []
@@ -162,6 +166,7 @@ class KernelInstance:
         self.backward_enabled = kernel.enable_backward
         self.funcs = _func_closure(self.ir)
         self.generation = mod.generation()
+        self.global_captures = [c for f in [self.ir] + [f.ir for f in self.funcs] for c in f.global_captures]
         self.fingerprint = "\n".join([str(self.ir)] + [str(f.ir) for f in self.funcs])
         self.forward_ptr = None
         self.backward_ptr = None
@@ -246,11 +251,20 @@ class Kernel:
             self.module.add_instance(inst)
         return inst
 
+    def globals_changed(self, inst) -> bool:
+        """Whether a module global this instance baked in as a constant now has another value."""
+        for d, name, value in inst.global_captures:
+            cur = d.get(name, _MISSING)
+            if cur is not value and not (type(cur) is type(value) and cur == value):
+                return True
+        return False
+
     def refresh(self, inst) -> KernelInstance:
         """After a func was (re)defined, re-lower ``inst``; keep it if its code did not change."""
         fresh = KernelInstance(self, inst.arg_types)
         if fresh.fingerprint == inst.fingerprint:
             inst.generation = fresh.generation
+            inst.global_captures = fresh.global_captures
             return inst
         self._instances[inst.arg_types] = fresh
         self.module.add_instance(fresh)
@@ -268,6 +282,9 @@ class Kernel:
 
     def __repr__(self):
         return f"<weft kernel {self.key}>"
+
+
+_MISSING = object()
 
 
 def _is_generic(t) -> bool:

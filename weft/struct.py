@@ -160,8 +160,9 @@ class Struct:
         return t.np_dtype.type(value).item()
 
     def cpp_definition(self) -> str:
-        fields = "\n".join(f"    {_cpp_type(t)} {n};" for n, t in self.vars.items())
-        acc = "\n".join(f"    weft::accumulate_field(a.{n}, b.{n});" for n in self.vars)
+        # Fields are prefixed so that names like `do` or `new` cannot clash with C++.
+        fields = "\n".join(f"    {_cpp_type(t)} f_{n};" for n, t in self.vars.items())
+        acc = "\n".join(f"    weft::accumulate_field(a.f_{n}, b.f_{n});" for n in self.vars)
         return (
             f"struct {self.cname} {{\n{fields}\n}};\n"
             f"WEFT_FN {self.cname}& operator+=({self.cname}& a, const {self.cname}& b) {{\n{acc}\n    return a;\n}}"

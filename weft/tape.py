@@ -11,6 +11,7 @@ import dataclasses
 import typing
 import warnings
 
+from . import config
 from .runtime import launch as _launch
 from .runtime import recording
 
@@ -73,6 +74,23 @@ def _warn_gradient_dead_ends(rec, params):
         )
 
 
+def _check_overwrites(rec, params):
+    """Warn (Warp's message) when this launch writes an array an earlier recorded launch read;
+    then mark what this launch reads."""
+    by_name = dict(zip(rec.kernel.arg_names, params))
+    code = rec.kernel.pyfunc.__code__
+    for path, kinds in rec.instance.access.items():
+        arr = _resolve(by_name, path)
+        if arr is not None and "write" in kinds and hasattr(arr, "mark_write"):
+            arr.mark_write(
+                arg_name=".".join(path), kernel_name=rec.kernel.key, filename=code.co_filename, lineno=code.co_firstlineno
+            )
+    for path, kinds in rec.instance.access.items():
+        arr = _resolve(by_name, path)
+        if arr is not None and "read" in kinds and hasattr(arr, "mark_read"):
+            arr.mark_read()
+
+
 class Tape:
     """Records launches for reverse-mode differentiation.
 
@@ -92,7 +110,10 @@ class Tape:
         recording.pop_tape(self)
 
     def record_launch(self, kernel, instance, dim, inputs, outputs, device):
-        self.launches.append(LaunchRecord(kernel, instance, dim, tuple(inputs), tuple(outputs), device))
+        rec = LaunchRecord(kernel, instance, dim, tuple(inputs), tuple(outputs), device)
+        if config.verify_autograd_array_access:
+            _check_overwrites(rec, list(inputs) + list(outputs))
+        self.launches.append(rec)
 
     def record_func(self, backward, arrays):
         """Record a Python callable to run (with no arguments) during ``backward``."""
@@ -157,6 +178,11 @@ class Tape:
     def reset(self):
         """Zero gradients and forget all recorded launches."""
         self.zero()
+        for rec in self.launches:
+            for a in rec.arrays if isinstance(rec, FuncRecord) else tuple(rec.inputs) + tuple(rec.outputs):
+                for x in a.arrays() if hasattr(a, "arrays") else [a]:
+                    if hasattr(x, "mark_init"):
+                        x.mark_init()
         self.launches = []
         self.gradients = {}
         self.loss = None

@@ -103,5 +103,5 @@ class ScopedTimer:
         if self.report_func is not None:
             self.report_func(self.timing_results, self.elapsed)
         if self.print:
-            pad = "  " * (ScopedTimer.indent + 1)
+            pad = "    " * (ScopedTimer.indent + 1)
             builtins.print(f"{pad}{self.name} took {self.elapsed:.2f} ms{self.extra_msg}")

@@ -139,7 +139,7 @@ class CPURenderer:
             return f"weft::{c}({', '.join([args[0], self.loc(fn, s)] + args[1:])})"
         if c in (intr.GET_FIELD, intr.SET_FIELD):
             struct, field = s.attr
-            member = f"&{struct.cname}::{field}"
+            member = f"&{struct.cname}::f_{field}"
             return f"weft::{c}({', '.join([args[0], member] + args[1:])})"
         if c == intr.TID:
             d, n = s.attr
@@ -243,7 +243,7 @@ class CPURenderer:
                 return f"weft::adj_{s.attr}<{ctype_name(s.result.type)}>({', '.join(args + adjs + ret)});"
             if c in (intr.GET_FIELD, intr.SET_FIELD):
                 struct, field = s.attr
-                member = f"&{struct.cname}::{field}"
+                member = f"&{struct.cname}::f_{field}"
                 return f"weft::adj_{c}({', '.join([args[0], member] + args[1:] + adjs + ret)});"
             if c in (intr.EXTRACT, intr.ASSIGN_COPY):
                 loc = self.loc(fn, s)
@@ -340,11 +340,11 @@ class CPURenderer:
         fn = inst.ir
         sym = inst.symbol
         out = [f"struct wp_args_{sym} {{"]
-        out += [f"    {ctype_name(p.var.type)} {p.name};" for p in fn.params]
+        out += [f"    {ctype_name(p.var.type)} arg_{p.name};" for p in fn.params]
         if not fn.params:
             out.append("    int32_t _unused;")
         out.append("};")
-        unpack = [f"    {ctype_name(p.var.type)} {self.v(p.var)} = args->{p.name};" for p in fn.params]
+        unpack = [f"    {ctype_name(p.var.type)} {self.v(p.var)} = args->arg_{p.name};" for p in fn.params]
         skip = {p.var.id for p in fn.params}
         tid = (
             ["    weft::int32 tid_coords[4];", "    weft::tid_coords(*bounds, task, tid_coords);"]

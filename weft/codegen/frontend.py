@@ -661,7 +661,11 @@ class Lowerer(ast.NodeVisitor):
         value = self.src.lookup(node.id)
         if Source.is_missing(value):
             raise self.error(f"unknown name '{node.id}'", node, WarpCodegenKeyError)
-        return self.from_python(value, node.id, node)
+        result = self.from_python(value, node.id, node)
+        if isinstance(result, ir.Var) and node.id not in self.src.closure and node.id in self.src.globals:
+            # A module global baked in as a constant: launches check it has not changed since.
+            self.fn.global_captures.append((self.src.globals, node.id, value))
+        return result
 
     def from_python(self, value, name, node):
         """A global/closure value used in a kernel: numbers become constants, the rest stays static."""
@@ -843,13 +847,21 @@ class Lowerer(ast.NodeVisitor):
             f"'{ast.unparse(node.func)}' ({target!r}) cannot be called in a kernel", node, WarpCodegenTypeError
         )
 
-    def call_args(self, node, names):
+    def call_args(self, node, names, defaults=None):
+        """Positional arguments, then keywords placed by parameter name; a parameter skipped
+        by keywords takes its default (``defaults``) or is an error."""
         args = [self.expr(a) for a in node.args]
         if node.keywords:
             by_name = {k.arg: self.expr(k.value) for k in node.keywords}
             for n in names[len(args) :]:
+                if not by_name:
+                    break
                 if n in by_name:
                     args.append(by_name.pop(n))
+                elif defaults is not None and n in defaults:
+                    args.append(self.const(defaults[n]))
+                else:
+                    raise self.error(f"missing argument '{n}' before keyword argument(s) {', '.join(by_name)}", node)
             if by_name:
                 raise self.error(f"unexpected keyword argument(s): {', '.join(by_name)}", node)
         return args
@@ -871,7 +883,7 @@ class Lowerer(ast.NodeVisitor):
         return self.fn.new_var(t, const=v.const) if v.is_const else v
 
     def call_func(self, func, node):
-        args = self.call_args(node, func.param_names())
+        args = self.call_args(node, func.param_names(), func.param_defaults())
         try:
             inst, args = func.specialize(args, lambda v, t: self.const(v, t))
         except TypeError as e:

@@ -174,8 +174,10 @@ WEFT_FN void raise_index_error(const array_t<T>& a, int32 loc, int32 dim, const 
 }
 
 // Byte offset of an element, with bounds checking unless WEFT_RELEASE is defined.
+// Negative indices count from the end, as in Python and Warp.
 template <typename T>
 WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0) {
+    if (i0 < 0) i0 += a.shape[0];
 #ifndef WEFT_RELEASE
     if (i0 < 0 || i0 >= a.shape[0]) {
         int64 idx[1] = {i0};
@@ -187,6 +189,8 @@ WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0) {
 
 template <typename T>
 WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1) {
+    if (i0 < 0) i0 += a.shape[0];
+    if (i1 < 0) i1 += a.shape[1];
 #ifndef WEFT_RELEASE
     int64 idx[2] = {i0, i1};
     for (int d = 0; d < 2; ++d)
@@ -197,6 +201,9 @@ WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1)
 
 template <typename T>
 WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2) {
+    if (i0 < 0) i0 += a.shape[0];
+    if (i1 < 0) i1 += a.shape[1];
+    if (i2 < 0) i2 += a.shape[2];
 #ifndef WEFT_RELEASE
     int64 idx[3] = {i0, i1, i2};
     for (int d = 0; d < 3; ++d)
@@ -207,6 +214,10 @@ WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1,
 
 template <typename T>
 WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, int64 i3) {
+    if (i0 < 0) i0 += a.shape[0];
+    if (i1 < 0) i1 += a.shape[1];
+    if (i2 < 0) i2 += a.shape[2];
+    if (i3 < 0) i3 += a.shape[3];
 #ifndef WEFT_RELEASE
     int64 idx[4] = {i0, i1, i2, i3};
     for (int d = 0; d < 4; ++d)

@@ -129,7 +129,14 @@ class Launcher:
 
 
 def _coerce_array(value, t):
-    """Objects that can stand in for an array argument (interop hooks register here)."""
+    """Objects that can stand in for an array argument: NumPy arrays of the right dtype (wrapped
+    without a copy, so the kernel's writes land in them, as in Warp) and interop hooks."""
+    if isinstance(value, np.ndarray) and t.dtype is not typing.Any:
+        try:
+            a = _array_class()(value, dtype=t.dtype, copy=False)
+        except (TypeError, ValueError):
+            return None
+        return a if a.ptr == value.ctypes.data else None  # never silently work on a copy
     for hook in recording.array_coercions:
         r = hook(value, t)
         if r is not None:
@@ -149,12 +156,16 @@ def _with_grad(ct, value, adj, name, inst):
             f"array it belongs to ({value.shape}), got {adj.shape}"
         )
     out.grad = adj.ptr
+    if value.grad is None or adj.ptr != value.grad.ptr:
+        # A separate adjoint array given to an explicit adjoint launch is the caller's input: the
+        # backward kernel adds into the other adjoints from it but never clears it (as in Warp).
+        out.flags |= wt.ARRAY_RETAIN_GRAD
     return out
 
 
 def _instance_for(kernel, params):
     inst = _lookup_instance(kernel, params)
-    if inst.generation != mod._generation[0]:
+    if inst.generation != mod._generation[0] or (inst.global_captures and kernel.globals_changed(inst)):
         inst = kernel.refresh(inst)
     return inst
 
@@ -344,7 +355,7 @@ def launch(
 
 
 def _check_device(device):
-    if device is None:
+    if device is None or device == "cpu":
         return
     from .device import get_device
 
