@@ -1,6 +1,5 @@
 """IR stage: the lowered form of a small kernel (golden text), the verifier, and deterministic rendering."""
 
-import textwrap
 
 import pytest
 

@@ -1,4 +1,4 @@
-# ruff: noqa: F401
+# ruff: noqa: F401, F403
 """weft: compile Python functions into fast native kernels and differentiate them.
 
 The public API follows NVIDIA Warp name for name: ``import weft as wp``.

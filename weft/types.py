@@ -211,7 +211,7 @@ ARRAY_RETAIN_GRAD = 1
 
 # Composite types live in vector_types.py; they are part of this module's public vocabulary
 # (``wp.types.vector(length=3, dtype=float)``).
-from .vector_types import (  # noqa: E402
+from .vector_types import (  # noqa: E402,F401
     matrix,
     quaternion,
     transformation,
