@@ -107,6 +107,11 @@ sb.mul.add(p("a", V, "b", M), _vecmat)
 sb.mul.add(p("a", M, "b", M2), _matmat)
 sb.mul.add(p("a", Q, "b", Q), Q)
 sb.mul.add(p("a", X, "b", X), X, symbol="transform_multiply")
+sb.mul.add(p("a", X, "b", DTypeOf("X")), X)
+sb.mul.add(p("a", DTypeOf("X"), "b", X), X)
+sb.div.add(p("a", DTypeOf("Q"), "b", Q), Q)
+sb.lerp.add(p("a", Q, "b", Q, "t", DTypeOf("Q")), Q)
+sb.lerp.add(p("a", X, "b", X, "t", DTypeOf("X")), X)
 for _name in ("eq", "ne"):
     sb._cmp[_name].add(p("a", C, "b", C), wt.bool, symbol="cmp_" + _name, differentiable=False)
 sb.where.add(p("cond", AnyScalar, "a", C, "b", C), C)
@@ -165,7 +170,7 @@ quat_inverse = builtin("quat_inverse", "Conjugate of a unit quaternion", "quater
 quat_to_matrix = builtin("quat_to_matrix", "3x3 rotation matrix of a quaternion", "quaternion").add(p("q", Q), mat33_of())
 quat_from_matrix = builtin("quat_from_matrix", "Quaternion of a rotation matrix", "quaternion").add(
     p("m", FM33), quat_of()
-)
+).add(p("m", FM44), quat_of())
 quat_rpy = builtin("quat_rpy", "Quaternion from roll, pitch, yaw", "quaternion").add(
     p("roll", sb.Float, "pitch", sb.Float, "yaw", sb.Float), lambda ts: vt.quaternion(ts[0])
 )
@@ -191,6 +196,9 @@ spatial_cross_dual = builtin("spatial_cross_dual", "Spatial force cross product"
     p("a", FV6, "b", FV6), FV6
 )
 spatial_dot = builtin("spatial_dot", "Dot product of spatial vectors", "spatial").add(p("a", FV6, "b", FV6), scalar_of())
+spatial_adjoint = builtin("spatial_adjoint", "The 6x6 matrix [[R, 0], [S, R]]", "spatial").add(
+    p("r", FM33, "s", FM33), lambda ts: vt.matrix((6, 6), ts[0]._scalar)
+)
 spatial_top = builtin("spatial_top", "The first three components", "spatial").add(p("a", FV6), vec3_of())
 spatial_bottom = builtin("spatial_bottom", "The last three components", "spatial").add(p("a", FV6), vec3_of())
 

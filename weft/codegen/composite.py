@@ -65,6 +65,15 @@ def construct(lw, cls, args, node):
             if p.type._scalar is not dtype or q.type._scalar is not dtype:
                 raise lw.error(f"{name}(p, q) needs {wt.type_repr(dtype)} parts", node, WarpCodegenTypeError)
             return build("transform_make", args)
+    if kind == "vector" and n == 6 and len(args) == 2 and all(vt.is_vector(a.type) and a.type._length == 3 for a in args):
+        if any(a.type._scalar is not dtype for a in args):
+            raise lw.error(f"{name}(w, v) needs {wt.type_repr(dtype)} parts", node, WarpCodegenTypeError)
+        return build("spatial_vector_from_parts", args)
+    if kind == "quaternion" and len(args) == 2 and vt.is_vector(args[0].type) and args[0].type._length == 3:
+        real = _scalar_args(lw, args[1:], dtype, name, node)
+        if args[0].type._scalar is not dtype or real is None:
+            raise lw.error(f"{name}(ijk, real) needs {wt.type_repr(dtype)} parts", node, WarpCodegenTypeError)
+        return build("quat_from_parts", [args[0]] + real)
     if kind == "matrix" and all(vt.is_vector(a.type) for a in args):
         raise lw.error(
             "passing vectors to a matrix constructor is not supported; use wp.matrix_from_rows() or "

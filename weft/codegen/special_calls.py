@@ -146,6 +146,9 @@ def _call_with_outputs(builtin):
     n_out = builtin.outputs
 
     def handler(lw: Lowerer, node):
+        if len(node.args) == len(builtin.overloads[0].params):
+            # the tuple form: U, sigma, V = wp.svd3(A)
+            return lw.call_builtin(builtin, [lw.expr(a) for a in node.args], node)
         n_in = len(node.args) - n_out
         if n_in < 1 or any(not isinstance(t, ast.Name) for t in node.args[n_in:]):
             raise lw.error(
