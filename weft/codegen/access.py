@@ -70,3 +70,41 @@ def array_access(fn: ir.Function, _cache: dict = None) -> dict:
 
 def is_array_param(t) -> bool:
     return isinstance(t, wt.ArrayType)
+
+
+def mark_exclusive_loads(fn: ir.Function) -> int:
+    """Mark loads whose gradient element only the current thread can touch, so the backward pass
+    may accumulate into it without an atomic. That holds for an array parameter every access of
+    which (in this kernel, never passed to a func) is indexed by exactly the thread index
+    (``x[i]`` with ``i = wp.tid()``, or ``x[i, j]`` with ``i, j = wp.tid()``): thread t then owns
+    element t. Returns how many loads were marked."""
+    if not fn.is_kernel or not fn.tid_ndim:
+        return 0
+    tid_vars = {}
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Call) and s.callee == intr.TID:
+            d, n = s.attr
+            tid_vars[s.result.id] = d if n > 1 else 0
+    params = {prm.var.id: prm for prm in fn.params if isinstance(prm.var.type, wt.ArrayType)}
+    ok = {vid for vid, prm in params.items() if prm.var.type.ndim == fn.tid_ndim}
+    loads = []
+    for s in ir.walk(fn.body):
+        if not isinstance(s, ir.Call):
+            continue
+        if s.callee in _READS or s.callee in _WRITES:
+            arr = s.args[0]
+            n = arr.type.ndim
+            idx = s.args[1 : 1 + n]
+            if not all(v.id in tid_vars and tid_vars[v.id] == k for k, v in enumerate(idx)):
+                ok.discard(arr.id)
+            elif s.callee == intr.LOAD:
+                loads.append(s)
+        else:
+            for a in s.args:  # an array handed to a func or anything else: be conservative
+                ok.discard(a.id)
+    marked = 0
+    for s in loads:
+        if s.args[0].id in ok:
+            s.attr = "exclusive"
+            marked += 1
+    return marked

@@ -231,8 +231,9 @@ class CPURenderer:
         adjs = self.adj_args(s)
         ret = [self.a(s.result)] if s.result is not None else []
         if isinstance(c, str):
-            if c in (intr.LOAD,):
-                return f"weft::adj_load({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:] + ret)});"
+            if c == intr.LOAD:
+                name = "adj_load_exclusive" if s.attr == "exclusive" else "adj_load"
+                return f"weft::{name}({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:] + ret)});"
             if c == intr.STORE:
                 return f"weft::adj_store({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:-1] + adjs[-1:])});"
             if c in intr.ATOMICS.values():
@@ -370,6 +371,7 @@ class CPURenderer:
                 f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_context* ctx, const void* args, "
                 "weft::int64 begin, weft::int64 end) {"
             )
+            out.append("    weft::serial_launch = ctx->serial != 0;")
             out.append("    try {")
             out.append(
                 f"        for (weft::int64 t = begin; t < end; ++t) {sym}_{mode}_body((const wp_args_{sym}*)args, &ctx->bounds, t);"

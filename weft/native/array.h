@@ -30,6 +30,29 @@ WEFT_FN void adj_load(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3
     adj_load_impl(a, loc, adj_ret, i0, i1, i2, i3);
 }
 
+// The same, when only this thread can touch the element (the frontend proved the array is only
+// indexed by the thread index): a plain add.
+template <typename T, typename... I>
+WEFT_FN void adj_load_exclusive_impl(const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
+    if (a.grad) *elem_ptr(a.grad, a, loc, int64(idx)...) += adj_ret;
+}
+template <typename T, typename I0>
+WEFT_FN void adj_load_exclusive(const array_t<T>& a, int32 loc, I0 i0, T adj_ret) {
+    adj_load_exclusive_impl(a, loc, adj_ret, i0);
+}
+template <typename T, typename I0, typename I1>
+WEFT_FN void adj_load_exclusive(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T adj_ret) {
+    adj_load_exclusive_impl(a, loc, adj_ret, i0, i1);
+}
+template <typename T, typename I0, typename I1, typename I2>
+WEFT_FN void adj_load_exclusive(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T adj_ret) {
+    adj_load_exclusive_impl(a, loc, adj_ret, i0, i1, i2);
+}
+template <typename T, typename I0, typename I1, typename I2, typename I3>
+WEFT_FN void adj_load_exclusive(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T adj_ret) {
+    adj_load_exclusive_impl(a, loc, adj_ret, i0, i1, i2, i3);
+}
+
 // store(a, loc, i..., value): variadic with the value last.
 template <typename T>
 WEFT_FN void store(const array_t<T>& a, int32 loc, int64 i0, T v) { *elem_ptr(a.data, a, loc, i0) = v; }

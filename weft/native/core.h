@@ -143,7 +143,14 @@ struct launch_context {
     launch_bounds bounds;
     int32 has_error;  // set once, atomically, by the first failing thread
     kernel_error error;
+    int32 serial;  // set by the runtime: the launch runs on one thread only
 };
+
+#ifndef WEFT_CUDA
+// True while this thread runs a launch that no other thread takes part in: atomics on floats
+// may then be plain read-modify-writes (no compare-and-swap loop).
+inline thread_local bool serial_launch = false;
+#endif
 
 #ifndef WEFT_CUDA
 struct kernel_exception {
@@ -267,9 +274,19 @@ inline T atomic_add_raw(T* p, T v) {
     return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 inline float atomic_add_raw(float* p, float v) {
+    if (serial_launch) {
+        float old = *p;
+        *p = old + v;
+        return old;
+    }
     return atomic_update_float(p, [v](float o) { return o + v; });
 }
 inline double atomic_add_raw(double* p, double v) {
+    if (serial_launch) {
+        double old = *p;
+        *p = old + v;
+        return old;
+    }
     return atomic_update_float(p, [v](double o) { return o + v; });
 }
 inline float16 atomic_add_raw(float16* p, float16 v) {

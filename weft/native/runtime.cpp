@@ -121,6 +121,7 @@ WEFT_EXPORT void weft_launch(range_fn fn, weft::launch_context* ctx, const void*
     weft::int64 parts = nthreads;
     if (min_per_thread > 0 && n / min_per_thread < parts) parts = n / min_per_thread;
     if (parts <= 1) {
+        ctx->serial = 1;
         fn(ctx, args, 0, n);
         return;
     }

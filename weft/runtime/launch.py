@@ -237,7 +237,12 @@ class kernel_error_t(ctypes.Structure):
 class launch_context_t(ctypes.Structure):
     """Mirror of ``weft::launch_context`` (native/core.h)."""
 
-    _fields_ = [("bounds", wt.launch_bounds_t), ("has_error", ctypes.c_int32), ("error", kernel_error_t)]
+    _fields_ = [
+        ("bounds", wt.launch_bounds_t),
+        ("has_error", ctypes.c_int32),
+        ("error", kernel_error_t),
+        ("serial", ctypes.c_int32),
+    ]
 
 
 def run(inst, bounds, args_struct, adjoint: bool):
