@@ -233,6 +233,7 @@ class Kernel:
                 )
             self.arg_types.append(t)
         self.is_generic = any(_is_generic(t) for t in self.arg_types)
+        self._arg_types_key = tuple(self.arg_types)
         self._instances: dict = {}
         # Kernels made by a factory share a qualname; the index keeps their symbols apart.
         self.index = module.add_kernel(self)

@@ -104,9 +104,10 @@ class Launcher:
                     value = _coerce_array(value, info)
                     if value is None:
                         raise self.type_error(k, name, info, params[k])
-                kt = value.kernel_type()
-                if kt is not info and kt != info and not (info.dtype is typing.Any and kt.ndim == info.ndim):
-                    raise self.type_error(k, name, info, value)
+                if value.dtype is not info.dtype or value.ndim != info.ndim:
+                    kt = value.kernel_type()
+                    if kt != info and not (info.dtype is typing.Any and kt.ndim == info.ndim):
+                        raise self.type_error(k, name, info, value)
                 ct = value.__ctype__()
                 if adj_params is not None:
                     ct = _with_grad(ct, value, adj_params[k] if k < len(adj_params) else None, name, self.inst)
@@ -172,7 +173,8 @@ def _instance_for(kernel, params):
 
 def _lookup_instance(kernel, params):
     if not kernel.is_generic:
-        return kernel.default_instance()
+        inst = kernel._instances.get(kernel._arg_types_key)
+        return inst if inst is not None else kernel.default_instance()
     types_ = []
     for t, v in zip(kernel.arg_types, params):
         if t is typing.Any or (isinstance(t, wt.ArrayType) and t.dtype is typing.Any):
@@ -245,6 +247,14 @@ class launch_context_t(ctypes.Structure):
     ]
 
 
+_launch_fn: list = []
+
+
+def _bind_launch_fn():
+    _launch_fn.append(mod.runtime_library().weft_launch)
+    return _launch_fn[0]
+
+
 def run(inst, bounds, args_struct, adjoint: bool):
     """Run a built instance's forward or backward entry point; raise on kernel errors."""
     ptr = inst.backward_ptr if adjoint else inst.forward_ptr
@@ -257,8 +267,8 @@ def run(inst, bounds, args_struct, adjoint: bool):
         raise RuntimeError(inst.ir.adjoint_error)
     ctx = launch_context_t()
     ctx.bounds = bounds
-    rt = mod.runtime_library()
-    rt.weft_launch(
+    launch_fn = _launch_fn[0] if _launch_fn else _bind_launch_fn()
+    launch_fn(
         ptr,
         ctypes.addressof(ctx),
         ctypes.addressof(args_struct),
