@@ -107,9 +107,9 @@ from .builtins.constructors import (
     eig3,
     quat_to_axis_angle,
 )
-from .codegen.intrinsics import tid, printf, atomic_add, atomic_sub, atomic_min, atomic_max, static, constant
+from .codegen.intrinsics import adjoint, tid, printf, atomic_add, atomic_sub, atomic_min, atomic_max, static, constant
 from .codegen.errors import WarpCodegenError, WeftCompileError, WeftBuildError
-from .kernel import kernel, func, Kernel, Function
+from .kernel import kernel, func, func_grad, func_replay, Kernel, Function
 from .struct import struct
 from .runtime.launch import launch
 from .runtime.launch_object import Launch

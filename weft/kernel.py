@@ -53,6 +53,37 @@ class FuncInstance:
         self.has_side_effects = self.ir.has_side_effects
         self.differentiable = ad.is_differentiable_function(self.ir)
         self.source = src.text
+        self.grad_ir = self._lower_custom_grad(function.custom_grad, names) if function.custom_grad else None
+        self.replay_ir = self._lower_custom_replay(function.custom_replay) if function.custom_replay else None
+        if self.grad_ir is not None:
+            self.differentiable = True
+        # Calls replayed by a backward pass use <symbol>_replay when this is set.
+        self.has_replay_variant = self.has_side_effects or self.replay_ir is not None
+
+    def _lower_custom_grad(self, grad_fn, names):
+        """Lower a ``@wp.func_grad`` body: the forward's parameters, then the adjoint of the
+        result; ``wp.adjoint[x]`` names the adjoint of forward parameter ``x``."""
+        gnames = list(_signature(grad_fn).parameters)
+        n = len(names)
+        if self.ret_type is None or isinstance(self.ret_type, wt.TupleType):
+            raise TypeError(f"@wp.func_grad needs a func returning one value; '{self.function.key}' does not")
+        if len(gnames) != n + 1 or gnames[:n] != names:
+            raise TypeError(
+                f"@wp.func_grad({self.function.key}) must take the forward parameters ({', '.join(names)}) followed by "
+                f"one parameter for the adjoint of the result, got ({', '.join(gnames)})"
+            )
+        types_ = dict(zip(gnames, self.arg_types + (self.ret_type,)))
+        ir_, _ = frontend.lower_function(
+            Source(grad_fn), types_, False, f"adj_{self.symbol}", adjoint_targets={nm: k for k, nm in enumerate(names)}
+        )
+        return ir_
+
+    def _lower_custom_replay(self, replay_fn):
+        names = list(_signature(replay_fn).parameters)
+        ir_, _ = frontend.lower_function(Source(replay_fn), dict(zip(names, self.arg_types)), False, f"{self.symbol}_replay")
+        if ir_.ret_type != self.ret_type:
+            raise TypeError(f"@wp.func_replay({self.function.key}) must return what the func returns")
+        return ir_
 
     def __repr__(self):
         return f"<FuncInstance {self.symbol}>"
@@ -73,6 +104,8 @@ class Function:
         self.overloads: list = []
         self._instances: dict = {}
         self._in_progress: set = set()
+        self.custom_grad = None  # set by @wp.func_grad
+        self.custom_replay = None  # set by @wp.func_replay
         self.index = module.add_func(self)
         self.add_overload(pyfunc)
 
@@ -195,8 +228,9 @@ def _func_closure(fn_ir) -> list:
         if id(inst) in seen:
             return
         seen.add(id(inst))
-        for c in inst.ir.callees:
-            visit(c)
+        for ir_ in (inst.ir, inst.grad_ir, inst.replay_ir):
+            for c in ir_.callees if ir_ is not None else ():
+                visit(c)
         order.append(inst)
 
     for c in fn_ir.callees:
@@ -324,3 +358,34 @@ def func(f):
     fn = Function(f, mod.get_module(f.__module__))
     _funcs[key] = fn
     return fn
+
+
+def func_grad(forward):
+    """Decorator: replace the adjoint of ``forward`` (a ``@wp.func``). The decorated function
+    takes the forward's parameters and then the adjoint of its result, and accumulates into
+    ``wp.adjoint[param]``."""
+    if getattr(forward, "_weft_kind", None) != "func":
+        raise TypeError("@wp.func_grad takes a @wp.func")
+
+    def wrap(grad_fn):
+        forward.custom_grad = grad_fn
+        forward._instances.clear()
+        mod.definitions_changed()
+        return grad_fn
+
+    return wrap
+
+
+def func_replay(forward):
+    """Decorator: replace what the backward pass runs when it replays ``forward`` (same
+    parameters and result), e.g. to avoid repeating side effects."""
+    if getattr(forward, "_weft_kind", None) != "func":
+        raise TypeError("@wp.func_replay takes a @wp.func")
+
+    def wrap(replay_fn):
+        forward.custom_replay = replay_fn
+        forward._instances.clear()
+        mod.definitions_changed()
+        return replay_fn
+
+    return wrap

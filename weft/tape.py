@@ -46,11 +46,23 @@ def _resolve(params_by_name: dict, path: tuple):
 _warned: set = set()
 
 
-def _warn_gradient_dead_ends(rec, params):
-    """Warn when a launch writes an array that has no gradient buffer although it reads arrays
-    that do: the gradient of everything computed from that output silently stops there."""
+def _warn_gradient_dead_ends(rec, params, read_later: set):
+    """Warn when a launch writes an array that has no gradient buffer, that a later recorded
+    launch reads, although this launch reads arrays that do have gradients: the gradient of
+    everything computed from that array silently stops there. ``read_later`` collects the ids
+    of arrays read by later launches (backward walks the tape in reverse)."""
     by_name = dict(zip(rec.kernel.arg_names, params))
     access = rec.instance.access
+    try:
+        _check_dead_ends(rec, by_name, access, read_later)
+    finally:
+        for p, kinds in access.items():
+            arr = _resolve(by_name, p)
+            if arr is not None and "read" in kinds:
+                read_later.add(id(arr))
+
+
+def _check_dead_ends(rec, by_name, access, read_later):
     reads_with_grad = [
         p for p, kinds in access.items() if "read" in kinds and getattr(_resolve(by_name, p), "grad", None) is not None
     ]
@@ -60,7 +72,7 @@ def _warn_gradient_dead_ends(rec, params):
         if "write" not in kinds:
             continue
         arr = _resolve(by_name, path)
-        if arr is None or getattr(arr, "grad", None) is not None:
+        if arr is None or getattr(arr, "grad", None) is not None or id(arr) not in read_later:
             continue
         key = (rec.kernel.key, path)
         if key in _warned:
@@ -70,7 +82,7 @@ def _warn_gradient_dead_ends(rec, params):
             f"kernel '{rec.kernel.key}' writes '{'.'.join(path)}', an array created without requires_grad=True, so "
             f"no gradient flows back through it to {', '.join(repr('.'.join(p)) for p in reads_with_grad)}; "
             "create it with requires_grad=True",
-            stacklevel=3,
+            stacklevel=4,
         )
 
 
@@ -139,12 +151,13 @@ class Tape:
                     a.requires_grad = True
                 a.grad.assign(g)
                 self.gradients[a] = a.grad
+        read_later: set = set()
         for rec in reversed(self.launches):
             if isinstance(rec, FuncRecord):
                 rec.backward()
                 continue
             params = list(rec.inputs) + list(rec.outputs)
-            _warn_gradient_dead_ends(rec, params)
+            _warn_gradient_dead_ends(rec, params, read_later)
             adj = [getattr(p, "grad", None) for p in params]
             _launch.launch(
                 rec.kernel,

@@ -118,7 +118,7 @@ class CPURenderer:
             return self.intrinsic_expr(fn, s, args)
         if hasattr(c, "symbol") and not hasattr(c, "ir"):
             return f"weft::{c.symbol}({', '.join(args)})"
-        name = c.symbol + ("_replay" if replay and c.has_side_effects else "")
+        name = c.symbol + ("_replay" if replay and c.has_replay_variant else "")
         return f"{name}({', '.join(args)})"
 
     def intrinsic_expr(self, fn, s, args) -> str:
@@ -141,6 +141,12 @@ class CPURenderer:
             struct, field = s.attr
             member = f"&{struct.cname}::f_{field}"
             return f"weft::{c}({', '.join([args[0], member] + args[1:])})"
+        if c == intr.ADJ_READ:
+            return f"adjp_{s.attr}"
+        if c == intr.ADJ_ACCUM:
+            return f"adjp_{s.attr} += {args[0]}"
+        if c == intr.ADJ_SET:
+            return f"adjp_{s.attr} = {args[0]}"
         if c == intr.TID:
             d, n = s.attr
             return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
@@ -313,15 +319,21 @@ class CPURenderer:
         params = self.func_params(fn)
         skip = {p.var.id for p in fn.params}
         out = []
-        variants = [("", False)] + ([("_replay", True)] if fn.has_side_effects else [])
-        for suffix, replay in variants:
-            out.append(f"{self.fn_qualifier} {ret_t} {inst.symbol}{suffix}({params}) {{")
-            out += ["    " + d for d in self.declarations(fn, False, skip)]
-            self.forward_block(fn, fn.body, out, "    ", replay)
-            if fn.ret is not None:
-                out.append(f"    return {self.v(fn.ret)};")
+        variants = [("", fn, False)]
+        if inst.replay_ir is not None:
+            variants.append(("_replay", inst.replay_ir, False))
+        elif fn.has_side_effects:
+            variants.append(("_replay", fn, True))
+        for suffix, body_fn, replay in variants:
+            out.append(f"{self.fn_qualifier} {ret_t} {inst.symbol}{suffix}({self.func_params(body_fn)}) {{")
+            out += ["    " + d for d in self.declarations(body_fn, False, {p.var.id for p in body_fn.params})]
+            self.forward_block(body_fn, body_fn.body, out, "    ", replay)
+            if body_fn.ret is not None:
+                out.append(f"    return {self.v(body_fn.ret)};")
             out.append("}")
-        if inst.differentiable:
+        if inst.grad_ir is not None:
+            out.append(self.render_custom_adjoint(inst))
+        elif inst.differentiable:
             adj_params = [f"{ctype_name(p.var.type)}& {self.a(p.var)}" for p in fn.params]
             if fn.ret is not None:
                 adj_params.append(f"{ret_t} adj_ret")
@@ -334,6 +346,19 @@ class CPURenderer:
                 out.append(f"    {self.a(fn.ret)} += adj_ret;")
             self.reverse_list(fn, ad.reverse_block(fn.body), out, "    ")
             out.append("}")
+        return "\n".join(out)
+
+    def render_custom_adjoint(self, inst) -> str:
+        """``adj_<func>`` from a @wp.func_grad body: forward params, adjoint refs ``adjp_k``, adj_ret."""
+        g = inst.grad_ir
+        fwd, adj_ret = g.params[:-1], g.params[-1]
+        sig = [f"{ctype_name(p.var.type)} {self.v(p.var)}" for p in fwd]
+        sig += [f"{ctype_name(p.var.type)}& adjp_{k}" for k, p in enumerate(fwd)]
+        sig.append(f"{ctype_name(adj_ret.var.type)} {self.v(adj_ret.var)}")
+        out = [f"{self.fn_qualifier} void adj_{inst.symbol}({', '.join(sig)}) {{"]
+        out += ["    " + d for d in self.declarations(g, False, {p.var.id for p in g.params})]
+        self.forward_block(g, g.body, out, "    ", False)
+        out.append("}")
         return "\n".join(out)
 
     # ------------------------------------------------------------------ kernels

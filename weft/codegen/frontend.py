@@ -78,7 +78,9 @@ class StaticTuple:
 class Lowerer(ast.NodeVisitor):
     """Lowers one function. Use ``lower(...)``; the instance is single-use."""
 
-    def __init__(self, src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None):
+    def __init__(
+        self, src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None, adjoint_targets=None
+    ):
         self.src = src
         self.is_kernel = is_kernel
         self.fn = ir.Function(symbol, is_kernel)
@@ -91,6 +93,7 @@ class Lowerer(ast.NodeVisitor):
         self.ret_type = ret_annotation
         self.loop_counter = 0
         self.undefined_after: dict = {}  # name -> why it is no longer visible
+        self.adjoint_targets = adjoint_targets  # in a @wp.func_grad body: forward param name -> index
         self.node = src.tree
 
     # ----------------------------------------------------------------- infrastructure
@@ -571,9 +574,35 @@ class Lowerer(ast.NodeVisitor):
         else:
             raise self.error(f"cannot assign to '{type(target).__name__}'", target, UnsupportedConstruct)
 
+    def adjoint_slot(self, node):
+        """For ``wp.adjoint[x]``: the forward parameter index of x, else None."""
+        if not isinstance(node, ast.Subscript):
+            return None
+        base = node.value
+        if not (isinstance(base, (ast.Name, ast.Attribute)) and self.static_value(base) is intr.adjoint):
+            return None
+        if self.adjoint_targets is None:
+            raise self.error("wp.adjoint[...] can only be used inside a @wp.func_grad function", node)
+        if not isinstance(node.slice, ast.Name) or node.slice.id not in self.adjoint_targets:
+            raise self.error(
+                f"wp.adjoint[...] takes a parameter of the forward func ({', '.join(self.adjoint_targets)})", node
+            )
+        return self.adjoint_targets[node.slice.id], self.param_types[node.slice.id]
+
+    def adjoint_value(self, v, t, node):
+        if v.type != t:
+            if v.literal and tr.literal_fits(v.const, t):
+                return self.const(tr.convert_literal(v.const, t), t)
+            raise self.error(f"the adjoint is {wt.type_repr(t)}, got {wt.type_repr(v.type)}", node, WarpCodegenTypeError)
+        return v
+
     def assign_component(self, target, v):
         """``a[i] = v`` for arrays (a store); for composites, rebuild the value and assign it back
         to its own target (``m[i][j] = s`` becomes ``m = assign_copy(m, i, assign_copy(m[i], j, s))``)."""
+        slot = self.adjoint_slot(target)
+        if slot is not None:
+            self.call(intr.ADJ_SET, [self.adjoint_value(v, slot[1], target)], None, attr=slot[0], node=target)
+            return
         base = self.visit(target.value)
         if isinstance(target, ast.Subscript) and isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType):
             arr, idx = self.array_and_index(target, base)
@@ -595,6 +624,13 @@ class Lowerer(ast.NodeVisitor):
     def visit_AugAssign(self, node):
         op = type(node.op)
         target = node.target
+        slot = self.adjoint_slot(target)
+        if slot is not None and op in (ast.Add, ast.Sub):
+            v = self.adjoint_value(self.expr(node.value), slot[1], node)
+            if op is ast.Sub:
+                v = self.call_builtin(sb.neg, [v], node)
+            self.call(intr.ADJ_ACCUM, [v], None, attr=slot[0], node=node)
+            return
         base = self.visit(target.value) if isinstance(target, ast.Subscript) else None
         if isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType):
             arr, idx = self.array_and_index(target, base)
@@ -776,6 +812,9 @@ class Lowerer(ast.NodeVisitor):
         return result
 
     def visit_Subscript(self, node):
+        slot = self.adjoint_slot(node)
+        if slot is not None:
+            return self.call(intr.ADJ_READ, [], slot[1], attr=slot[0], node=node)
         base = self.visit(node.value)
         if isinstance(base, StaticTuple):
             k = self.expr(node.slice)
@@ -927,9 +966,9 @@ class Static:
         return f"Static({self.value!r})"
 
 
-def lower_function(src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None):
+def lower_function(src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None, adjoint_targets=None):
     """Lower ``src`` with the given parameter types. Returns ``(ir.Function, Lowerer)``."""
-    lw = Lowerer(src, param_types, is_kernel, symbol, ret_annotation)
+    lw = Lowerer(src, param_types, is_kernel, symbol, ret_annotation, adjoint_targets)
     fn = lw.lower()
     ir.verify(fn)
     return fn, lw

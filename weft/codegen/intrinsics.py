@@ -33,6 +33,9 @@ EXTRACT = "extract"
 ASSIGN_COPY = "assign_copy"
 GET_FIELD = "get_field"  # attr: (struct type, field name)
 SET_FIELD = "set_field"
+ADJ_READ = "adj_read"  # wp.adjoint[x] inside @wp.func_grad; attr: forward parameter index
+ADJ_ACCUM = "adj_accum"
+ADJ_SET = "adj_set"
 ATOMICS = {
     "atomic_add": "atomic_add",
     "atomic_sub": "atomic_sub",
@@ -77,6 +80,19 @@ atomic_min = _kernel_only("atomic_min")
 atomic_min.__doc__ = "Atomically store min(arr[i, ...], value); returns the previous value."
 atomic_max = _kernel_only("atomic_max")
 atomic_max.__doc__ = "Atomically store max(arr[i, ...], value); returns the previous value."
+
+
+class _Adjoint:
+    """``wp.adjoint[x]``: inside a ``@wp.func_grad`` body, the adjoint of forward parameter x."""
+
+    def __getitem__(self, key):
+        raise RuntimeError("wp.adjoint[...] can only be used inside a @wp.func_grad function")
+
+    def __repr__(self):
+        return "wp.adjoint"
+
+
+adjoint = _Adjoint()
 
 
 def static(expr):

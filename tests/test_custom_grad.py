@@ -1,0 +1,126 @@
+"""Custom gradients: @wp.func_grad replaces a func's adjoint, @wp.func_replay its replay,
+wp.adjoint[x] inside them (issue 4, item 4)."""
+
+import numpy as np
+import pytest
+
+import weft as wp
+
+f64 = wp.float64
+
+
+@wp.func
+def safe_sqrt(x: f64):
+    return wp.sqrt(x)
+
+
+@wp.func_grad(safe_sqrt)
+def adj_safe_sqrt(x: f64, adj_ret: f64):
+    if x > f64(0.0):
+        wp.adjoint[x] += adj_ret / (f64(2.0) * wp.sqrt(x))
+
+
+@wp.func
+def clipped_identity(x: f64, lim: f64):
+    return x
+
+
+@wp.func_grad(clipped_identity)
+def adj_clipped_identity(x: f64, lim: f64, adj_ret: f64):
+    # straight-through gradient clipped to [-lim, lim]; lim's adjoint gets the overflow
+    g = wp.clamp(adj_ret, -lim, lim)
+    wp.adjoint[x] += g
+    wp.adjoint[lim] = adj_ret - g
+
+
+@wp.func
+def counted_square(counter: wp.array(dtype=f64), x: f64):
+    wp.atomic_add(counter, 0, f64(1.0))
+    return x * x
+
+
+@wp.func_replay(counted_square)
+def replay_counted_square(counter: wp.array(dtype=f64), x: f64):
+    wp.atomic_add(counter, 1, f64(1.0))  # the replay counts in slot 1
+    return x * x
+
+
+@wp.kernel
+def k_sqrt(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = safe_sqrt(x[i]) * f64(3.0)
+
+
+@wp.kernel
+def k_clip(x: wp.array(dtype=f64), scale: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = clipped_identity(x[i], f64(0.5)) * scale[i]
+
+
+@wp.kernel
+def k_count(x: wp.array(dtype=f64), counter: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = counted_square(counter, x[i])
+
+
+def _backward(kernel, inputs, y):
+    tape = wp.Tape()
+    with tape:
+        wp.launch(kernel, dim=len(y), inputs=inputs + [y])
+    tape.backward(grads={y: np.ones(len(y))})
+    return tape
+
+
+def test_func_grad_replaces_the_adjoint():
+    x = wp.array([0.0, 4.0, 9.0], dtype=f64, requires_grad=True)
+    y = wp.zeros(3, dtype=f64, requires_grad=True)
+    _backward(k_sqrt, [x], y)
+    np.testing.assert_allclose(y.numpy(), [0.0, 6.0, 9.0])
+    # the built-in sqrt adjoint would give inf at 0; the custom one gives 0 there
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 3.0 / 4.0, 3.0 / 6.0])
+
+
+def test_func_grad_uses_adj_ret_and_writes_several_adjoints():
+    x = wp.array([1.0, 2.0, 3.0], dtype=f64, requires_grad=True)
+    scale = wp.array([0.1, 2.0, -4.0], dtype=f64, requires_grad=True)
+    y = wp.zeros(3, dtype=f64, requires_grad=True)
+    _backward(k_clip, [x, scale], y)
+    np.testing.assert_allclose(x.grad.numpy(), np.clip([0.1, 2.0, -4.0], -0.5, 0.5))
+    np.testing.assert_allclose(scale.grad.numpy(), [1.0, 2.0, 3.0])  # the scale's gradient is unaffected
+
+
+def test_func_replay_replaces_the_replay_in_the_backward_pass():
+    x = wp.array([1.5, -2.0], dtype=f64, requires_grad=True)
+    counter = wp.zeros(2, dtype=f64)
+    y = wp.zeros(2, dtype=f64, requires_grad=True)
+    _backward(k_count, [x, counter], y)
+    # forward counted once per thread in slot 0; the backward replayed with the custom replay (slot 1)
+    np.testing.assert_allclose(counter.numpy(), [2.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, -4.0])
+
+
+def test_adjoint_outside_func_grad_is_an_error():
+    @wp.kernel(module="custom_grad_errors")
+    def k_bad(x: wp.array(dtype=float)):
+        i = wp.tid()
+        wp.adjoint[x] += 1.0
+
+    with pytest.raises(wp.WarpCodegenError, match="func_grad"):
+        wp.launch(k_bad, dim=1, inputs=[wp.zeros(1)])
+
+
+def test_func_grad_signature_is_checked():
+    @wp.func
+    def g(x: float):
+        return x
+
+    @wp.func_grad(g)
+    def adj_g(y: float, adj_ret: float):  # wrong parameter name
+        wp.adjoint[y] += adj_ret
+
+    @wp.kernel(module="custom_grad_errors2")
+    def k_g(x: wp.array(dtype=float)):
+        x[0] = g(x[0])
+
+    with pytest.raises(wp.WarpCodegenError, match="forward parameters"):
+        wp.launch(k_g, dim=1, inputs=[wp.zeros(1)])
