@@ -49,8 +49,11 @@ def literal(value, t) -> str:
         prefix = {"vector": "vec", "matrix": "mat", "quaternion": "quat", "transform": "transform"}[t._kind]
         parts = ", ".join(literal(v, scalar) for v in value)
         if t._kind == "transform":
-            parts = f"weft::vec_make<weft::vec_t<3, {ctype_name(scalar)}>>({', '.join(literal(v, scalar) for v in value[:3])}), " + (
-                f"weft::quat_make<weft::quat_t<{ctype_name(scalar)}>>({', '.join(literal(v, scalar) for v in value[3:])})"
+            parts = (
+                f"weft::vec_make<weft::vec_t<3, {ctype_name(scalar)}>>({', '.join(literal(v, scalar) for v in value[:3])}), "
+                + (
+                    f"weft::quat_make<weft::quat_t<{ctype_name(scalar)}>>({', '.join(literal(v, scalar) for v in value[3:])})"
+                )
             )
         return f"weft::{prefix}_make<{ctype_name(t)}>({parts})"
     raise TypeError(f"no literal for {t!r}")
@@ -63,6 +66,100 @@ def c_string(s: str) -> str:
 
 def c_format(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+# ---------------------------------------------------------------------------------------------
+# Intrinsic formats: intrinsic -> C++ text. Forward rules take (renderer, fn, stmt, args);
+# reverse rules also take the adjoint names of the arguments and of the result.
+
+
+def _member(s) -> str:
+    struct, field = s.attr
+    return f"&{struct.cname}::f_{field}"
+
+
+def _with_loc(name):
+    return lambda r, fn, s, a: f"weft::{name}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
+
+
+def _tid(r, fn, s, a) -> str:
+    d, n = s.attr
+    return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
+
+
+forward_formats = {
+    intr.LOAD: _with_loc("load"),
+    intr.STORE: _with_loc("store"),
+    **{name: _with_loc(name) for name in intr.ATOMICS.values()},
+    intr.CAST: lambda r, fn, s, a: f"weft::cast<{ctype_name(s.attr)}>({a[0]})",
+    intr.PHI: lambda r, fn, s, a: f"weft::where({', '.join(a)})",
+    intr.CONSTRUCT: lambda r, fn, s, a: f"weft::{s.attr}<{ctype_name(s.result.type)}>({', '.join(a)})",
+    intr.EXTRACT: _with_loc("extract"),
+    intr.ASSIGN_COPY: _with_loc("assign_copy"),
+    intr.GET_FIELD: lambda r, fn, s, a: f"weft::get_field({', '.join([a[0], _member(s)] + a[1:])})",
+    intr.SET_FIELD: lambda r, fn, s, a: f"weft::set_field({', '.join([a[0], _member(s)] + a[1:])})",
+    intr.ADJ_READ: lambda r, fn, s, a: f"adjp_{s.attr}",
+    intr.ADJ_ACCUM: lambda r, fn, s, a: f"adjp_{s.attr} += {a[0]}",
+    intr.ADJ_SET: lambda r, fn, s, a: f"adjp_{s.attr} = {a[0]}",
+    intr.TID: _tid,
+    intr.SHAPE: lambda r, fn, s, a: f"{a[0]}.shape[{s.attr}]",
+    intr.ZERO: lambda r, fn, s, a: "{}",
+    intr.LOGICAL_AND: lambda r, fn, s, a: f"({a[0]} && {a[1]})",
+    intr.LOGICAL_OR: lambda r, fn, s, a: f"({a[0]} || {a[1]})",
+    intr.TUPLE_MAKE: lambda r, fn, s, a: f"weft::make_tuple({', '.join(a)})",
+    intr.TUPLE_GET: lambda r, fn, s, a: f"weft::tuple_get<{s.attr}>({a[0]})",
+    intr.PRINT_VALUE: lambda r, fn, s, a: f"weft::print_value({a[0]})",
+    intr.PRINT_STR: lambda r, fn, s, a: f"weft::print_str({c_format(s.attr)})",
+    intr.PRINT_NEWLINE: lambda r, fn, s, a: "weft::print_newline()",
+    intr.PRINTF: lambda r, fn, s, a: f"weft::printf_flush({', '.join([c_format(s.attr)] + a)})",
+}
+
+
+def _adj_load(r, fn, s, a, adjs, ret) -> str:
+    name = "adj_load_exclusive" if s.attr == "exclusive" else "adj_load"
+    return f"weft::{name}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:] + ret)});"
+
+
+def _adj_with_loc(name):
+    """adj_<name>(container, loc, rest..., adj_container, adj_loc, adj_rest..., adj_ret)."""
+    return lambda r, fn, s, a, adjs, ret: (
+        f"weft::adj_{name}({', '.join([a[0], r.loc(fn, s)] + a[1:] + [adjs[0], 'adj_loc'] + adjs[1:] + ret)});"
+    )
+
+
+def _adj_field(name):
+    return lambda r, fn, s, a, adjs, ret: f"weft::adj_{name}({', '.join([a[0], _member(s)] + a[1:] + adjs + ret)});"
+
+
+reverse_formats = {
+    intr.LOAD: _adj_load,
+    intr.STORE: lambda r, fn, s, a, adjs, ret: (
+        f"weft::adj_store({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:-1] + adjs[-1:])});"
+    ),
+    **{
+        name: (
+            lambda nm: (
+                lambda r, fn, s, a, adjs, ret: (
+                    f"weft::adj_{nm}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:] + adjs[-1:] + ret)});"
+                )
+            )
+        )(name)
+        for name in intr.ATOMICS.values()
+    },
+    intr.CAST: lambda r, fn, s, a, adjs, ret: f"weft::adj_cast<{ctype_name(s.attr)}>({a[0]}, {adjs[0]}, {ret[0]});",
+    intr.CONSTRUCT: lambda r, fn, s, a, adjs, ret: (
+        f"weft::adj_{s.attr}<{ctype_name(s.result.type)}>({', '.join(a + adjs + ret)});"
+    ),
+    intr.GET_FIELD: _adj_field("get_field"),
+    intr.SET_FIELD: _adj_field("set_field"),
+    intr.EXTRACT: _adj_with_loc("extract"),
+    intr.ASSIGN_COPY: _adj_with_loc("assign_copy"),
+    intr.PHI: lambda r, fn, s, a, adjs, ret: f"weft::adj_where({', '.join(a + adjs + ret)});",
+    intr.TUPLE_MAKE: lambda r, fn, s, a, adjs, ret: " ".join(
+        f"{x} += weft::tuple_get<{k}>({ret[0]});" for k, x in enumerate(adjs)
+    ),
+    intr.TUPLE_GET: lambda r, fn, s, a, adjs, ret: f"weft::adj_tuple_get<{s.attr}>({', '.join(a + adjs + ret)});",
+}
 
 
 class CPURenderer:
@@ -122,55 +219,10 @@ class CPURenderer:
         return f"{name}({', '.join(args)})"
 
     def intrinsic_expr(self, fn, s, args) -> str:
-        c = s.callee
-        if c == intr.LOAD:
-            return f"weft::load({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:])})"
-        if c == intr.STORE:
-            return f"weft::store({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:])})"
-        if c in intr.ATOMICS.values():
-            return f"weft::{c}({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:])})"
-        if c == intr.CAST:
-            return f"weft::cast<{ctype_name(s.attr)}>({args[0]})"
-        if c == intr.PHI:
-            return f"weft::where({', '.join(args)})"
-        if c == intr.CONSTRUCT:
-            return f"weft::{s.attr}<{ctype_name(s.result.type)}>({', '.join(args)})"
-        if c in (intr.EXTRACT, intr.ASSIGN_COPY):
-            return f"weft::{c}({', '.join([args[0], self.loc(fn, s)] + args[1:])})"
-        if c in (intr.GET_FIELD, intr.SET_FIELD):
-            struct, field = s.attr
-            member = f"&{struct.cname}::f_{field}"
-            return f"weft::{c}({', '.join([args[0], member] + args[1:])})"
-        if c == intr.ADJ_READ:
-            return f"adjp_{s.attr}"
-        if c == intr.ADJ_ACCUM:
-            return f"adjp_{s.attr} += {args[0]}"
-        if c == intr.ADJ_SET:
-            return f"adjp_{s.attr} = {args[0]}"
-        if c == intr.TID:
-            d, n = s.attr
-            return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
-        if c == intr.SHAPE:
-            return f"{args[0]}.shape[{s.attr}]"
-        if c == intr.ZERO:
-            return "{}"
-        if c == intr.LOGICAL_AND:
-            return f"({args[0]} && {args[1]})"
-        if c == intr.LOGICAL_OR:
-            return f"({args[0]} || {args[1]})"
-        if c == intr.TUPLE_MAKE:
-            return f"weft::make_tuple({', '.join(args)})"
-        if c == intr.TUPLE_GET:
-            return f"weft::tuple_get<{s.attr}>({args[0]})"
-        if c == intr.PRINT_VALUE:
-            return f"weft::print_value({args[0]})"
-        if c == intr.PRINT_STR:
-            return f"weft::print_str({c_format(s.attr)})"
-        if c == intr.PRINT_NEWLINE:
-            return "weft::print_newline()"
-        if c == intr.PRINTF:
-            return f"weft::printf_flush({', '.join([c_format(s.attr)] + args)})"
-        raise NotImplementedError(f"renderer has no format for intrinsic '{c}'")
+        rule = forward_formats.get(s.callee)
+        if rule is None:
+            raise NotImplementedError(f"renderer has no format for intrinsic '{s.callee}'")
+        return rule(self, fn, s, args)
 
     def forward_block(self, fn, block, out, ind, replay):
         for s in block:
@@ -237,31 +289,10 @@ class CPURenderer:
         adjs = self.adj_args(s)
         ret = [self.a(s.result)] if s.result is not None else []
         if isinstance(c, str):
-            if c == intr.LOAD:
-                name = "adj_load_exclusive" if s.attr == "exclusive" else "adj_load"
-                return f"weft::{name}({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:] + ret)});"
-            if c == intr.STORE:
-                return f"weft::adj_store({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:-1] + adjs[-1:])});"
-            if c in intr.ATOMICS.values():
-                return f"weft::adj_{c}({args[0]}, {self.loc(fn, s)}, {', '.join(args[1:] + adjs[-1:] + ret)});"
-            if c == intr.CAST:
-                return f"weft::adj_cast<{ctype_name(s.attr)}>({args[0]}, {adjs[0]}, {ret[0]});"
-            if c == intr.CONSTRUCT:
-                return f"weft::adj_{s.attr}<{ctype_name(s.result.type)}>({', '.join(args + adjs + ret)});"
-            if c in (intr.GET_FIELD, intr.SET_FIELD):
-                struct, field = s.attr
-                member = f"&{struct.cname}::f_{field}"
-                return f"weft::adj_{c}({', '.join([args[0], member] + args[1:] + adjs + ret)});"
-            if c in (intr.EXTRACT, intr.ASSIGN_COPY):
-                loc = self.loc(fn, s)
-                return f"weft::adj_{c}({', '.join([args[0], loc] + args[1:] + [adjs[0], 'adj_loc'] + adjs[1:] + ret)});"
-            if c == intr.PHI:
-                return f"weft::adj_where({', '.join(args + adjs + ret)});"
-            if c == intr.TUPLE_MAKE:
-                return " ".join(f"{a} += weft::tuple_get<{k}>({ret[0]});" for k, a in enumerate(adjs))
-            if c == intr.TUPLE_GET:
-                return f"weft::adj_tuple_get<{s.attr}>({', '.join(args + adjs + ret)});"
-            raise NotImplementedError(f"renderer has no adjoint format for intrinsic '{c}'")
+            rule = reverse_formats.get(c)
+            if rule is None:
+                raise NotImplementedError(f"renderer has no adjoint format for intrinsic '{c}'")
+            return rule(self, fn, s, args, adjs, ret)
         if hasattr(c, "symbol") and not hasattr(c, "ir"):
             return f"weft::adj_{c.symbol}({', '.join(args + adjs + ret)});"
         return f"adj_{c.symbol}({', '.join(args + adjs + ret)});"
