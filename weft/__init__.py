@@ -106,6 +106,16 @@ from .builtins.constructors import (
     qr3,
     eig3,
     quat_to_axis_angle,
+    transform_set_translation,
+    transform_set_rotation,
+)
+from .builtins.library import (
+    velocity_at_point,
+    transform_twist,
+    transform_wrench,
+    quat_to_rpy,
+    transform_to_matrix,
+    transform_from_matrix,
 )
 from .codegen.intrinsics import adjoint, tid, printf, atomic_add, atomic_sub, atomic_min, atomic_max, static, constant
 from .codegen.errors import WarpCodegenError, WeftCompileError, WeftBuildError

@@ -49,6 +49,16 @@ def matrix_from_cols(*cols):
     return vt.matrix(a.shape, cols[0]._scalar)(*a.ravel().tolist())
 
 
+def transform_set_translation(t, p):
+    """Set the translation of transform ``t`` in place."""
+    t.p = p
+
+
+def transform_set_rotation(t, q):
+    """Set the rotation of transform ``t`` in place."""
+    t.q = q
+
+
 def _tuple_of(*makers):
     return lambda ts: wt.TupleType([m(ts) for m in makers])
 

@@ -111,6 +111,8 @@ sb.mul.add(p("a", X, "b", DTypeOf("X")), X)
 sb.mul.add(p("a", DTypeOf("X"), "b", X), X)
 sb.div.add(p("a", DTypeOf("Q"), "b", Q), Q)
 sb.lerp.add(p("a", Q, "b", Q, "t", DTypeOf("Q")), Q)
+sb.lerp.add(p("a", FV, "b", FV, "t", DTypeOf("V")), FV)
+sb.lerp.add(p("a", FM, "b", FM, "t", DTypeOf("M")), FM)
 sb.lerp.add(p("a", X, "b", X, "t", DTypeOf("X")), X)
 for _name in ("eq", "ne"):
     sb._cmp[_name].add(p("a", C, "b", C), wt.bool, symbol="cmp_" + _name, differentiable=False)

@@ -186,6 +186,8 @@ def _generic_constructor(kind):
                 dtype = wt.float32
         else:
             dtype = wt.float32
+        if kind == "transform":
+            return composite.construct(lw, vt.transformation(dtype), args, node)
         if kind == "vector":
             cls = vt.vector(int(kw.get("length", len(args) if len(args) > 1 else 0) or 0), dtype)
         else:
@@ -201,4 +203,32 @@ def _generic_constructor(kind):
 
 
 register_special(vt.vector, _generic_constructor("vector"))
+register_special(vt.transformation, _generic_constructor("transform"))
+
+
+def _call_type(lw: Lowerer, node):
+    """``type(x)`` names the type of a value (so generic funcs can write ``type(x)(a, b)``)."""
+    if len(node.args) != 1:
+        raise lw.error("type() takes one argument in kernels", node)
+    return Static(lw.expr(node.args[0]).type)
+
+
+def _call_set_part(part):
+    """``wp.transform_set_translation(t, p)`` / ``..._rotation(t, q)`` update the variable t."""
+
+    def handler(lw: Lowerer, node):
+        if len(node.args) != 2 or not isinstance(node.args[0], ast.Name):
+            raise lw.error(f"wp.transform_set_{part}(t, value) needs a transform variable first", node)
+        t, v = lw.expr(node.args[0]), lw.expr(node.args[1])
+        new = composite.write_attribute(lw, t, "p" if part == "translation" else "q", v, node)
+        if new is None:
+            raise lw.error(f"wp.transform_set_{part}() needs a transform, got {wt.type_repr(t.type)}", node)
+        lw.assign_to(ast.Name(id=node.args[0].id, ctx=ast.Store()), new)
+
+    return handler
+
+
+register_special(type, _call_type)
+register_special(ctors.transform_set_translation, _call_set_part("translation"))
+register_special(ctors.transform_set_rotation, _call_set_part("rotation"))
 register_special(vt.matrix, _generic_constructor("matrix"))

@@ -774,4 +774,31 @@ WEFT_FN void adj_atomic_extremum(const mat_t<R, C, T>& cur, const mat_t<R, C, T>
             if (cmp_eq(cur.data[i][j], v.data[i][j])) vec_detail::accum_from(adj_v.data[i][j], g.data[i][j]);
 }
 
+// lerp(a, b, t) = a (1 - t) + b t, component-wise, for vectors and matrices.
+template <unsigned N, typename T>
+WEFT_FN vec_t<N, T> lerp(const vec_t<N, T>& a, const vec_t<N, T>& b, T t) {
+    vec_t<N, T> r;
+    for (unsigned i = 0; i < N; ++i) r.c[i] = lerp(a.c[i], b.c[i], t);
+    return r;
+}
+template <unsigned N, typename T>
+WEFT_FN void adj_lerp(const vec_t<N, T>& a, const vec_t<N, T>& b, T t, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b, T& adj_t,
+                      const vec_t<N, T>& adj_ret) {
+    for (unsigned i = 0; i < N; ++i) adj_lerp(a.c[i], b.c[i], t, adj_a.c[i], adj_b.c[i], adj_t, adj_ret.c[i]);
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN mat_t<R, C, T> lerp(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, T t) {
+    mat_t<R, C, T> r;
+    for (unsigned i = 0; i < R; ++i)
+        for (unsigned j = 0; j < C; ++j) r.data[i][j] = lerp(a.data[i][j], b.data[i][j], t);
+    return r;
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void adj_lerp(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, T t, mat_t<R, C, T>& adj_a,
+                      mat_t<R, C, T>& adj_b, T& adj_t, const mat_t<R, C, T>& adj_ret) {
+    for (unsigned i = 0; i < R; ++i)
+        for (unsigned j = 0; j < C; ++j)
+            adj_lerp(a.data[i][j], b.data[i][j], t, adj_a.data[i][j], adj_b.data[i][j], adj_t, adj_ret.data[i][j]);
+}
+
 }  // namespace weft
