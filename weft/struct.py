@@ -146,6 +146,8 @@ class Struct:
 
     def _convert(self, name, t, value):
         if isinstance(t, wt.ArrayType):
+            if value is not None and not hasattr(value, "kernel_type"):
+                raise TypeError(f"struct {self.key} field '{name}' expects a weft array, got {type(value).__name__}")
             if value is not None and value.kernel_type() != t:
                 raise TypeError(f"struct {self.key} field '{name}' expects {t!r}, got {value.kernel_type()!r}")
             return value
@@ -154,9 +156,14 @@ class Struct:
                 raise TypeError(f"struct {self.key} field '{name}' expects a {t.key} instance")
             return value
         if vt.is_composite(t):
-            return value if isinstance(value, t) else t(*([value] if np.isscalar(value) else [value]))
+            return value if isinstance(value, t) else t(value)
         if isinstance(value, wt.Scalar):
             value = value.value
+        # Like Warp: a number is required, and an int field does not silently truncate a float.
+        if not isinstance(value, (int, float, bool, np.number, np.bool_)):
+            raise TypeError(f"struct {self.key} field '{name}' expects a number, got {type(value).__name__}")
+        if wt.is_int(t) and isinstance(value, (float, np.floating)):
+            raise TypeError(f"struct {self.key} field '{name}' is {t.cname}, cannot assign the float {value!r}")
         return t.np_dtype.type(value).item()
 
     def cpp_definition(self) -> str:

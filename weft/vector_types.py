@@ -35,6 +35,8 @@ def _to_py(dtype, raw):
 def _from_py(dtype, value):
     if isinstance(value, wt.Scalar):
         value = value.value
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"must be real number, not {type(value).__name__}")
     if dtype is wt.float16:
         return int(np.array([value], dtype=np.float16).view(np.uint16)[0])
     if dtype is wt.bool:
@@ -66,7 +68,7 @@ class _Composite:
         if len(args) == 1 and isinstance(args[0], (int, float, wt.Scalar, np.number)) and not isinstance(args[0], bool):
             self._set_flat([args[0]] * self._length_)
             return
-        if len(args) == 1 and isinstance(args[0], bool) and self._scalar is wt.bool:
+        if len(args) == 1 and isinstance(args[0], (bool, np.bool_)):  # vec3(True) fills, like Warp
             self._set_flat([args[0]] * self._length_)
             return
         flat = []
@@ -102,6 +104,8 @@ class _Composite:
     __hash__ = None
 
     def __str__(self):
+        if self._kind == "matrix":  # Warp's layout: one row per line
+            return "[" + ",\n ".join(str(row) for row in self.__array__().tolist()) + "]"
         return str(self.__array__().tolist())
 
     def __repr__(self):
@@ -145,6 +149,11 @@ class _Composite:
             return NotImplemented
         return self._binary(other, np.divide)
 
+    def __rtruediv__(self, other):  # s / v is component-wise
+        if isinstance(other, _Composite):
+            return NotImplemented
+        return self._binary(other, np.divide, reverse=True)
+
     def __neg__(self):
         return self._new(-self.__array__())
 
@@ -156,8 +165,9 @@ class VectorBase(_Composite):
     _kind = "vector"
 
     def __getitem__(self, i):
-        if isinstance(i, slice):
-            return self._flat()[i]
+        if isinstance(i, slice):  # a shorter vector, like Warp
+            values = self._flat()[i]
+            return vector(len(values), self._scalar)(*values) if values else values
         return self._flat()[i] if -self._length_ <= i < self._length_ else self._raise_index(i)
 
     def __setitem__(self, i, value):
@@ -242,6 +252,11 @@ class MatrixBase(_Composite):
             return self.__matmul__(other)
         return super().__mul__(other)
 
+    def __rmul__(self, other):
+        if isinstance(other, VectorBase):  # row vector times matrix
+            return self.__rmatmul__(other)
+        return super().__rmul__(other)
+
 
 class QuaternionBase(VectorBase):
     _kind = "quaternion"
@@ -274,6 +289,15 @@ class TransformBase(_Composite):
 
     def __setitem__(self, i, value):
         ctypes.Array.__setitem__(self, i, _from_py(self._scalar, value))
+
+    def __mul__(self, other):
+        if isinstance(other, TransformBase):  # transform_multiply: (p + q * other.p, q * other.q)
+            q, p = self.q, np.asarray(self.p, dtype=np.float64)
+            u, w = np.asarray(q, dtype=np.float64)[:3], float(q[3])
+            op = np.asarray(other.p, dtype=np.float64)
+            rotated = op * (2 * w * w - 1) + 2 * w * np.cross(u, op) + 2 * u * np.dot(u, op)
+            return self._new(list(p + rotated) + list(q * other.q))
+        return super().__mul__(other)
 
     @property
     def p(self):
