@@ -121,6 +121,26 @@ from .codegen.intrinsics import adjoint, tid, printf, atomic_add, atomic_sub, at
 from .codegen.errors import WarpCodegenError, WeftCompileError, WeftBuildError
 from .kernel import kernel, func, func_grad, func_replay, Kernel, Function
 from .struct import struct
+from .interop import (
+    from_torch,
+    to_torch,
+    device_from_torch,
+    device_to_torch,
+    dtype_from_torch,
+    dtype_to_torch,
+    from_dlpack,
+    to_dlpack,
+    from_jax,
+    to_jax,
+    device_from_jax,
+    device_to_jax,
+    dtype_from_jax,
+    dtype_to_jax,
+    jax_kernel,
+    jax_callable,
+    torch_function,
+    torch_kernel,
+)
 from .runtime.launch import launch
 from .runtime.launch_object import Launch
 from .runtime.module import set_module_options, get_module_options, clear_kernel_cache

@@ -240,11 +240,18 @@ def _alloc(device: Device, nbytes: int, pinned: bool, zero: bool):
     raise NotImplementedError(f"Allocating arrays on device '{device}' is not supported yet")
 
 
+_CPU_ALIGNMENT = 64  # bytes; JAX (XLA) only shares CPU memory through DLPack at this alignment
+
+
 def _alloc_cpu(nbytes: int, zero: bool):
     if nbytes == 0:
         return None, None
     # A NumPy byte buffer is the storage: NumPy frees it when the last array referencing it goes.
-    buf = np.zeros(nbytes, dtype=np.uint8) if zero else np.empty(nbytes, dtype=np.uint8)
+    # It is over-allocated and sliced so that element 0 is 64-byte aligned (zero-copy to_jax).
+    size = nbytes + _CPU_ALIGNMENT - 1
+    raw = np.zeros(size, dtype=np.uint8) if zero else np.empty(size, dtype=np.uint8)
+    start = -raw.ctypes.data % _CPU_ALIGNMENT
+    buf = raw[start : start + nbytes]
     return buf.ctypes.data, buf
 
 
@@ -652,6 +659,26 @@ class array:
             np_dtype, trailing = _np_layout(self.dtype)
             return np.zeros(self.shape + trailing, dtype=np_dtype)
         return _host_view(self)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export the array as a DLPack capsule (zero-copy; vector/matrix components become trailing
+        dimensions), for ``np.from_dlpack``, ``torch.from_dlpack``, ``jax.dlpack.from_dlpack``...
+
+        Raises:
+            BufferError: The array is not on the CPU (the only device with memory here).
+        """
+        self._require_data("export")
+        if not self.device.is_cpu:
+            raise BufferError(f"DLPack export of arrays on device '{self.device}' is not supported yet")
+        # NumPy's exporter writes the DLPack structs; the NumPy view keeps this array alive.
+        options = {"max_version": max_version, "dl_device": dl_device, "copy": copy}
+        options = {k: v for k, v in options.items() if v is not None}  # NumPy < 2 only takes stream=
+        return self.numpy().__dlpack__(stream=stream, **options)
+
+    def __dlpack_device__(self):
+        """The DLPack device of the array: ``(1, 0)`` (kDLCPU) or ``(2, ordinal)`` (kDLCUDA)."""
+        self._require_data("export")
+        return (1, 0) if self.device.is_cpu else (2, self.device.ordinal)
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
