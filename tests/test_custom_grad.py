@@ -102,7 +102,7 @@ def test_func_replay_replaces_the_replay_in_the_backward_pass():
 def test_adjoint_outside_func_grad_is_an_error():
     @wp.kernel(module="custom_grad_errors")
     def k_bad(x: wp.array(dtype=float)):
-        i = wp.tid()
+        wp.tid()
         wp.adjoint[x] += 1.0
 
     with pytest.raises(wp.WarpCodegenError, match="func_grad"):

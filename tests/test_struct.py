@@ -249,12 +249,6 @@ def test_array_of_structs_record_view():
     np.testing.assert_array_equal(recs.numpy().view(Inner.np_dtype)["a"], [0.0, 0.5, 42.0, 1.5])
 
 
-@pytest.mark.xfail(
-    reason="BUG: wp.array(dtype=Struct).numpy() has dtype V<size> (no field names): array.py's "
-    "__array_interface__ passes only the typestr of Struct.np_dtype, not its descr; warp-lang 1.19 "
-    "gives the record dtype [('a', '<f4'), ('b', '<f4', (3,))]",
-    strict=True,
-)
 def test_array_of_structs_numpy_has_field_names():
     recs = wp.zeros(2, dtype=Inner)
     got = recs.numpy()
@@ -262,11 +256,6 @@ def test_array_of_structs_numpy_has_field_names():
     assert got["b"].shape == (2, 3)
 
 
-@pytest.mark.xfail(
-    reason="BUG: wp.array([inst, inst], dtype=Struct) raises TypeError (array.py converts the data "
-    "with np.asarray(data, dtype=<scalar dtype>)); warp-lang 1.19 accepts a list of struct instances",
-    strict=True,
-)
 def test_array_of_structs_from_instances():
     r = Inner()
     r.a = 1.5

@@ -246,12 +246,6 @@ def test_numpy_conversion():
     assert a.numpy().tolist() == [[1, 2, 3], [4, 5, 6]]
 
 
-@pytest.mark.xfail(
-    reason="GAP: composite builtins cannot be called from Python (weft.dot() can only be called inside a "
-    "kernel); warp-lang 1.19 evaluates them: wp.dot(v, v), wp.length(v), wp.cross(a, b), wp.normalize(v), "
-    "wp.transpose(m), wp.quat_rotate(q, v), wp.quat_from_axis_angle(axis, angle) ...",
-    strict=True,
-)
 def test_builtins_callable_from_python():
     v = wp.vec3(1, 2, 3)
     assert wp.dot(v, v) == 14.0

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import ctypes
 import operator
+import os
+import sys
 from typing import Any
 
 import numpy as np
 
-from . import types
+from . import config, types
+from .runtime import recording
 from .runtime.device import Device, get_device
 
 MAX_DIMS = types.MAX_DIMS
@@ -433,6 +436,11 @@ class array:
             if dtype is Any:
                 dtype = data.dtype
             data = data.numpy()
+        if isinstance(data, (list, tuple)) and data and all(hasattr(x, "_struct") for x in data):
+            # a list of struct instances: pack each through its ctypes mirror
+            if dtype is Any:
+                dtype = data[0]._struct
+            data = np.frombuffer(b"".join(bytes(x._ctype()) for x in data), dtype=dtype.np_dtype).copy()
         arr, dtype = _to_numpy(data, dtype)
         _, trailing = _np_layout(dtype)
         arr = _fit_shape(arr, dtype, trailing, shape)
@@ -649,6 +657,8 @@ class array:
                 "typestr": np_dtype.str,
                 "version": 3,
             }
+            if np_dtype.fields is not None:
+                interface["descr"] = np_dtype.descr  # records (arrays of structs) keep their field names
             self._array_interface = interface
         return interface
 
@@ -713,14 +723,20 @@ class array:
 
     def zero_(self):
         """Set every element to zero."""
-        self.fill_(0)
+        self._fill(0, "array.zero_")
 
     def fill_(self, value):
         """Set every element to ``value``.
 
+        Inside a ``wp.Tape`` the fill is recorded (see ``_record_write``); outside one it
+        re-initialises the array for the overwrite check (``verify_autograd_array_access``).
+
         Raises:
             ValueError: ``value`` cannot be converted to the array's dtype.
         """
+        self._fill(value, "array.fill_")
+
+    def _fill(self, value, operation):
         self._require_data("fill")
         if self.size:
             np_dtype, trailing = _np_layout(self.dtype)
@@ -732,10 +748,15 @@ class array:
             except (TypeError, ValueError, OverflowError) as e:
                 raise ValueError(f"Cannot fill a {_dtype_name(self.dtype)} array with {value!r}: {e}") from None
             _host_view(self)[...] = v
-        self._is_read = False
+        if operation is None or recording.active_tape() is None:
+            self._is_read = False  # (re-)initialisation
+        elif self.size:
+            _record_write(operation, self, None, _whole)
 
     def assign(self, src):
         """Copy ``src`` (an array, NumPy array or nested list of the same shape) into this array.
+
+        Inside a ``wp.Tape`` it is recorded like ``wp.copy``.
 
         Raises:
             ValueError: ``src`` has a different shape (contiguous arrays of equal size are accepted).
@@ -746,7 +767,7 @@ class array:
         same_size_flat = src.size == self.size and src.is_contiguous and self.is_contiguous
         if src.shape != self.shape and not same_size_flat:
             raise ValueError(f"Cannot assign data of shape {src.shape} to an array of shape {self.shape}")
-        copy(self, src)
+        _copy(self, src, 0, 0, 0, "array.assign")
 
     # -- gradient bookkeeping for the tape -----------------------------------------------------
 
@@ -761,20 +782,38 @@ class array:
             a._is_read = True
             a = a._ref
 
-    def mark_write(self, **kwargs):
-        """Warn if a launch writes to an array an earlier launch has read (gradients may be wrong)."""
-        if not self._is_read:
-            return
+    def mark_write(self, read_in_same_kernel=False, **kwargs):
+        """Warn (on stderr) when a launch or copy writes this array after an earlier one on the tape
+        read it: the backward pass of the reader would replay the overwritten values.
+
+        Args:
+            read_in_same_kernel: the writing kernel itself may read the array before writing it
+                (an in-place update); warns even if no earlier launch read it.
+            kwargs: where the write happens: ``arg_name``, ``kernel_name``, ``filename`` and
+                ``lineno`` for a kernel launch, or ``operation``, ``filename`` and ``lineno``.
+
+        Returns:
+            Whether a warning was printed.
+        """
+        if not (self._is_read or read_in_same_kernel):
+            return False
         where = ""
         if all(k in kwargs for k in ("arg_name", "kernel_name", "filename", "lineno")):
             where = (
                 f" passed to argument {kwargs['arg_name']} in kernel {kwargs['kernel_name']} "
                 f"at {kwargs['filename']}:{kwargs['lineno']}"
             )
+        elif all(k in kwargs for k in ("operation", "filename", "lineno")):
+            where = f" passed to {kwargs['operation']} at {kwargs['filename']}:{kwargs['lineno']}"
+        if self._is_read:
+            what = "is being written to but has already been read from in a previous launch"
+        else:
+            what = "is being written to after it has been read from within the same kernel"
         print(
-            f"Warning: Array {self}{where} is being written to but has already been read from in a "
-            f"previous launch. This may corrupt gradient computation in the backward pass."
+            f"Warning: Array {self}{where} {what}. This may corrupt gradient computation in the backward pass.",
+            file=sys.stderr,
         )
+        return True
 
     def __del__(self):
         deleter = getattr(self, "deleter", None)
@@ -935,7 +974,7 @@ def full(shape=None, value=0, dtype=Any, device=None, requires_grad=False, pinne
     if dtype is Any or dtype is None:
         dtype = _infer_scalar_dtype(value)
     a = _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=False)
-    a.fill_(value)
+    a._fill(value, None)  # initialisation: never recorded on a tape
     return a
 
 
@@ -969,7 +1008,7 @@ def ones_like(src, device=None, requires_grad=None, pinned=None, retain_grad=Fal
 def full_like(src, value, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
     """Return an array shaped like ``src`` with every element set to ``value`` (see ``empty_like``)."""
     a = _like(src, device, requires_grad, pinned, retain_grad, zero=False)
-    a.fill_(value)
+    a._fill(value, None)  # initialisation: never recorded on a tape
     return a
 
 
@@ -1004,10 +1043,17 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0) -> None:
     must have the same shape and are copied whole. Elements are copied as raw bytes, so the two
     dtypes must have the same size.
 
+    Inside a ``wp.Tape`` the copy is recorded: its backward adds the gradient of the copied part
+    of ``dest`` into ``src``'s and clears it in ``dest`` (unless ``dest`` retains its gradient).
+
     Raises:
         TypeError: An argument is not an array with data.
         ValueError: Element sizes differ, a range is out of bounds, or shapes differ.
     """
+    _copy(dest, src, dest_offset, src_offset, count, "wp.copy")
+
+
+def _copy(dest, src, dest_offset, src_offset, count, operation):
     for name, a in (("dest", dest), ("src", src)):
         if not isinstance(a, array) or a.is_annotation:
             raise TypeError(f"wp.copy: {name} must be a wp.array with data, got {type(a).__name__}")
@@ -1030,6 +1076,8 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0) -> None:
             d = _host_view(dest, raw=True).reshape(-1)
             s = _host_view(src, raw=True).reshape(-1)
             d[dest_offset : dest_offset + count] = s[src_offset : src_offset + count]
+        if recording.active_tape() is not None:
+            _record_write(operation, dest, src, _flat_range(dest_offset, src_offset, count))
         return
     if dest_offset or src_offset or count not in (0, src.size):
         raise ValueError("wp.copy: offsets and counts are only supported for contiguous or 1-d arrays")
@@ -1037,3 +1085,70 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0) -> None:
         raise ValueError(f"wp.copy: incompatible shapes {src.shape} (src) and {dest.shape} (dest)")
     if src.size:
         _host_view(dest, raw=True)[...] = _host_view(src, raw=True)
+    if recording.active_tape() is not None:
+        _record_write(operation, dest, src, _whole)
+
+
+# ---------------------------------------------------------------------------------------------
+# copies and fills recorded on a tape
+# ---------------------------------------------------------------------------------------------
+
+
+def _whole(a, which):
+    """Region selector for whole-array writes: all of ``a``'s elements."""
+    return _host_view(a)
+
+
+def _flat_range(dest_offset, src_offset, count):
+    """Region selector for a flat copy: ``count`` elements from each side's offset."""
+
+    def region(a, which):
+        v = _host_view(a)
+        if a.ndim != 1:
+            v = v.reshape((a.size,) + v.shape[a.ndim :])  # a contiguous array: a view
+        start = dest_offset if which == "dest" else src_offset
+        return v[start : start + count]
+
+    return region
+
+
+def _record_write(operation, dest, src, region):
+    """Record on the active tape that ``operation`` wrote ``dest`` (from ``src``, or a constant).
+
+    With ``config.verify_autograd_array_access``, warn if ``dest`` was read earlier on the tape and
+    mark ``src`` as read. When gradients are involved, the tape gets the write's backward: the
+    gradient of the written region of ``dest`` flows into ``src`` (when the element types match;
+    a raw bit copy has no gradient) and is then cleared, since the old values of ``dest`` no longer
+    influence anything (arrays with ``retain_grad=True`` keep it).
+    """
+    tape = recording.active_tape()
+    if config.verify_autograd_array_access:
+        filename, lineno = _user_location()
+        dest.mark_write(operation=operation, filename=filename, lineno=lineno)
+        if src is not None:
+            src.mark_read()
+    if dest.grad is None and (src is None or src.grad is None):
+        return
+
+    def backward():
+        if dest.grad is None or not dest.size:
+            return
+        d = region(dest.grad, "dest")
+        if src is not None and src.grad is not None and src.dtype is dest.dtype:
+            s = region(src.grad, "src")
+            s += d
+        if not dest._retain_grad:
+            d[...] = 0
+
+    tape.record_func(backward=backward, arrays=[dest] if src is None else [dest, src])
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_location():
+    """``(filename, lineno)`` of the innermost caller outside the weft package."""
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)

@@ -6,6 +6,8 @@ The C++ lives in native/vec.h, mat.h, quat.h, transform.h, spatial.h and linalg.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import types as wt
 from .. import vector_types as vt
 from . import scalar as sb
@@ -207,3 +209,86 @@ spatial_bottom = builtin("spatial_bottom", "The last three components", "spatial
 _ = registry
 
 __all__ = sorted(name for name, obj in list(globals().items()) if type(obj).__name__ == "Builtin" and not name.startswith("_"))
+
+
+# --- evaluation from Python (outside kernels): ``wp.dot(v, w)``, ``wp.quat_rotate(q, v)`` ... ---
+def _np(x):
+    return np.asarray(x, dtype=np.float64).reshape(getattr(type(x), "_shape", np.shape(x)))
+
+
+def _vec(a, like):
+    a = np.asarray(a, dtype=np.float64)
+    cls = vt.vector(a.size, like._scalar) if a.ndim == 1 else vt.matrix(a.shape, like._scalar)
+    return cls(*a.ravel().tolist())
+
+
+def _quat_mul(a, b):
+    x1, y1, z1, w1 = a
+    x2, y2, z2, w2 = b
+    return np.array(
+        [
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+        ]
+    )
+
+
+def _rotate(q, v):
+    u, w = q[:3], q[3]
+    return v * (2.0 * w * w - 1.0) + np.cross(u, v) * 2.0 * w + u * (2.0 * np.dot(u, v))
+
+
+def _conj(q):
+    return np.array([-q[0], -q[1], -q[2], q[3]])
+
+
+def _quat_to_matrix(q):
+    return np.stack([_rotate(q, e) for e in np.eye(3)], axis=1)
+
+
+def _normalize(a):
+    n = np.linalg.norm(a)
+    return a / n if n > 0 else a * 0.0
+
+
+_host_vector_impls = {
+    "dot": lambda a, b: float(np.dot(_np(a).ravel(), _np(b).ravel())),
+    "cross": lambda a, b: _vec(np.cross(_np(a), _np(b)), a),
+    "length": lambda a: float(np.linalg.norm(_np(a))),
+    "length_sq": lambda a: float(np.dot(_np(a).ravel(), _np(a).ravel())),
+    "normalize": lambda a: type(a)(*_normalize(_np(a)).tolist()),
+    "outer": lambda a, b: _vec(np.outer(_np(a), _np(b)), a),
+    "cw_mul": lambda a, b: _vec(_np(a) * _np(b), a),
+    "cw_div": lambda a, b: _vec(_np(a) / _np(b), a),
+    "transpose": lambda m: _vec(_np(m).T, m),
+    "inverse": lambda m: _vec(np.linalg.inv(_np(m)), m),
+    "determinant": lambda m: float(np.linalg.det(_np(m))),
+    "trace": lambda m: float(np.trace(_np(m))),
+    "diag": lambda d: _vec(np.diag(_np(d)), d),
+    "get_diag": lambda m: _vec(np.diag(_np(m)), m),
+    "skew": lambda a: _vec(np.cross(np.eye(3), _np(a)), a),
+    "ddot": lambda a, b: float(np.sum(_np(a) * _np(b))),
+    "quat_rotate": lambda q, v: _vec(_rotate(_np(q), _np(v)), v),
+    "quat_rotate_inv": lambda q, v: _vec(_rotate(_conj(_np(q)), _np(v)), v),
+    "quat_inverse": lambda q: type(q)(*_conj(_np(q)).tolist()),
+    "quat_to_matrix": lambda q: _vec(_quat_to_matrix(_np(q)), q),
+    "quat_from_axis_angle": lambda axis, angle: vt.quaternion(axis._scalar)(
+        *(list(_np(axis) * np.sin(angle * 0.5)) + [np.cos(angle * 0.5)])
+    ),
+    "transform_point": lambda t, p: _vec(_rotate(_np(t)[3:], _np(p)) + _np(t)[:3], p),
+    "transform_vector": lambda t, v: _vec(_rotate(_np(t)[3:], _np(v)), v),
+    "transform_multiply": lambda a, b: type(a)(
+        *(list(_np(a)[:3] + _rotate(_np(a)[3:], _np(b)[:3])) + list(_quat_mul(_np(a)[3:], _np(b)[3:])))
+    ),
+    "transform_inverse": lambda t: type(t)(
+        *(list(-_rotate(_conj(_np(t)[3:]), _np(t)[:3])) + list(_conj(_np(t)[3:])))
+    ),
+    "transform_get_translation": lambda t: vt.vector(3, t._scalar)(*_np(t)[:3].tolist()),
+    "transform_get_rotation": lambda t: vt.quaternion(t._scalar)(*_np(t)[3:].tolist()),
+    "spatial_top": lambda a: vt.vector(3, a._scalar)(*_np(a)[:3].tolist()),
+    "spatial_bottom": lambda a: vt.vector(3, a._scalar)(*_np(a)[3:].tolist()),
+}
+for _name, _impl in _host_vector_impls.items():
+    registry[_name].python_impl = _impl

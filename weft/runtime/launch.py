@@ -66,67 +66,142 @@ def _composite_converter(t, name, key):
 
 
 class Launcher:
-    """Per-instance argument packing: converters and the ctypes mirror of ``wp_args_<kernel>``."""
+    """Per-instance argument packing: converters and the ctypes mirror of ``wp_args_<kernel>``.
+
+    ``pack`` fills a fresh argument struct for one launch, taking a fast path for the common
+    argument kinds (a ``wp.array`` of exactly the parameter's dtype and ndim, a Python value of the
+    scalar's own type); everything else goes through ``set_arg``, which checks and converts one
+    argument. ``wp.Launch`` uses ``set_arg`` to re-pack a single field of its kept struct.
+    """
 
     def __init__(self, inst):
         self.inst = inst
         kernel = inst.kernel
         fields = []
-        self.kinds = []
+        # one (name, is_array, info, exact) per parameter: info is the ArrayType for arrays, else
+        # the value converter; exact is the Python type stored without conversion (or None).
+        self.fields = []
         for name, t in zip(kernel.arg_names, inst.arg_types):
             if isinstance(t, wt.ArrayType):
                 fields.append((name, wt.array_t))
-                self.kinds.append(("array", t))
+                self.fields.append((name, True, t, None))
             elif wt.is_scalar(t):
                 fields.append((name, t.ctype))
-                self.kinds.append(("scalar", _scalar_converter(t)))
+                self.fields.append((name, False, _scalar_converter(t), _exact_python_type(t)))
             elif getattr(t, "_kind", None) == "struct":
                 fields.append((name, t.ctype))
-                self.kinds.append(("scalar", _struct_converter(t, name, kernel.key)))
+                self.fields.append((name, False, _struct_converter(t, name, kernel.key), None))
             elif getattr(t, "_kind", None):
                 fields.append((name, t.ctype))
-                self.kinds.append(("scalar", _composite_converter(t, name, kernel.key)))
+                self.fields.append((name, False, _composite_converter(t, name, kernel.key), None))
             else:
                 raise TypeError(f"kernel '{kernel.key}' parameter '{name}' has unsupported type {t!r}")
         if not fields:
             fields = [("_unused", ctypes.c_int32)]
         self.struct = type(f"wp_args_{inst.symbol}", (ctypes.Structure,), {"_fields_": fields})
         self.names = list(kernel.arg_names)
+        self.index = {name: k for k, name in enumerate(self.names)}
+        self.tid_ndim = inst.tid_ndim
+        self._cached = None  # (keys, struct) of the last forward launch (see pack)
 
     def pack(self, params, adj_params=None):
-        s = self.struct()
-        arr_cls = _array_class()
-        for k, (name, (kind, info), value) in enumerate(zip(self.names, self.kinds, params)):
-            if kind == "array":
-                if value is None:
-                    continue  # a null array: any access fails the bounds check
-                if not isinstance(value, arr_cls):
-                    value = _coerce_array(value, info)
-                    if value is None:
-                        raise self.type_error(k, name, info, params[k])
-                if value.dtype is not info.dtype or value.ndim != info.ndim:
-                    kt = value.kernel_type()
-                    if kt != info and not (info.dtype is typing.Any and kt.ndim == info.ndim):
-                        raise self.type_error(k, name, info, value)
-                ct = value.__ctype__()
-                if adj_params is not None:
-                    ct = _with_grad(ct, value, adj_params[k] if k < len(adj_params) else None, name, self.inst)
-                setattr(s, name, ct)
+        """The argument struct holding ``params`` (with ``adj_params`` as the arrays' adjoints).
+
+        A forward launch with the same arguments as the previous one (the same array descriptors,
+        equal plain scalars) reuses its struct: kernels never write their argument struct, and an
+        array's descriptor object is replaced whenever anything it holds changes (its gradient,
+        its flags), so identity is a safe test. Only descriptors are kept, never the arrays.
+        """
+        if adj_params is not None:
+            s = self.struct()
+            for k, value in enumerate(params):
+                self.set_arg(s, k, value, adj_params[k], adjoint=True)
+            return s
+        arr_cls = _array_cls[0] if _array_cls else _array_class()
+        cached = self._cached  # one read: another Python thread may replace it meanwhile
+        if cached is not None:
+            for (_, is_array, info, exact), value, key in zip(self.fields, params, cached[0]):
+                if is_array:
+                    if value.__class__ is not arr_cls or value.__ctype__() is not key:
+                        break
+                elif value.__class__ is not exact or (value != key):
+                    break  # (zeros only when identical: 0.0 == -0.0)
             else:
-                try:
-                    setattr(s, name, info(value))
-                except (TypeError, ValueError):
-                    raise TypeError(
-                        f"kernel '{self.inst.kernel.key}' argument '{name}' (position {k}) expects "
-                        f"{wt.type_repr(self.inst.arg_types[k])}, got {type(value).__name__} {value!r}"
-                    ) from None
+                return cached[1]
+        s = self.struct()
+        keys = []
+        cacheable = True
+        for k, ((name, is_array, info, exact), value) in enumerate(zip(self.fields, params)):
+            if is_array:
+                if value.__class__ is arr_cls and value.dtype is info.dtype and value.ndim == info.ndim:
+                    ct = value.__ctype__()
+                    setattr(s, name, ct)
+                    keys.append(ct)
+                    continue
+            elif value.__class__ is exact:
+                setattr(s, name, value)
+                keys.append(value)
+                continue
+            self.set_arg(s, k, value)
+            cacheable = False  # a converted value: not compared by the next launch
+        self._cached = (keys, s) if cacheable else None
         return s
+
+    def set_arg(self, s, k, value, adj=None, adjoint=False, raw=False):
+        """Check, convert and store argument ``k`` into struct ``s``.
+
+        With ``raw``, a scalar, struct or composite ``value`` is a ctypes value (or a plain number)
+        stored without conversion; an ``array_t`` is always taken raw. With ``adjoint``, ``adj`` is
+        the array's adjoint (None: its own ``.grad``; an ``array_t``: taken raw); scalar adjoints
+        are not part of the ABI and are ignored.
+        """
+        name, is_array, info, _ = self.fields[k]
+        if not is_array:
+            try:
+                if raw:
+                    setattr(s, name, value.value if isinstance(value, ctypes._SimpleCData) else value)
+                else:
+                    setattr(s, name, info(value))
+            except (TypeError, ValueError, OverflowError):
+                raise TypeError(
+                    f"kernel '{self.inst.kernel.key}' argument '{name}' (position {k}) expects "
+                    f"{wt.type_repr(self.inst.arg_types[k])}, got {type(value).__name__} {value!r}"
+                ) from None
+            return
+        if value is None:
+            setattr(s, name, wt.array_t())  # a null array: any access fails the bounds check
+            return
+        if isinstance(value, wt.array_t):
+            ct = value
+        else:
+            if not isinstance(value, _array_class()):
+                coerced = _coerce_array(value, info)
+                if coerced is None:
+                    raise self.type_error(k, name, info, value)
+                value = coerced
+            if value.dtype is not info.dtype or value.ndim != info.ndim:
+                kt = value.kernel_type()
+                if kt != info and not (info.dtype is typing.Any and kt.ndim == info.ndim):
+                    raise self.type_error(k, name, info, value)
+            ct = value.__ctype__()
+        if adjoint:
+            ct = _with_grad(ct, value, adj, name, self.inst)
+        setattr(s, name, ct)
 
     def type_error(self, k, name, expected, got):
         desc = repr(got.kernel_type()) if hasattr(got, "kernel_type") else type(got).__name__
         return TypeError(
             f"kernel '{self.inst.kernel.key}' argument '{name}' (position {k}) expects {expected!r}, got {desc}"
         )
+
+
+def _exact_python_type(t):
+    """The Python type whose values a scalar field of type ``t`` stores without conversion."""
+    if t is wt.float16:
+        return None  # stored as its bit pattern
+    if t is wt.bool:
+        return bool
+    return float if wt.is_float(t) else int
 
 
 def _coerce_array(value, t):
@@ -146,28 +221,58 @@ def _coerce_array(value, t):
 
 
 def _with_grad(ct, value, adj, name, inst):
-    """A copy of an array's ctypes view whose ``grad`` is the adjoint array passed by the user."""
+    """A copy of an array's ctypes view whose ``grad`` is the adjoint array passed by the user
+    (a ``wp.array``, or an ``array_t`` taken as is); None keeps the array's own gradient."""
     out = wt.array_t()
     ctypes.pointer(out)[0] = ct
-    if adj is None or not hasattr(adj, "ptr"):
+    if isinstance(adj, wt.array_t):
+        ptr = adj.data
+    elif adj is not None and hasattr(adj, "ptr"):
+        n = ct.ndim
+        shape, strides = tuple(ct.shape[:n]), tuple(ct.strides[:n])
+        if tuple(adj.shape) != shape or tuple(adj.strides) != strides:
+            raise ValueError(
+                f"kernel '{inst.kernel.key}': the adjoint array for '{name}' must have the shape and strides of the "
+                f"array it belongs to ({shape}), got {adj.shape}"
+            )
+        ptr = adj.ptr or 0
+    else:
         return out
-    if tuple(adj.shape) != tuple(value.shape) or tuple(adj.strides) != tuple(value.strides):
-        raise ValueError(
-            f"kernel '{inst.kernel.key}': the adjoint array for '{name}' must have the shape and strides of the "
-            f"array it belongs to ({value.shape}), got {adj.shape}"
-        )
-    out.grad = adj.ptr
-    if value.grad is None or adj.ptr != value.grad.ptr:
+    if ptr != ct.grad:
         # A separate adjoint array given to an explicit adjoint launch is the caller's input: the
         # backward kernel adds into the other adjoints from it but never clears it (as in Warp).
         out.flags |= wt.ARRAY_RETAIN_GRAD
+    out.grad = ptr
     return out
 
 
+_kernel_instances: dict = {}  # non-generic kernel -> its instance: no hashing of argument types per launch
+
+
 def _instance_for(kernel, params):
-    inst = _lookup_instance(kernel, params)
+    """The kernel instance for these arguments, re-lowered if a func or captured global changed."""
+    inst = None if kernel.is_generic else _kernel_instances.get(kernel)
+    if inst is None:
+        inst = _lookup_instance(kernel, params)
+        if not kernel.is_generic:
+            _kernel_instances[kernel] = inst
     if inst.generation != mod._generation[0] or (inst.global_captures and kernel.globals_changed(inst)):
-        inst = kernel.refresh(inst)
+        inst = _refreshed(kernel, inst)
+    return inst
+
+
+def current_instance(kernel, arg_types):
+    """The up-to-date instance of ``kernel`` for ``arg_types`` (``wp.Launch`` replays check this)."""
+    inst = kernel.instance_for(arg_types)
+    if inst.generation != mod._generation[0] or (inst.global_captures and kernel.globals_changed(inst)):
+        inst = _refreshed(kernel, inst)
+    return inst
+
+
+def _refreshed(kernel, inst):
+    inst = kernel.refresh(inst)
+    if not kernel.is_generic:
+        _kernel_instances[kernel] = inst
     return inst
 
 
@@ -191,18 +296,28 @@ def _lookup_instance(kernel, params):
     return kernel.instance_for(types_)
 
 
+def prepare(inst) -> Launcher:
+    """Build ``inst`` if needed and return its argument packer."""
+    inst.kernel.module.ensure_built(inst)
+    if inst.launcher is None:
+        inst.launcher = Launcher(inst)
+    return inst.launcher
+
+
 _bounds_cache: dict = {}
 
 
 def make_bounds(dim) -> wt.launch_bounds_t:
     """The launch grid for ``dim`` (cached: launches reuse the same few grids)."""
-    key = int(dim) if isinstance(dim, (int, np.integer)) else tuple(int(d) for d in dim)
-    b = _bounds_cache.get(key)
+    b = _bounds_cache.get(dim) if dim.__class__ is int else None
     if b is None:
-        b = _make_bounds(dim)
-        if len(_bounds_cache) > 256:
-            _bounds_cache.clear()
-        _bounds_cache[key] = b
+        key = int(dim) if isinstance(dim, (int, np.integer)) else tuple(int(d) for d in dim)
+        b = _bounds_cache.get(key)
+        if b is None:
+            b = _make_bounds(dim)
+            if len(_bounds_cache) > 256:
+                _bounds_cache.clear()
+            _bounds_cache[key] = b
     return b
 
 
@@ -221,6 +336,14 @@ def _make_bounds(dim) -> wt.launch_bounds_t:
     b.ndim = len(shape)
     b.size = size
     return b
+
+
+def check_grid(inst, bounds, dim):
+    if inst.tid_ndim > 1 and inst.tid_ndim != bounds.ndim:
+        raise ValueError(
+            f"kernel '{inst.kernel.key}' unpacks wp.tid() into {inst.tid_ndim} indices but was launched with a "
+            f"{bounds.ndim}-dimensional dim={dim!r}"
+        )
 
 
 class kernel_error_t(ctypes.Structure):
@@ -250,25 +373,39 @@ class launch_context_t(ctypes.Structure):
 _launch_fn: list = []
 
 
-def _bind_launch_fn():
-    _launch_fn.append(mod.runtime_library().weft_launch)
+def launch_fn():
+    """``weft_launch`` of the runtime library (bound once)."""
+    if not _launch_fn:
+        _launch_fn.append(mod.runtime_library().weft_launch)
     return _launch_fn[0]
+
+
+def entry_point(inst, adjoint: bool) -> int:
+    """The address of a built instance's forward or backward entry point; raise if there is none."""
+    if not adjoint:
+        if inst.forward_ptr is None:
+            inst.kernel.module.ensure_built(inst)
+        return inst.forward_ptr
+    if inst.backward_ptr is None and inst.forward_ptr is None:
+        inst.kernel.module.ensure_built(inst)
+    if inst.backward_ptr is None:
+        raise RuntimeError(
+            f"kernel '{inst.kernel.key}' was built with enable_backward=False, so it has no backward pass; "
+            "enable it with @wp.kernel(enable_backward=True) or wp.set_module_options({'enable_backward': True})"
+        )
+    if inst.ir.adjoint_error:
+        raise RuntimeError(inst.ir.adjoint_error)
+    return inst.backward_ptr
 
 
 def run(inst, bounds, args_struct, adjoint: bool):
     """Run a built instance's forward or backward entry point; raise on kernel errors."""
     ptr = inst.backward_ptr if adjoint else inst.forward_ptr
-    if adjoint and ptr is None:
-        raise RuntimeError(
-            f"kernel '{inst.kernel.key}' was built with enable_backward=False, so it has no backward pass; "
-            "enable it with @wp.kernel(enable_backward=True) or wp.set_module_options({'enable_backward': True})"
-        )
-    if adjoint and inst.ir.adjoint_error:
-        raise RuntimeError(inst.ir.adjoint_error)
+    if adjoint or ptr is None:
+        ptr = entry_point(inst, adjoint)
     ctx = launch_context_t()
     ctx.bounds = bounds
-    launch_fn = _launch_fn[0] if _launch_fn else _bind_launch_fn()
-    launch_fn(
+    (_launch_fn[0] if _launch_fn else launch_fn())(
         ptr,
         ctypes.addressof(ctx),
         ctypes.addressof(args_struct),
@@ -277,12 +414,18 @@ def run(inst, bounds, args_struct, adjoint: bool):
         config.cpu_min_tasks_per_thread,
     )
     if ctx.has_error:
-        raise _kernel_error(inst, ctx)
+        raise kernel_error(inst, ctx)
 
 
-def _kernel_error(inst, ctx):
+def kernel_error(inst, ctx):
+    """The ``IndexError`` for the error a kernel recorded in its launch context."""
     e = ctx.error
     file, line, text = inst.module_locs[inst.loc_base + e.loc]
+    if e.code == 2:
+        return IndexError(
+            f"component index {e.index[0]} is out of range for a vector/matrix/quaternion of size {e.shape[0]} "
+            f"in kernel '{inst.kernel.key}' at {file}:{line}: {text}"
+        )
     n = e.ndim
     idx = tuple(e.index[k] for k in range(n))
     shape = tuple(e.shape[k] for k in range(n))
@@ -318,7 +461,11 @@ def launch(
         device: "cpu" (the only device here) or None for the current device.
         adjoint: run the backward (adjoint) kernel instead of the forward one.
         record_tape: record the launch on the active ``wp.Tape``.
-        record_cmd: return a ``wp.Launch`` object without running the kernel.
+        record_cmd: return a ``wp.Launch`` holding the packed arguments, without running the
+            kernel (nor recording it on a tape); ``cmd.launch()`` runs it, forward or adjoint.
+
+    Returns:
+        None, or the ``wp.Launch`` with ``record_cmd=True``.
 
     Raises:
         TypeError: wrong number or types of arguments.
@@ -326,46 +473,36 @@ def launch(
     """
     if getattr(kernel, "_weft_kind", None) != "kernel":
         raise TypeError(f"wp.launch() expects a @wp.kernel, got {kernel!r}")
-    params = list(inputs) + list(outputs)
+    params = [*inputs, *outputs]
     if len(params) != len(kernel.arg_names):
         raise TypeError(
             f"kernel '{kernel.key}' takes {len(kernel.arg_names)} arguments ({', '.join(kernel.arg_names)}) "
             f"but {len(params)} were given"
         )
-    _check_device(device)
+    if device is not None and device != "cpu":
+        _check_device(device)
     inst = _instance_for(kernel, params)
     bounds = make_bounds(dim)
-    if inst.tid_ndim > 1 and inst.tid_ndim != bounds.ndim:
-        raise ValueError(
-            f"kernel '{kernel.key}' unpacks wp.tid() into {inst.tid_ndim} indices but was launched with a "
-            f"{bounds.ndim}-dimensional dim={dim!r}"
-        )
+    launcher = inst.launcher or prepare(inst)
+    if launcher.tid_ndim > 1:
+        check_grid(inst, bounds, dim)
+    adj_params = None
+    if adjoint:
+        adj_params = [*adj_inputs, *adj_outputs]
+        if len(adj_params) != len(params):
+            raise TypeError(
+                f"kernel '{kernel.key}': an adjoint launch needs adj_inputs/adj_outputs matching its "
+                f"{len(params)} arguments, got {len(adj_params)}"
+            )
     if record_cmd:
         from .launch_object import Launch
 
-        return Launch(
-            kernel,
-            device,
-            adjoint=adjoint,
-            dim=dim,
-            inputs=inputs,
-            outputs=outputs,
-            adj_inputs=adj_inputs,
-            adj_outputs=adj_outputs,
-        )
-    inst.kernel.module.ensure_built(inst)
-    if inst.launcher is None:
-        inst.launcher = Launcher(inst)
-    adj_params = list(adj_inputs) + list(adj_outputs) if adjoint else None
-    if adjoint and len(adj_params) != len(params):
-        raise TypeError(
-            f"kernel '{kernel.key}': an adjoint launch needs adj_inputs/adj_outputs matching its {len(params)} arguments, "
-            f"got {len(adj_params)}"
-        )
-    args_struct = inst.launcher.pack(params, adj_params)
-    tape = recording.active_tape()
-    if tape is not None and record_tape and not adjoint:
-        tape.record_launch(kernel, inst, dim, list(inputs), list(outputs), device)
+        return Launch._recorded(kernel, inst, device, bounds, params, adj_params, adjoint)
+    args_struct = launcher.pack(params, adj_params)
+    if not adjoint and record_tape:
+        tape = recording.active_tape()
+        if tape is not None:
+            tape.record_launch(kernel, inst, dim, list(inputs), list(outputs), device)
     run(inst, bounds, args_struct, adjoint)
 
 
