@@ -159,6 +159,7 @@ from .runtime.device import (
     ScopedDevice,
 )
 from .tape import Tape
+from . import autograd
 from .utils import ScopedTimer
 from . import utils
 
