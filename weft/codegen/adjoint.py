@@ -148,5 +148,9 @@ def reverse_block(block: ir.Block) -> list:
 
 
 def is_differentiable_function(fn: ir.Function) -> bool:
-    """Whether a func has any reverse contribution (else callers skip its adjoint)."""
+    """Whether a func has any reverse contribution (else callers skip its adjoint). A func that
+    returns one of its parameters unchanged (``return v``) has no reverse statements but still
+    passes the gradient through, so a differentiable result counts too."""
+    if fn.ret is not None and is_differentiable_type(fn.ret.type):
+        return True
     return bool(reverse_block(fn.body))
