@@ -75,12 +75,14 @@ def stages(kernel, params):
         if len(p) != len(kernel.arg_names):
             raise TypeError
 
-    def misc():  # tid_ndim check, ensure_built fast path, launcher check, adjoint list
-        if inst.tid_ndim > 1 and inst.tid_ndim != bounds.ndim:
+    def misc():  # launcher lookup, tid_ndim check
+        la = inst.launcher or L.prepare(inst)
+        if la.tid_ndim > 1:
             raise ValueError
-        inst.kernel.module.ensure_built(inst)
-        if inst.launcher is None:
-            raise RuntimeError
+
+    def pack_fresh():  # arguments other than the previous launch's: no reuse of its struct
+        launcher._cached = None
+        launcher.pack(params)
 
     def ctx_setup():
         c = L.launch_context_t()
@@ -95,8 +97,9 @@ def stages(kernel, params):
         ("_check_device('cpu')", lambda: L._check_device("cpu")),
         ("_instance_for", lambda: L._instance_for(kernel, params)),
         ("make_bounds(1)", lambda: L.make_bounds(1)),
-        ("built/launcher/tid checks", misc),
-        ("Launcher.pack (total)", lambda: launcher.pack(params)),
+        ("launcher/tid checks", misc),
+        ("Launcher.pack, same arguments as last launch", lambda: launcher.pack(params)),
+        ("Launcher.pack, new arguments (total)", pack_fresh),
         ("  new args struct", launcher.struct),
     ]
     if arrays:
@@ -110,7 +113,7 @@ def stages(kernel, params):
         ]
     else:
         name = launcher.names[0]
-        conv = launcher.kinds[0][1]
+        conv = launcher.fields[0][2]
         rows += [
             ("  per scalar: converter", lambda: conv(1.5)),
             ("  per scalar: setattr struct field", lambda: setattr(s, name, 1.5)),
@@ -144,7 +147,11 @@ def main():
         wp.launch(k, dim=1, inputs=params)  # build
         t_cpu = per_call(lambda k=k, params=params: wp.launch(k, dim=1, inputs=params, device="cpu"))
         t_none = per_call(lambda k=k, params=params: wp.launch(k, dim=1, inputs=params))
-        print(f"== {title}: wp.launch {us(t_cpu)} (device='cpu'), {us(t_none)} (device=None)")
+        cmd = wp.launch(k, dim=1, inputs=params, record_cmd=True)
+        t_replay = per_call(cmd.launch)
+        print(
+            f"== {title}: wp.launch {us(t_cpu)} (device='cpu'), {us(t_none)} (device=None); wp.Launch replay {us(t_replay)}"
+        )
         try:
             rows = stages(k, params)
         except Exception as e:  # noqa: BLE001

@@ -24,10 +24,14 @@ N_BIG = 10_000_000  # elements in the bandwidth and atomic workloads
 N_PARTICLES = 10_000
 SIM_STEPS = 100
 LAUNCHES_PER_STEP = 1000  # launches timed together in the launch-overhead workloads
+LOOP_THREADS = 100_000  # threads of the dynamic-loop workloads
+LOOP_ITERS = 64  # iterations of their loop (a kernel argument: a dynamic loop)
 
 
 class Workload:
-    def __init__(self, name, what, step, inner=1, unit="ms", nbytes=None, prepare=None, check=None, reps=15):
+    def __init__(
+        self, name, what, step, inner=1, unit="ms", nbytes=None, prepare=None, check=None, reps=15, differs=None
+    ):
         self.name = name
         self.what = what
         self.step = step
@@ -37,6 +41,7 @@ class Workload:
         self.prepare = prepare
         self.check = check  # returns a float checksum compared between backends
         self.reps = reps
+        self.differs = differs  # why the backends' checksums are expected to differ (or None)
 
 
 def make_workloads(wp, device="cpu"):
@@ -69,11 +74,13 @@ def make_workloads(wp, device="cpu"):
             wp.launch(trivial_float, dim=1, inputs=[1.5], device=device)
         sync()
 
+    # The Launch keeps the packed arguments and the launch context: cmd.launch() is one native call.
     cmd = wp.launch(trivial_4arrays, dim=1, inputs=small, device=device, record_cmd=True)
+    replay = cmd.launch
 
     def replay_4arrays():
         for _ in range(LAUNCHES_PER_STEP):
-            cmd.launch()
+            replay()
         sync()
 
     out.append(
@@ -301,6 +308,55 @@ def make_workloads(wp, device="cpu"):
             check=lambda: float(acc1024.numpy().sum()),
         )
     )
+
+    # -- 5. a dynamic loop with loop-carried state, forward and backward ------------------------
+
+    @wp.kernel
+    def loop_carried(x: wp.array(dtype=float), c: wp.array(dtype=float), n: int, y: wp.array(dtype=float)):
+        i = wp.tid()
+        s = float(1.0)  # noqa: UP018 (Warp needs float() to let a dynamic loop update s)
+        for j in range(n):
+            s = s * x[i] + c[j]
+        y[i] = s
+
+    lrng = np.random.default_rng(2)
+    lx = wp.array(lrng.uniform(0.9, 1.0, LOOP_THREADS).astype(np.float32), dtype=f32, device=device, requires_grad=True)
+    lc = wp.array(lrng.uniform(0.0, 0.01, LOOP_ITERS).astype(np.float32), dtype=f32, device=device)
+    ly = wp.zeros(LOOP_THREADS, dtype=f32, device=device, requires_grad=True)
+    loop_tape = wp.Tape()
+    with loop_tape:
+        wp.launch(loop_carried, dim=LOOP_THREADS, inputs=[lx, lc, LOOP_ITERS, ly], device=device)
+
+    def loop_forward():
+        wp.launch(loop_carried, dim=LOOP_THREADS, inputs=[lx, lc, LOOP_ITERS, ly], device=device)
+        sync()
+
+    def loop_seed():
+        lx.grad.zero_()
+        ly.grad.fill_(1.0)
+
+    def loop_backward():
+        loop_tape.backward()
+        sync()
+
+    out.append(
+        Workload(
+            "dyn loop 64, fwd",
+            f"{LOOP_THREADS // 1000}k threads, each s = s * x[i] + c[j] over a dynamic range({LOOP_ITERS})",
+            loop_forward,
+            check=lambda: float(ly.numpy()[:1000].sum()),
+        )
+    )
+    out.append(
+        Workload(
+            "dyn loop 64, backward",
+            "tape.backward() of that launch (d y / d x through the loop-carried s)",
+            loop_backward,
+            prepare=loop_seed,
+            check=lambda: float(lx.grad.numpy()[:1000].sum()),
+            differs="Warp's gradient through a loop-carried product in a dynamic loop is wrong (its issue 1694)",
+        )
+    )
     return out
 
 
@@ -332,6 +388,8 @@ def measure(w: Workload, reps=None, warmup=2, budget=2.0, min_reps=5) -> dict:
         r["gbps"] = w.nbytes / med / 1e9
     if w.check:
         r["check"] = w.check()
+    if w.differs:
+        r["differs"] = w.differs
     return r
 
 

@@ -760,15 +760,15 @@ def test_mark_read_write(capsys):
     a = zeros(4)
     v = a[1:]
     v.mark_write(arg_name="x", kernel_name="k", filename="f.py", lineno=3)
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().err == ""
     v.mark_read()
     assert a._is_read  # reading a view marks its parent
     a.mark_write(arg_name="x", kernel_name="k", filename="f.py", lineno=3)
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err  # warnings go to stderr
     assert "passed to argument x in kernel k at f.py:3 is being written to but has already been read" in out
     a.mark_init()
     a.mark_write()
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().err == ""
 
 
 # ---------------------------------------------------------------------------------------------

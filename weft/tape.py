@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import linecache
 import sys
 import typing
 import warnings
 
 from . import config
+from .codegen.access import access_events
 from .runtime import launch as _launch
 from .runtime import recording
 
@@ -89,20 +91,62 @@ def _check_dead_ends(rec, by_name, access, read_later):
 
 
 def _check_overwrites(rec, params):
-    """Warn (Warp's message) when this launch writes an array an earlier recorded launch read;
-    then mark what this launch reads."""
+    """Warp's overwrite warnings for a launch being recorded; then mark what the launch reads.
+
+    A write warns when an earlier launch or copy on the tape read the array, or when this kernel
+    itself may read the array before writing it (an in-place update; codegen/access.py). Writing
+    then reading back within one kernel is fine. The kernel's accesses are taken in program order
+    per array, not per parameter, so one array passed as two arguments is seen as one.
+    """
     by_name = dict(zip(rec.kernel.arg_names, params))
-    code = rec.kernel.pyfunc.__code__
-    for path, kinds in rec.instance.access.items():
-        arr = _resolve(by_name, path)
-        if arr is not None and "write" in kinds and hasattr(arr, "mark_write"):
-            arr.mark_write(
-                arg_name=".".join(path), kernel_name=rec.kernel.key, filename=code.co_filename, lineno=code.co_firstlineno
-            )
-    for path, kinds in rec.instance.access.items():
-        arr = _resolve(by_name, path)
-        if arr is not None and "read" in kinds and hasattr(arr, "mark_read"):
-            arr.mark_read()
+    events = access_events(rec.instance.ir)
+    arrays = {path: _resolve(by_name, path) for path in {p for p, _ in events}}
+    read_here: set = set()
+    warned: set = set()
+    for path, kind in events:
+        arr = arrays[path]
+        if not hasattr(arr, "mark_write"):
+            continue
+        key = id(_root(arr))
+        if kind == "read":
+            read_here.add(key)
+        elif key not in warned:
+            file, line = _kernel_location(rec.kernel)
+            if arr.mark_write(
+                read_in_same_kernel=key in read_here,
+                arg_name=".".join(path),
+                kernel_name=rec.kernel.key,
+                filename=file,
+                lineno=line,
+            ):
+                warned.add(key)
+    for path, kind in events:
+        if kind == "read" and hasattr(arrays[path], "mark_read"):
+            arrays[path].mark_read()
+
+
+def _root(arr):
+    """The array a view was taken from (views share memory with it)."""
+    while getattr(arr, "_ref", None) is not None:
+        arr = arr._ref
+    return arr
+
+
+_locations: dict = {}
+
+
+def _kernel_location(kernel):
+    """``(file, line of the def)`` of a kernel, as Warp's warning names it."""
+    loc = _locations.get(kernel.pyfunc)
+    if loc is None:
+        code = kernel.pyfunc.__code__
+        line = code.co_firstlineno
+        for k in range(line, line + 50):  # skip decorator lines
+            if linecache.getline(code.co_filename, k).lstrip().startswith(("def ", "async def ")):
+                line = k
+                break
+        loc = _locations[kernel.pyfunc] = (code.co_filename, line)
+    return loc
 
 
 class Tape:

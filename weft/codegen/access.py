@@ -4,10 +4,16 @@ Contract: ``array_access(fn)`` walks an ``ir.Function`` (and, through calls, the
 and returns ``{path: {"read", "write"}}`` where ``path`` is a tuple naming a parameter and,
 for arrays inside structs, the field chain: ``("x",)``, ``("params", "output")``. Stores and
 atomics count as writes; loads and atomics as reads (an atomic reads the old value). The tape
-uses this to warn about overwrites and about outputs that cannot carry a gradient.
+uses this to warn about outputs that cannot carry a gradient.
+
+``ordered_access(fn)`` adds program order for the tape's overwrite check: which parameters a
+function may read *before* it writes them (an in-place update, whose backward would replay the
+overwritten values). Writing then reading back one's own result is fine.
 """
 
 from __future__ import annotations
+
+import weakref
 
 from .. import types as wt
 from . import intrinsics as intr
@@ -66,6 +72,72 @@ def array_access(fn: ir.Function, _cache: dict = None) -> dict:
                     out.setdefault(base + path[1:], set()).update(kinds)
     cache[id(fn)] = out
     return out
+
+
+_ORDER_WRITES = {intr.STORE, *intr.ATOMICS.values()}
+_order_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def ordered_access(fn: ir.Function) -> dict:
+    """``{param path: kinds}`` with kinds among ``"read"``, ``"write"`` and ``"read_before_write"``.
+
+    Unlike ``array_access``, an atomic counts as a write only: its adjoint needs no old value, so
+    accumulating into an array (a loss) is not an overwrite of something read. A path is
+    ``read_before_write`` when some load of it may run before some store or atomic to it in the
+    same thread: earlier in program order, or anywhere in the same loop body (the next iteration
+    writes after this one read). Branches are not told apart (a read in ``then`` and a write in
+    ``else`` count), and indices are not compared: ``a[i+1] = a[i]`` counts, as it should.
+    """
+    out: dict = {}
+    seen_read: set = set()
+    for path, kind in access_events(fn):
+        kinds = out.setdefault(path, set())
+        kinds.add(kind)
+        if kind == "read":
+            seen_read.add(path)
+        elif path in seen_read:
+            kinds.add("read_before_write")
+    return out
+
+
+def access_events(fn: ir.Function) -> list:
+    """``(path, "read" | "write")`` array accesses of ``fn`` in program order, funcs inlined, each
+    loop body listed twice (iteration k, then k+1); repeats of the same event are merged."""
+    cached = _order_cache.get(fn)
+    if cached is not None:
+        return cached
+    origin = _origins(fn)
+    events: list = []
+
+    def add(path, kind):
+        if not events or events[-1] != (path, kind):
+            events.append((path, kind))
+
+    def visit(block):
+        for s in block:
+            if isinstance(s, ir.If):
+                visit(s.then)
+                visit(s.orelse)
+            elif isinstance(s, ir.Loop):
+                for _ in range(2):
+                    if s.cond_block is not None:
+                        visit(s.cond_block)
+                    visit(s.body)
+            elif isinstance(s, ir.Call):
+                kind = "read" if s.callee == intr.LOAD else "write" if s.callee in _ORDER_WRITES else None
+                if kind is not None:
+                    for path in origin.get(s.args[0].id, ()):
+                        add(path, kind)
+                callee_ir = getattr(s.callee, "ir", None)
+                if callee_ir is not None:
+                    names = [prm.name for prm in callee_ir.params]
+                    for path, kind in access_events(callee_ir):
+                        for base in origin.get(s.args[names.index(path[0])].id, ()):
+                            add(base + path[1:], kind)
+
+    visit(fn.body)
+    _order_cache[fn] = events
+    return events
 
 
 def is_array_param(t) -> bool:

@@ -124,7 +124,7 @@ class Launcher:
                 if is_array:
                     if value.__class__ is not arr_cls or value.__ctype__() is not key:
                         break
-                elif value.__class__ is not exact or (value != key):
+                elif value.__class__ is not exact or (value is not key and (value != key or not value)):
                     break  # (zeros only when identical: 0.0 == -0.0)
             else:
                 return cached[1]
