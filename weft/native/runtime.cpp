@@ -125,6 +125,7 @@ WEFT_EXPORT void weft_launch(range_fn fn, weft::launch_context* ctx, const void*
         fn(ctx, args, 0, n);
         return;
     }
+    ctx->serial = 0;  // a reused context may carry the flag from an earlier single-thread launch
     // One launch at a time uses the pool; a concurrent launch from another Python thread waits.
     std::lock_guard<std::mutex> lock(launch_mutex);
     pool().run(Job{fn, ctx, args, n, (int)parts});
