@@ -116,6 +116,11 @@ from .builtins.library import (
     quat_to_rpy,
     transform_to_matrix,
     transform_from_matrix,
+    quat_twist,
+    transform_compose,
+    transform_decompose,
+    quat_from_euler,
+    quat_to_euler,
 )
 from .codegen.intrinsics import adjoint, tid, printf, atomic_add, atomic_sub, atomic_min, atomic_max, static, constant
 from .codegen.errors import WarpCodegenError, WeftCompileError, WeftBuildError

@@ -60,3 +60,88 @@ def transform_from_matrix(m: Any):
     """The rigid transform of a 4x4 homogeneous matrix (its rotation part must be orthonormal)."""
     p = vt.vector(m[0, 3], m[1, 3], m[2, 3])
     return vt.transformation(p, vb.quat_from_matrix(m))
+
+
+@func
+def quat_twist(axis: Any, q: Any):
+    """The twist of rotation ``q`` about unit ``axis`` (swing-twist decomposition)."""
+    v = vt.vector(q.x, q.y, q.z)
+    p = axis * vb.dot(v, axis)
+    return vb.normalize(type(q)(p[0], p[1], p[2], q.w))
+
+
+@func
+def transform_compose(p: Any, q: Any, s: Any):
+    """The 4x4 matrix of translation p, rotation q and per-axis scale s (columns scaled)."""
+    r = vb.quat_to_matrix(q)
+    return vt.matrix(
+        r[0, 0] * s[0], r[0, 1] * s[1], r[0, 2] * s[2], p[0],
+        r[1, 0] * s[0], r[1, 1] * s[1], r[1, 2] * s[2], p[1],
+        r[2, 0] * s[0], r[2, 1] * s[1], r[2, 2] * s[2], p[2],
+        0.0, 0.0, 0.0, 1.0,
+        shape=(4, 4),
+    )  # fmt: skip
+
+
+@func
+def transform_decompose(m: Any):
+    """Translation, rotation and per-axis scale of a 4x4 matrix built by ``transform_compose``."""
+    p = vt.vector(m[0, 3], m[1, 3], m[2, 3])
+    c0 = vt.vector(m[0, 0], m[1, 0], m[2, 0])
+    c1 = vt.vector(m[0, 1], m[1, 1], m[2, 1])
+    c2 = vt.vector(m[0, 2], m[1, 2], m[2, 2])
+    s = vt.vector(vb.length(c0), vb.length(c1), vb.length(c2))
+    r = vt.matrix(
+        c0[0] / s[0], c1[0] / s[1], c2[0] / s[2],
+        c0[1] / s[0], c1[1] / s[1], c2[1] / s[2],
+        c0[2] / s[0], c1[2] / s[1], c2[2] / s[2],
+        shape=(3, 3),
+    )  # fmt: skip
+    return p, vb.quat_from_matrix(r), s
+
+
+@func
+def _axis_quat(q: Any, axis: int, angle: Any):
+    r = type(q)(0.0, 0.0, 0.0, sb.cos(angle * 0.5))
+    r[axis] = sb.sin(angle * 0.5)
+    return r
+
+
+@func
+def quat_from_euler(e: Any, i: int, j: int, k: int):
+    """Rotation of Euler angles ``e`` (``e[a]`` about axis a) applied about axes i, then j, then k."""
+    q = vb.quat_from_axis_angle(e, e[0] * 0.0)  # the identity, in e's precision
+    return _axis_quat(q, k, e[k]) * _axis_quat(q, j, e[j]) * _axis_quat(q, i, e[i])
+
+
+@func
+def quat_to_euler(q: Any, i: int, j: int, k: int):
+    """Euler angles of ``q`` for the axis order (i, j, k), inverse of ``quat_from_euler``
+    (i, j, k distinct; i == k gives proper Euler angles)."""
+    proper = i == k
+    kk = k
+    if proper:
+        kk = 3 - i - j
+    sign = type(q.w)((i - j) * (j - kk) * (kk - i) / 2)
+    a = q.w
+    b = q[i]
+    c = q[j]
+    d = q[kk] * sign
+    if not proper:
+        a = q.w - q[j]
+        b = q[i] + q[kk] * sign
+        c = q[j] + q.w
+        d = q[kk] * sign - q[i]
+    t2 = 2.0 * sb.atan2(sb.sqrt(c * c + d * d), sb.sqrt(a * a + b * b))
+    tp = sb.atan2(b, a)
+    tm = sb.atan2(d, c)
+    t1 = tp - tm
+    t3 = tp + tm
+    if not proper:
+        t3 = t3 * sign
+        t2 = t2 - 1.5707963267948966
+    out = vt.vector(t1 * 0.0, t1 * 0.0, t1 * 0.0)
+    out[i] = t1
+    out[j] = t2
+    out[kk] = t3
+    return out
