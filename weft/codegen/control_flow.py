@@ -1,0 +1,375 @@
+"""Frontend, control flow: statement lists, branches and their merges (phis), loops (unrolled
+and dynamic with loop-carried mutable vars), and break / continue / return as flags.
+
+Contract: a mixin of the ``Lowerer`` (frontend.py); it reads and writes the lowerer's
+environment and blocks and emits IR only. Jumps never reach the IR: after a statement that may
+jump, the rest of its block is guarded by the flags it may set.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .. import config
+from .. import types as wt
+from ..builtins import scalar as sb
+from . import intrinsics as intr
+from . import ir
+from . import typing_rules as tr
+from .ast_scans import assigned_names as _assigned_names
+from .ast_scans import has_jump as _has_jump
+from .ast_scans import has_return as _has_return
+from .ast_scans import walk_no_nested_loops as _walk_no_nested_loops
+from .errors import UnsupportedConstruct, WarpCodegenTypeError
+
+
+class StaticTuple:
+    """A compile-time tuple of vars (``a.shape``, multiple return values before unpacking)."""
+
+    def __init__(self, items):
+        self.items = list(items)
+
+
+class ControlFlow:
+    """Lowering of control flow (mixed into ``Lowerer``)."""
+
+    # ----------------------------------------------------------------- statement lists
+    def visit_body(self, stmts):
+        """Visit statements; after one that may jump, guard the rest with the flags it may set."""
+        for k, stmt in enumerate(stmts):
+            self.visit(stmt)
+            if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
+                return  # the rest is unreachable
+            flags = self.flags_set_by(stmt)
+            rest = stmts[k + 1 :]
+            if flags and rest:
+                cond = self.not_any(flags)
+                self.emit_if(cond, lambda: self.visit_body(rest), None)
+                return
+
+    def flags_set_by(self, stmt) -> list:
+        """The jump flags a statement may set: $ret for any return inside it; this loop's break
+        and continue flags for break/continue not nested in an inner loop."""
+        names = ["$ret"] if _has_return([stmt]) else []
+        if not isinstance(stmt, (ast.For, ast.While)) and self.loops:
+            for node in _walk_no_nested_loops(stmt):
+                if isinstance(node, ast.Break):
+                    names.append(self.loops[-1][0])
+                elif isinstance(node, ast.Continue):
+                    names.append(self.loops[-1][1])
+        return sorted(set(names))
+
+    def not_any(self, flags) -> ir.Var:
+        acc = self.env[flags[0]]
+        for f in flags[1:]:
+            acc = self.call(intr.LOGICAL_OR, [acc, self.env[f]], wt.bool)
+        return self.call_builtin(sb.logical_not, [acc])
+
+    # ----------------------------------------------------------------- branches and merges
+    def emit_if(self, cond: ir.Var, then_fn, else_fn):
+        """Emit an If; visit both sides with copies of the environment, then merge with phis.
+        Returns the (then, else) results of the callbacks."""
+        before = dict(self.env)
+        stmt = ir.If(cond, ir.Block(), ir.Block())
+        self.emit(stmt)
+        results = []
+        envs = []
+        for fn_, blk in ((then_fn, stmt.then), (else_fn, stmt.orelse)):
+            self.env = dict(before)
+            self.blocks.append(blk)
+            results.append(fn_() if fn_ is not None else None)
+            self.blocks.pop()
+            envs.append(self.env)
+        self.env = dict(before)
+        self.merge(cond, envs[0], envs[1])
+        return results
+
+    def merge(self, cond, env_t, env_f):
+        for name in sorted(set(env_t) | set(env_f)):
+            a, b = env_t.get(name), env_f.get(name)
+            if a is b:
+                if a is not None:
+                    self.env[name] = a
+                continue
+            if name == "$retval":
+                a = a if a is not None else self.zero_like(b)
+                b = b if b is not None else self.zero_like(a)
+            if a is None or b is None:
+                self.env.pop(name, None)
+                self.undefined_after[name] = (
+                    f"'{name}' is assigned in only one branch of the if at line {self.src.file_line(self.node)}; assign it before the if"
+                )
+                continue
+            if not isinstance(a, ir.Var) or not isinstance(b, ir.Var):
+                raise self.error(f"'{name}' refers to different compile-time objects in the two branches")
+            if a.type != b.type:
+                raise self.error(
+                    f"'{name}' is {wt.type_repr(a.type)} in one branch and {wt.type_repr(b.type)} in the other; "
+                    "cast so both branches assign the same type",
+                    cls=WarpCodegenTypeError,
+                )
+            self.env[name] = self.call(intr.PHI, [cond, a, b], a.type)
+
+    def zero_like(self, v: ir.Var) -> ir.Var:
+        return (
+            self.fn.new_var(v.type, const=tr.convert_literal(0, v.type))
+            if wt.is_scalar(v.type)
+            else self.call(intr.ZERO, [], v.type)
+        )
+
+    def to_bool(self, v: ir.Var) -> ir.Var:
+        if v.type is wt.bool:
+            return v
+        if not wt.is_scalar(v.type):
+            raise self.error(f"a condition must be a scalar, got {wt.type_repr(v.type)}", cls=WarpCodegenTypeError)
+        return self.call_builtin(sb.truth, [v])
+
+    def visit_If(self, node):
+        cond = self.to_bool(self.expr(node.test))
+        if cond.is_const:
+            self.visit_body(node.body if cond.const else node.orelse)
+            return
+        self.emit_if(
+            cond, lambda: self.visit_body(node.body), (lambda: self.visit_body(node.orelse)) if node.orelse else None
+        )
+
+    def visit_IfExp(self, node):
+        cond = self.to_bool(self.expr(node.test))
+        if cond.is_const:
+            return self.expr(node.body if cond.const else node.orelse)
+        a, b = self.emit_if(cond, lambda: self.expr(node.body), lambda: self.expr(node.orelse))
+        # The branch values only exist on their side: route them through the env merge.
+        return self.merge_values(cond, a, b)
+
+    def merge_values(self, cond, a, b):
+        if a.type != b.type:
+            if a.literal and tr.literal_fits(a.const, b.type):
+                a = self.const(tr.convert_literal(a.const, b.type), b.type)
+            elif b.literal and tr.literal_fits(b.const, a.type):
+                b = self.const(tr.convert_literal(b.const, a.type), a.type)
+            else:
+                raise self.error(
+                    f"the two sides of a conditional expression have types {wt.type_repr(a.type)} and {wt.type_repr(b.type)}",
+                    cls=WarpCodegenTypeError,
+                )
+        return self.call(intr.PHI, [cond, a, b], a.type)
+
+    # ----------------------------------------------------------------- loops
+    def visit_For(self, node):
+        if node.orelse:
+            raise self.error("'for ... else' is not supported in kernels", node, UnsupportedConstruct)
+        if not isinstance(node.target, ast.Name):
+            raise self.error("a for loop target must be a single name", node.target, UnsupportedConstruct)
+        it = node.iter
+        if not (isinstance(it, ast.Call) and self.static_value(it.func) is range):
+            raise self.error("kernels can only loop over range(...)", it, UnsupportedConstruct)
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.error("range() takes 1 to 3 positional arguments", it)
+        bounds = [self.expr(a) for a in it.args]
+        for b in bounds:
+            if not wt.is_int(b.type):
+                raise self.error(
+                    f"range() bounds must be integers, got {wt.type_repr(b.type)}", it, WarpCodegenTypeError
+                )
+        if len(bounds) == 1:
+            bounds = [self.const(0)] + bounds
+        if len(bounds) == 2:
+            bounds.append(self.const(1))
+        if all(b.is_const for b in bounds):
+            values = range(*[int(b.const) for b in bounds])
+            if len(values) <= config.max_unroll:
+                return self.unroll(node, values)
+            if bounds[2].const == 0:
+                raise self.error("range() step must not be zero", it)
+        bounds = [self.as_int32(b) for b in bounds]
+        self.dynamic_loop(node, "range", bounds=bounds)
+
+    def as_int32(self, v):
+        if v.type is wt.int32:
+            return v
+        return self.call(intr.CAST, [v], wt.int32, attr=wt.int32)
+
+    def visit_While(self, node):
+        if node.orelse:
+            raise self.error("'while ... else' is not supported in kernels", node, UnsupportedConstruct)
+        self.dynamic_loop(node, "while")
+
+    def new_loop_flags(self):
+        self.loop_counter += 1
+        return f"$brk{self.loop_counter}", f"$cont{self.loop_counter}"
+
+    def unroll(self, node, values):
+        brk, cont = self.new_loop_flags()
+        name = node.target.id
+        saved = self.env.get(name)
+        self.env[brk] = self.const(False, wt.bool)
+        self.loops.append((brk, cont))
+
+        def run(k):
+            if k >= len(values):
+                return
+            self.env[cont] = self.const(False, wt.bool)
+            self.env[name] = self.const(values[k], wt.int32)
+            self.visit_body(node.body)
+            if k + 1 < len(values):
+                flags = ([brk] if _has_jump(node.body, ast.Break) else []) + (
+                    ["$ret"] if _has_return(node.body) else []
+                )
+                if flags:
+                    self.emit_if(self.not_any(flags), lambda: run(k + 1), None)
+                else:
+                    run(k + 1)
+
+        run(0)
+        self.loops.pop()
+        self.env.pop(cont, None)
+        self.env.pop(brk, None)
+        if saved is not None:
+            self.env[name] = saved
+        else:
+            self.env.pop(name, None)
+
+    def dynamic_loop(self, node, kind, bounds=None):
+        brk, cont = self.new_loop_flags()
+        assigned = _assigned_names(node.body)
+        may_break = _has_jump(node.body, ast.Break)
+        may_return = _has_return(node.body)
+        if may_break:
+            self.env[brk] = self.const(False, wt.bool)
+            assigned.add(brk)
+        if may_return:
+            assigned.update(("$ret", "$retval"))
+            if "$retval" not in self.env and not self.is_kernel:
+                rt = tr.annotation_type(self.ret_type) if self.ret_type is not None else None
+                if not wt.is_scalar(rt):
+                    raise self.error(
+                        "a func that returns from inside a loop needs its return type annotated, e.g. `-> float`",
+                        node,
+                    )
+                self.env["$retval"] = self.const(0, rt)
+        loop_var = node.target.id if kind == "range" else None
+        carried_names = sorted(
+            n for n in assigned if n in self.env and isinstance(self.env[n], ir.Var) and n != loop_var
+        )
+        loop = ir.Loop(kind, ir.Block(), id=self.loop_counter, line=self.src.file_line(node))
+        mut = {}
+        for n in carried_names:
+            init = self.env[n]
+            m = self.fn.new_var(init.type, label=n, mutable=True)
+            self.emit(ir.Assign(m, init))
+            mut[n] = m
+        loop.carried = [mut[n] for n in carried_names]
+        loop.exit_flags = [mut[f] for f in (brk, "$ret") if f in mut]
+        outer_env = dict(self.env)
+        if kind == "range":
+            loop.start, loop.stop, loop.step = bounds
+            loop.index = self.fn.new_var(wt.int32, label=loop_var, mutable=True)
+        else:
+            loop.cond_block = ir.Block()
+            self.blocks.append(loop.cond_block)
+            for n, m in mut.items():
+                self.env[n] = self.read(m)
+            loop.cond = self.to_bool(self.expr(node.test))
+            self.blocks.pop()
+            self.check_while_replay(node, loop)
+        self.emit(loop)
+        self.blocks.append(loop.body)
+        self.env = dict(outer_env)
+        for n, m in mut.items():
+            self.env[n] = self.read(m)
+        if loop_var is not None:
+            self.env[loop_var] = loop.index
+        self.env[cont] = self.const(False, wt.bool)
+        self.loops.append((brk, cont))
+        self.visit_body(node.body)
+        self.loops.pop()
+        for n, m in mut.items():
+            v = self.env.get(n)
+            if v is None:
+                raise self.error(f"'{n}' is not defined on every path through the loop body", node)
+            if v.type != m.type:
+                raise self.error(
+                    f"'{n}' changes type inside the loop from {wt.type_repr(m.type)} to {wt.type_repr(v.type)}; "
+                    f"declare it with the type it keeps, e.g. {n} = {wt.type_repr(v.type)}(...)",
+                    node,
+                    WarpCodegenTypeError,
+                )
+            if v is not m:
+                self.emit(ir.Assign(m, v))
+        self.blocks.pop()
+        body_env = self.env
+        self.env = outer_env
+        for n in assigned:
+            if n not in mut and n in body_env and n != cont:
+                self.env.pop(n, None)
+                self.undefined_after[n] = (
+                    f"'{n}' is only assigned inside the loop at line {loop.line}; assign it before the loop"
+                )
+        for n, m in mut.items():
+            self.env[n] = self.read(m)
+        self.env.pop(brk, None)
+        if loop_var is not None and loop_var not in mut:
+            self.env.pop(loop_var, None)
+
+    def check_while_replay(self, node, loop):
+        """The backward pass replays loops without their side effects. A while condition that
+        reads arrays the body may write could then never become false: refuse to differentiate."""
+        reads = any(isinstance(s, ir.Call) and s.callee == intr.LOAD for s in ir.walk(loop.cond_block))
+        writes = any(
+            isinstance(n, (ast.Subscript,)) and isinstance(n.ctx, ast.Store) for s in node.body for n in ast.walk(s)
+        ) or any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, (ast.Attribute, ast.Name))
+            and "atomic" in ast.unparse(n.func)
+            for s in node.body
+            for n in ast.walk(s)
+        )
+        if reads and writes and self.fn.adjoint_error is None:
+            line = self.src.file_line(node)
+            self.fn.adjoint_error = (
+                f"kernel '{self.src.name}' cannot be differentiated: the while loop at {self.src.file}:{line} tests "
+                "array values that its body writes, which the backward pass cannot replay. Compute the iteration "
+                "count first (for example into a local variable) and loop with range()."
+            )
+
+    def read(self, m: ir.Var) -> ir.Var:
+        v = self.fn.new_var(m.type, label=m.label)
+        self.emit(ir.Read(v, m))
+        return v
+
+    def visit_Break(self, node):
+        if not self.loops:
+            raise self.error("'break' outside a loop", node)
+        self.env[self.loops[-1][0]] = self.const(True, wt.bool)
+
+    def visit_Continue(self, node):
+        if not self.loops:
+            raise self.error("'continue' outside a loop", node)
+        self.env[self.loops[-1][1]] = self.const(True, wt.bool)
+
+    def visit_Return(self, node):
+        if node.value is not None:
+            if self.is_kernel:
+                raise self.error("kernels cannot return a value; write results to an array", node)
+            v = self.expr_or_tuple(node.value)
+            if isinstance(v, StaticTuple):
+                v = self.call(intr.TUPLE_MAKE, v.items, wt.TupleType([x.type for x in v.items]))
+            prev = self.env.get("$retval")
+            if prev is not None and prev.type != v.type:
+                if v.literal and tr.literal_fits(v.const, prev.type):
+                    v = self.const(tr.convert_literal(v.const, prev.type), prev.type)
+                else:
+                    raise self.error(
+                        f"return types differ: {wt.type_repr(prev.type)} and {wt.type_repr(v.type)}",
+                        node,
+                        WarpCodegenTypeError,
+                    )
+            elif prev is None and self.ret_type is not None:
+                rt = tr.annotation_type(self.ret_type)
+                if wt.is_scalar(rt) and v.type != rt and v.literal and tr.literal_fits(v.const, rt):
+                    v = self.const(tr.convert_literal(v.const, rt), rt)
+            self.env["$retval"] = v
+        self.env["$ret"] = self.const(True, wt.bool)
+
+    def visit_Pass(self, node):
+        pass
