@@ -260,6 +260,9 @@ class CPURenderer:
             out.append(f"{ind}{n} = 0;")
             for k, m in enumerate(loop.carried):
                 out.append(f"{ind}loop_{loop.id}_stack{k}.clear();")
+                if loop.kind == "range":  # the trip count is known: one allocation for the checkpoints
+                    a, b, c = (self.v(x) for x in (loop.start, loop.stop, loop.step))
+                    out.append(f"{ind}loop_{loop.id}_stack{k}.reserve(weft::range_count({a}, {b}, {c}));")
         if loop.kind == "range":
             idx = self.v(loop.index)
             start, stop, step = (self.v(x) for x in (loop.start, loop.stop, loop.step))

@@ -105,6 +105,13 @@ struct launch_bounds {
     int64 size;
 };
 
+// Number of iterations of range(start, stop, step).
+WEFT_FN int64 range_count(int64 start, int64 stop, int64 step) {
+    if (step > 0) return stop > start ? (stop - start + step - 1) / step : 0;
+    if (step < 0) return start > stop ? (start - stop - step - 1) / (-step) : 0;
+    return 0;
+}
+
 // Thread index -> grid coordinates (row-major, last dimension fastest).
 WEFT_FN void tid_coords(const launch_bounds& b, int64 index, int32* out) {
     for (int d = b.ndim - 1; d >= 0; --d) {
