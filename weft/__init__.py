@@ -122,6 +122,24 @@ from .builtins.library import (
     quat_from_euler,
     quat_to_euler,
 )
+from .builtins.random import (
+    rand_init,
+    randi,
+    randu,
+    randf,
+    randn,
+    sample_cdf,
+    sample_triangle,
+    sample_unit_ring,
+    sample_unit_disk,
+    sample_unit_sphere_surface,
+    sample_unit_sphere,
+    sample_unit_hemisphere_surface,
+    sample_unit_hemisphere,
+    sample_unit_square,
+    sample_unit_cube,
+    poisson,
+)
 from .codegen.intrinsics import adjoint, tid, printf, atomic_add, atomic_sub, atomic_min, atomic_max, static, constant
 from .codegen.errors import WarpCodegenError, WeftCompileError, WeftBuildError
 from .kernel import kernel, func, func_grad, func_replay, Kernel, Function
@@ -165,6 +183,7 @@ from .runtime.device import (
 )
 from .tape import Tape
 from . import autograd
+from . import optim
 from .utils import ScopedTimer
 from . import utils
 

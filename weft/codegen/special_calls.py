@@ -232,3 +232,38 @@ register_special(type, _call_type)
 register_special(ctors.transform_set_translation, _call_set_part("translation"))
 register_special(ctors.transform_set_rotation, _call_set_part("rotation"))
 register_special(vt.matrix, _generic_constructor("matrix"))
+
+
+# --- random numbers: builtins that advance their state argument (builtins/random.py) --------
+from ..builtins import random as rnd  # noqa: E402
+
+
+def _call_advancing_state(builtin):
+    """``wp.randf(rng, ...)``: the builtin returns (value, new_state); a plain variable passed as
+    the state is rebound to new_state (Warp advances it in place), and the value is the result.
+    Untyped literals are converted to the parameter types of the overload with that arity."""
+
+    def handler(lw: Lowerer, node):
+        names = [n for n, _ in max(builtin.overloads, key=lambda o: len(o.params)).params]
+        args = lw.call_args(node, names)
+        for ov in builtin.overloads:
+            if len(ov.params) == len(args):
+                args = [
+                    lw.const(tr.convert_literal(a.const, t), t)
+                    if a.literal and wt.is_scalar(t) and tr.literal_fits(a.const, t)
+                    else a
+                    for a, (_, t) in zip(args, ov.params)
+                ]
+                break
+        result = lw.call_builtin(builtin, args, node)
+        value_t, state_t = result.type.types
+        if node.args and isinstance(node.args[0], ast.Name):
+            new_state = lw.call(intr.TUPLE_GET, [result], state_t, attr=1, node=node)
+            lw.assign_to(ast.Name(id=node.args[0].id, ctx=ast.Store()), new_state)
+        return lw.call(intr.TUPLE_GET, [result], value_t, attr=0, node=node)
+
+    return handler
+
+
+for _b in rnd.STATE_BUILTINS:
+    register_special(_b, _call_advancing_state(_b))

@@ -12,6 +12,7 @@
 #include "spatial.h"
 #include "linalg.h"
 #include "struct.h"
+#include "random.h"
 
 namespace weft {
 
