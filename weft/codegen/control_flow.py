@@ -229,9 +229,33 @@ class ControlFlow:
         else:
             self.env.pop(name, None)
 
+    def names_rebound_by_calls(self, body) -> set:
+        """Names a call rebinds: the state of ``wp.randf(rng)`` (builtins with ``advances_state``)
+        and the outputs of ``wp.svd3(A, U, sigma, V)`` (``outputs``); loops must carry them."""
+        names = set()
+        for s in body:
+            for n in ast.walk(s):
+                if not (isinstance(n, ast.Call) and n.args):
+                    continue
+                root = n.func
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if not isinstance(root, ast.Name) or root.id in self.env:
+                    continue
+                try:
+                    f = self.static_value(n.func)
+                except Exception:
+                    continue
+                if getattr(f, "advances_state", False) and isinstance(n.args[0], ast.Name):
+                    names.add(n.args[0].id)
+                n_out = getattr(f, "outputs", None)
+                if isinstance(n_out, int) and len(n.args) > n_out:
+                    names.update(a.id for a in n.args[-n_out:] if isinstance(a, ast.Name))
+        return names
+
     def dynamic_loop(self, node, kind, bounds=None):
         brk, cont = self.new_loop_flags()
-        assigned = _assigned_names(node.body)
+        assigned = _assigned_names(node.body) | self.names_rebound_by_calls(node.body)
         may_break = _has_jump(node.body, ast.Break)
         may_return = _has_return(node.body)
         if may_break:
