@@ -139,6 +139,9 @@ from .builtins.random import (
     sample_unit_square,
     sample_unit_cube,
     poisson,
+    noise,
+    pnoise,
+    curlnoise,
 )
 from .codegen.intrinsics import adjoint, tid, printf, atomic_add, atomic_sub, atomic_min, atomic_max, static, constant
 from .codegen.errors import WarpCodegenError, WeftCompileError, WeftBuildError

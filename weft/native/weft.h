@@ -13,6 +13,7 @@
 #include "linalg.h"
 #include "struct.h"
 #include "random.h"
+#include "noise.h"
 
 namespace weft {
 
