@@ -1,4 +1,9 @@
-"""Utilities around kernels: timing (``ScopedTimer``); array reductions and sorts come later.
+"""Utilities around kernels: timing (``ScopedTimer``) and array utilities (Warp's ``warp.utils``).
+
+Array utilities: ``array_sum`` and ``array_inner`` run a weft reduction kernel (per-thread partial
+sums over contiguous chunks, the few partials then added in NumPy); ``array_scan``,
+``radix_sort_pairs``, ``runlength_encode`` and ``array_cast`` work on the CPU with NumPy, writing
+their results into the given weft arrays in place (zero-copy views).
 
 Contract: nothing here is part of the compiler pipeline; these helpers only use the public
 runtime (devices, arrays, launches).
@@ -7,7 +12,11 @@ runtime (devices, arrays, launches).
 from __future__ import annotations
 
 import builtins
+import math
 import time
+import typing
+
+import numpy as np
 
 from .runtime import device as _device
 
@@ -105,3 +114,287 @@ class ScopedTimer:
         if self.print:
             pad = "    " * (ScopedTimer.indent + 1)
             builtins.print(f"{pad}{self.name} took {self.elapsed:.2f} ms{self.extra_msg}")
+
+
+# -- array utilities ----------------------------------------------------------------------------
+
+from . import config as _config  # noqa: E402
+from . import types as _types  # noqa: E402
+from .array import array as _array, zeros as _zeros  # noqa: E402
+from .codegen.intrinsics import tid as _tid  # noqa: E402
+from .kernel import kernel as _kernel  # noqa: E402
+from .runtime.launch import launch as _launch  # noqa: E402
+
+
+@_kernel(enable_backward=False)
+def _sum_partials(
+    a: _array(dtype=typing.Any, ndim=3), out: _array(dtype=typing.Any, ndim=3), chunk: int, length: int
+):
+    o, c, i = _tid()
+    s = out[o, c, i]
+    end = builtins.min((c + 1) * chunk, length)
+    for j in range(c * chunk, end):
+        s += a[o, j, i]
+    out[o, c, i] = s
+
+
+@_kernel(enable_backward=False)
+def _inner_partials(
+    a: _array(dtype=typing.Any, ndim=3),
+    b: _array(dtype=typing.Any, ndim=3),
+    out: _array(dtype=typing.Any, ndim=3),
+    chunk: int,
+    length: int,
+):
+    o, c, i = _tid()
+    s = out[o, c, i]
+    end = builtins.min((c + 1) * chunk, length)
+    for j in range(c * chunk, end):
+        s += a[o, j, i] * b[o, j, i]
+    out[o, c, i] = s
+
+
+def _scalar_info(dtype):
+    scalar = getattr(dtype, "_scalar", None)
+    if scalar is not None:
+        return scalar, tuple(dtype._shape), int(dtype._length_)
+    return dtype, (), 1
+
+
+def _scalar_view3(a, outer, length, inner):
+    """A 3-d scalar view (outer, length, inner) of the contiguous array ``a``."""
+    scalar, _, _ = _scalar_info(a.dtype)
+    v = _array(ptr=a.ptr, dtype=scalar, shape=(outer, length, inner), device=a.device)
+    v._weft_src = a  # keep the memory alive with the view
+    return v
+
+
+def _reduce(arrays, count, axis, inner_product):
+    """Partial sums over ``axis`` with a weft kernel; returns a NumPy array (outer, inner)."""
+    a = arrays[0]
+    scalar, _, comps = _scalar_info(a.dtype)
+    flat = [x.contiguous() for x in arrays]
+    if axis is None:
+        n = a.size if count is None else builtins.min(int(count), a.size)
+        if inner_product:
+            outer, length, inner = 1, n * comps, 1
+        else:
+            outer, length, inner = 1, n, comps
+    else:
+        axis = int(axis)
+        if not -a.ndim <= axis < a.ndim:
+            raise ValueError(f"axis {axis} is out of range for a {a.ndim}-d array")
+        axis %= a.ndim
+        outer = math.prod(a.shape[:axis])
+        length = a.shape[axis]
+        inner = math.prod(a.shape[axis + 1 :]) * comps
+        if inner_product:
+            # reduce the components of a vector too: one more axis of length comps in `inner`
+            pass
+    views = [_scalar_view3(x, outer, length, inner) for x in flat]
+    # enough chunks to keep every thread busy, chunks long enough to amortise the launch
+    threads = builtins.max(int(_config.cpu_threads), 1)
+    want = builtins.max(1, (4 * threads) // builtins.max(outer * inner, 1))
+    # chunks of at most 16384 values: short sequential sums keep float32 rounding small (the
+    # partials are then added pairwise by NumPy)
+    nchunks = builtins.max(1, builtins.min(want, length // 4096), -(-length // 16384))
+    chunk = -(-length // nchunks) if length else 1
+    partial = _zeros((outer, nchunks, inner), dtype=scalar, device=a.device)
+    if outer * inner * length > 0:
+        if inner_product:
+            _launch(_inner_partials, dim=(outer, nchunks, inner), inputs=[views[0], views[1], partial, chunk, length], device=a.device)
+        else:
+            _launch(_sum_partials, dim=(outer, nchunks, inner), inputs=[views[0], partial, chunk, length], device=a.device)
+    p = partial.numpy()
+    return p.sum(axis=1, dtype=p.dtype)
+
+
+def _check_numeric(a, what):
+    scalar, _, _ = _scalar_info(a.dtype)
+    if scalar not in _types.scalar_types or scalar is _types.bool:
+        raise TypeError(f"{what}: unsupported data type {a.dtype}")
+
+
+def array_sum(values, out=None, value_count=None, axis=None):
+    """Sum of the elements of an array (as ``warp.utils.array_sum``).
+
+    Args:
+        values: Array of scalars, vectors or matrices.
+        out: Optional output array: shape ``(1,)`` when ``axis`` is None, else the input shape
+            with ``axis`` reduced to 1; same dtype as ``values``.
+        value_count: Sum only the first ``value_count`` elements (``axis`` None only).
+        axis: Axis to sum along; None sums everything.
+
+    Returns:
+        ``out`` when given; otherwise a scalar (NumPy scalar of the array's type, or a NumPy array
+        for vector/matrix dtypes) when ``axis`` is None, or a new array with ``axis`` reduced to 1.
+    """
+    _check_numeric(values, "array_sum")
+    if axis is not None and value_count is not None:
+        raise ValueError("array_sum: value_count cannot be used with axis")
+    _, shape, comps = _scalar_info(values.dtype)
+    r = _reduce([values], value_count, axis, False)  # (outer, inner)
+    if axis is None:
+        res = r.reshape(shape) if shape else r.reshape(())[()]
+        if out is None:
+            return res
+        out.numpy().reshape(-1)[:comps] = np.asarray(res).reshape(-1)
+        return out
+    axis %= values.ndim
+    out_shape = values.shape[:axis] + (1,) + values.shape[axis + 1 :]
+    if out is None:
+        out = _zeros(out_shape, dtype=values.dtype, device=values.device)
+    if tuple(out.shape) != out_shape:
+        raise ValueError(f"array_sum: out has shape {out.shape}, expected {out_shape}")
+    out.numpy()[...] = r.reshape(out.numpy().shape)
+    return out
+
+
+def array_inner(a, b, out=None, count=None, axis=None):
+    """Inner product of two arrays of the same shape and dtype (as ``warp.utils.array_inner``).
+
+    Vectors and matrices contribute the sum of their component-wise products.
+
+    Args:
+        a, b: Arrays of the same shape and dtype.
+        out: Optional output array of scalars: shape ``(1,)`` when ``axis`` is None, else the
+            input shape with ``axis`` reduced to 1.
+        count: Use only the first ``count`` elements (``axis`` None only).
+        axis: Axis to reduce along; None reduces everything.
+
+    Returns:
+        ``out`` when given; otherwise a NumPy scalar (``axis`` None) or a new array of scalars.
+    """
+    _check_numeric(a, "array_inner")
+    if a.dtype != b.dtype:
+        raise TypeError(f"array_inner: arrays have different dtypes {a.dtype} and {b.dtype}")
+    if tuple(a.shape) != tuple(b.shape):
+        raise ValueError(f"array_inner: arrays have different shapes {a.shape} and {b.shape}")
+    if axis is not None and count is not None:
+        raise ValueError("array_inner: count cannot be used with axis")
+    scalar, _, comps = _scalar_info(a.dtype)
+    r = _reduce([a, b], count, axis, True)  # (outer, inner * comps) for an axis
+    if axis is None:
+        res = r.reshape(())[()]
+        if out is None:
+            return res
+        out.numpy().reshape(-1)[0] = res
+        return out
+    axis %= a.ndim
+    r = r.reshape(r.shape[0], -1, comps).sum(axis=2, dtype=r.dtype)
+    out_shape = a.shape[:axis] + (1,) + a.shape[axis + 1 :]
+    if out is None:
+        out = _zeros(out_shape, dtype=scalar, device=a.device)
+    if tuple(out.shape) != out_shape:
+        raise ValueError(f"array_inner: out has shape {out.shape}, expected {out_shape}")
+    out.numpy()[...] = r.reshape(out_shape)
+    return out
+
+
+def array_scan(in_array, out_array, inclusive=True):
+    """Prefix sum of a 1-d array into ``out_array`` (as ``warp.utils.array_scan``).
+
+    ``inclusive=True``: ``out[i] = in[0] + ... + in[i]``; otherwise ``out[0] = 0`` and
+    ``out[i] = in[0] + ... + in[i-1]``. Computed with NumPy on the CPU, written in place.
+    """
+    if in_array.dtype != out_array.dtype:
+        raise TypeError(f"array_scan: arrays have different dtypes {in_array.dtype} and {out_array.dtype}")
+    if in_array.size != out_array.size:
+        raise ValueError(f"array_scan: arrays have different sizes {in_array.size} and {out_array.size}")
+    _check_numeric(in_array, "array_scan")
+    if in_array.size == 0:
+        return
+    src = in_array.numpy().reshape(-1)
+    dst = out_array.numpy().reshape(-1)
+    dt = dst.dtype
+    if inclusive:
+        np.cumsum(src, dtype=dt, out=dst)
+    else:
+        s = np.cumsum(src, dtype=dt)  # separate buffer: in and out may alias
+        dst[1:] = s[:-1]
+        dst[0] = 0
+
+
+def radix_sort_pairs(keys, values, count, begin_bit=0, end_bit=None):
+    """Sort the first ``count`` keys in ascending order, moving ``values`` along (stable).
+
+    As ``warp.utils.radix_sort_pairs``; NumPy's stable sort on the CPU, written in place.
+    ``begin_bit``/``end_bit`` restrict integer keys to those bits (float keys sort by value).
+    Warp needs arrays of at least ``2 * count`` elements (scratch space); weft needs ``count``.
+    """
+    count = int(count)
+    if keys.ndim != 1 or values.ndim != 1:
+        raise ValueError("radix_sort_pairs: keys and values must be 1-d")
+    if count > keys.shape[0] or count > values.shape[0]:
+        raise ValueError(f"radix_sort_pairs: count {count} exceeds the array lengths {keys.shape[0]}, {values.shape[0]}")
+    if count <= 0:
+        return
+    k = keys.numpy()[:count]
+    v = values.numpy()[:count]
+    sort_key = k
+    if np.issubdtype(k.dtype, np.integer):
+        bits = k.dtype.itemsize * 8
+        end = bits if end_bit is None else int(end_bit)
+        if begin_bit != 0 or end != bits:
+            u = k.view(np.dtype(f"u{k.dtype.itemsize}"))
+            mask = (1 << (end - int(begin_bit))) - 1
+            sort_key = (u >> np.uint64(begin_bit).astype(u.dtype)) & np.array(mask).astype(u.dtype)
+        elif np.issubdtype(k.dtype, np.signedinteger) and False:
+            pass
+    order = np.argsort(sort_key, kind="stable")
+    k[...] = k[order]
+    v[...] = v[order]
+
+
+def runlength_encode(values, run_values, run_lengths, run_count=None, value_count=None):
+    """Run-length encoding of a 1-d array (as ``warp.utils.runlength_encode``).
+
+    Writes the value and length of each run of equal consecutive values into ``run_values`` and
+    ``run_lengths`` (their first ``n`` entries; the rest is left as is). Computed with NumPy.
+
+    Returns:
+        ``run_count`` (with the number of runs written into ``run_count[0]``) when given,
+        else the number of runs as an int.
+    """
+    n = values.shape[0] if value_count is None else int(value_count)
+    if n > values.shape[0]:
+        raise ValueError(f"runlength_encode: value_count {n} exceeds the array length {values.shape[0]}")
+    if run_values.shape[0] < n or run_lengths.shape[0] < n:
+        raise ValueError("runlength_encode: output arrays are too short")
+    v = values.numpy()[:n]
+    if n:
+        starts = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1])))
+        runs = len(starts)
+        run_values.numpy()[:runs] = v[starts]
+        run_lengths.numpy()[:runs] = np.diff(np.append(starts, n))
+    else:
+        runs = 0
+    if run_count is not None:
+        run_count.numpy()[0] = runs
+        return run_count
+    return runs
+
+
+def array_cast(in_array, out_array, count=None):
+    """Convert the elements of ``in_array`` to ``out_array``'s dtype (as ``warp.utils.array_cast``).
+
+    Scalars convert as in C (float to int truncates toward zero); vectors and matrices convert
+    component-wise and need the same number of components. ``count`` converts only the first
+    ``count`` elements (1-d arrays). Computed with NumPy, written in place.
+    """
+    _, _, ci = _scalar_info(in_array.dtype)
+    _, _, co = _scalar_info(out_array.dtype)
+    if ci != co:
+        raise TypeError(f"array_cast: cannot cast {in_array.dtype} to {out_array.dtype} (component counts differ)")
+    if count is None:
+        if tuple(in_array.shape) != tuple(out_array.shape):
+            raise ValueError(f"array_cast: shapes differ: {in_array.shape} and {out_array.shape}")
+        src = in_array.numpy()
+        dst = out_array.numpy()
+    else:
+        count = int(count)
+        if in_array.ndim != 1 or out_array.ndim != 1:
+            raise ValueError("array_cast: count needs 1-d arrays")
+        src = in_array.numpy()[:count]
+        dst = out_array.numpy()[:count]
+    dst[...] = src.astype(dst.dtype).reshape(dst.shape)

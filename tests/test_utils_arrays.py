@@ -1,0 +1,151 @@
+"""weft.utils array utilities against NumPy: array_sum, array_inner, array_scan, radix_sort_pairs,
+runlength_encode, array_cast."""
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.utils import array_cast, array_inner, array_scan, array_sum, radix_sort_pairs, runlength_encode
+
+rng = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [(wp.float32, np.float32), (wp.float64, np.float64), (wp.int32, np.int32)])
+@pytest.mark.parametrize("shape", [(0,), (1,), (1000,), (70001,), (3, 4), (5, 6, 7)])
+def test_array_sum(dtype, np_dtype, shape):
+    x = (rng.standard_normal(shape) * 10).astype(np_dtype)
+    a = wp.array(x, dtype=dtype)
+    tol = 1e-4 if np_dtype == np.float32 else 1e-10
+    s = array_sum(a)
+    assert np.asarray(s).dtype == np_dtype
+    np.testing.assert_allclose(s, x.astype(np.float64).sum(), rtol=tol, atol=tol * 10)
+    for axis in range(-len(shape), len(shape)):
+        r = array_sum(a, axis=axis)
+        assert r.dtype == dtype
+        np.testing.assert_allclose(r.numpy(), x.astype(np.float64).sum(axis=axis, keepdims=True), rtol=tol, atol=tol * 10)
+
+
+def test_array_sum_out_value_count_vectors():
+    x = rng.standard_normal(100).astype(np.float32)
+    a = wp.array(x)
+    np.testing.assert_allclose(array_sum(a, value_count=37), x[:37].sum(), rtol=1e-5)
+    out = wp.zeros(1, dtype=float)
+    assert array_sum(a, out=out) is out
+    np.testing.assert_allclose(out.numpy()[0], x.sum(), rtol=1e-5)
+    v = rng.standard_normal((50, 3)).astype(np.float32)
+    va = wp.array(v, dtype=wp.vec3)
+    np.testing.assert_allclose(array_sum(va), v.sum(axis=0), rtol=1e-5, atol=1e-5)
+    m = rng.standard_normal((4, 5, 3)).astype(np.float64)
+    ma = wp.array(m, dtype=wp.vec3d)  # 2-d array of vec3d
+    r = array_sum(ma, axis=1)
+    assert r.shape == (4, 1) and r.dtype == wp.vec3d
+    np.testing.assert_allclose(r.numpy(), m.sum(axis=1, keepdims=True), rtol=1e-12)
+    out = wp.zeros((1, 5), dtype=wp.vec3d)
+    assert array_sum(ma, axis=0, out=out) is out
+    np.testing.assert_allclose(out.numpy(), m.sum(axis=0, keepdims=True), rtol=1e-12)
+    # a non-contiguous view
+    t = wp.array(rng.standard_normal((6, 8)).astype(np.float32))[:, ::2]
+    np.testing.assert_allclose(array_sum(t), t.numpy().sum(), rtol=1e-5)
+
+
+def test_array_inner():
+    x = rng.standard_normal((30, 40)).astype(np.float64)
+    y = rng.standard_normal((30, 40)).astype(np.float64)
+    a, b = wp.array(x), wp.array(y)
+    np.testing.assert_allclose(array_inner(a, b), (x * y).sum(), rtol=1e-12)
+    for axis in (0, 1, -1):
+        r = array_inner(a, b, axis=axis)
+        np.testing.assert_allclose(r.numpy(), (x * y).sum(axis=axis, keepdims=True), rtol=1e-12)
+    f = wp.array(x.ravel())
+    np.testing.assert_allclose(array_inner(f, f, count=100), (x.ravel()[:100] ** 2).sum(), rtol=1e-12)
+    out = wp.zeros(1, dtype=wp.float64)
+    assert array_inner(f, f, out=out) is out
+    np.testing.assert_allclose(out.numpy()[0], (x**2).sum(), rtol=1e-12)
+    v = rng.standard_normal((20, 7, 3)).astype(np.float32)
+    w = rng.standard_normal((20, 7, 3)).astype(np.float32)
+    va, wa = wp.array(v, dtype=wp.vec3), wp.array(w, dtype=wp.vec3)
+    np.testing.assert_allclose(array_inner(va, wa), (v * w).sum(), rtol=1e-4)
+    r = array_inner(va, wa, axis=1)
+    assert r.shape == (20, 1) and r.dtype == wp.float32
+    np.testing.assert_allclose(r.numpy(), (v * w).sum(axis=(1, 2))[:, None], rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError):
+        array_inner(a, wp.zeros((3, 3), dtype=wp.float64))
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [(wp.int32, np.int32), (wp.float32, np.float32), (wp.int64, np.int64)])
+@pytest.mark.parametrize("inclusive", [True, False])
+def test_array_scan(dtype, np_dtype, inclusive):
+    x = rng.integers(-5, 10, 1001).astype(np_dtype)
+    a = wp.array(x, dtype=dtype)
+    out = wp.zeros(len(x), dtype=dtype)
+    array_scan(a, out, inclusive=inclusive)
+    ref = np.cumsum(x.astype(np.float64))
+    if not inclusive:
+        ref = np.concatenate(([0], ref[:-1]))
+    np.testing.assert_allclose(out.numpy(), ref)
+    array_scan(a, a, inclusive=inclusive)  # in place
+    np.testing.assert_allclose(a.numpy(), ref)
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [(wp.int32, np.int32), (wp.float32, np.float32), (wp.int64, np.int64)])
+def test_radix_sort_pairs(dtype, np_dtype):
+    n = 500
+    k = rng.integers(-50, 50, n).astype(np_dtype)
+    v = np.arange(n, dtype=np.int32)
+    keys = wp.array(np.concatenate([k, k]), dtype=dtype)  # Warp's 2 * count layout
+    vals = wp.array(np.concatenate([v, v]), dtype=wp.int32)
+    radix_sort_pairs(keys, vals, n)
+    order = np.argsort(k, kind="stable")
+    np.testing.assert_array_equal(keys.numpy()[:n], k[order])
+    np.testing.assert_array_equal(vals.numpy()[:n], v[order])  # stable: equal keys keep their order
+    # count smaller than the arrays: the rest is untouched
+    keys2 = wp.array(k, dtype=dtype)
+    vals2 = wp.array(v)
+    radix_sort_pairs(keys2, vals2, 100)
+    np.testing.assert_array_equal(keys2.numpy()[:100], np.sort(k[:100], kind="stable"))
+    np.testing.assert_array_equal(keys2.numpy()[100:], k[100:])
+
+
+def test_radix_sort_pairs_bits():
+    k = np.array([0x13, 0x21, 0x02, 0x31, 0x10], np.int32)
+    keys, vals = wp.array(k), wp.array(np.arange(5, dtype=np.int32))
+    radix_sort_pairs(keys, vals, 5, begin_bit=0, end_bit=4)  # low nibble only
+    np.testing.assert_array_equal(vals.numpy(), [4, 1, 3, 2, 0])
+
+
+def test_runlength_encode():
+    x = np.array([1, 1, 2, 2, 2, 3, 1, 1, 5], np.int32)
+    values = wp.array(x)
+    rv = wp.zeros(len(x), dtype=wp.int32)
+    rl = wp.zeros(len(x), dtype=wp.int32)
+    assert runlength_encode(values, rv, rl) == 5
+    np.testing.assert_array_equal(rv.numpy()[:5], [1, 2, 3, 1, 5])
+    np.testing.assert_array_equal(rl.numpy()[:5], [2, 3, 1, 2, 1])
+    rc = wp.zeros(1, dtype=wp.int32)
+    assert runlength_encode(values, rv, rl, run_count=rc, value_count=4) is rc
+    assert rc.numpy()[0] == 2
+    np.testing.assert_array_equal(rl.numpy()[:2], [2, 2])
+    y = rng.integers(0, 3, 10000).astype(np.int32)
+    rv, rl = wp.zeros(len(y), dtype=wp.int32), wp.zeros(len(y), dtype=wp.int32)
+    n = runlength_encode(wp.array(y), rv, rl)
+    np.testing.assert_array_equal(np.repeat(rv.numpy()[:n], rl.numpy()[:n]), y)
+    assert runlength_encode(wp.array(y), rv, rl, value_count=0) == 0
+
+
+def test_array_cast():
+    x = np.array([1.7, -2.5, 3.0, 4.9], np.float32)
+    out = wp.zeros(4, dtype=wp.int32)
+    array_cast(wp.array(x), out)
+    np.testing.assert_array_equal(out.numpy(), [1, -2, 3, 4])  # truncation toward zero
+    out = wp.zeros(4, dtype=wp.float64)
+    array_cast(wp.array(x), out, count=2)
+    np.testing.assert_array_equal(out.numpy(), [x[0], x[1], 0, 0])
+    v = rng.standard_normal((5, 3)).astype(np.float32)
+    outv = wp.zeros(5, dtype=wp.vec3d)
+    array_cast(wp.array(v, dtype=wp.vec3), outv)
+    np.testing.assert_allclose(outv.numpy(), v.astype(np.float64))
+    m = wp.zeros((2, 3), dtype=wp.float16)
+    array_cast(wp.array(np.arange(6, dtype=np.int32).reshape(2, 3)), m)
+    np.testing.assert_array_equal(m.numpy(), np.arange(6).reshape(2, 3))
+    with pytest.raises(TypeError):
+        array_cast(wp.array(v, dtype=wp.vec3), wp.zeros(5, dtype=wp.vec2))
