@@ -1,0 +1,262 @@
+"""Array constructors (``zeros``, ``ones``, ``full``, ``empty``, the ``_like`` forms,
+``clone``, ``from_numpy``) and copies (``copy``), including how copies are recorded on a tape."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+
+from . import config
+from .array import array, _host_view
+from .array_layout import *  # noqa: F403
+from .array_layout import (
+    _resolve_dtype,
+    _np_layout,
+    _dtype_size,
+    _dtype_name,
+    _infer_scalar_dtype,
+    _prod,
+    _normalize_shape,
+    _check_dims,
+    _contiguous_strides,
+    _byte_span,
+    _index_layout,
+    _reshape_dims,
+)  # noqa: F401
+from .runtime import recording
+
+# ---------------------------------------------------------------------------------------------
+# constructors
+# ---------------------------------------------------------------------------------------------
+
+
+def _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero) -> array:
+    a = array.__new__(array)
+    a._reset()
+    a._retain_grad = bool(retain_grad)
+    a._init_new(dtype, shape, None, device, pinned, zero=zero)
+    if requires_grad:
+        a._alloc_grad()
+    return a
+
+
+def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:
+    """Return an uninitialized array.
+
+    Args:
+        shape: An int or a tuple of ints.
+        dtype: Element type (default float32).
+        device: Device-like value (default: current device).
+        requires_grad: Allocate a zeroed gradient.
+        pinned: Use pinned host memory (recorded only on this build).
+        retain_grad: Keep the gradient during backward.
+    """
+    return _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=False)
+
+
+def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:
+    """Return an array of zeros (arguments as for ``empty``)."""
+    return _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=True)
+
+
+def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:
+    """Return an array of ones (arguments as for ``empty``)."""
+    return full(shape, 1, dtype, device, requires_grad, pinned, retain_grad)
+
+
+def full(shape=None, value=0, dtype=Any, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:
+    """Return an array with every element set to ``value``.
+
+    Args:
+        shape: An int or a tuple of ints.
+        value: The element value.
+        dtype: Element type; when omitted it follows ``value`` (float → float32, int → int32,
+            bool → bool, weft/NumPy scalars → their type).
+        device, requires_grad, pinned, retain_grad: As for ``empty``.
+
+    Raises:
+        ValueError: ``value`` cannot be converted to ``dtype``.
+    """
+    if dtype is Any or dtype is None:
+        dtype = _infer_scalar_dtype(value)
+    a = _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=False)
+    a._fill(value, None)  # initialisation: never recorded on a tape
+    return a
+
+
+def _like(src, device, requires_grad, pinned, retain_grad, zero) -> array:
+    if not isinstance(src, array) or src.is_annotation:
+        raise TypeError(f"Expected a wp.array with data, got {type(src).__name__}")
+    device = src.device if device is None else device
+    requires_grad = src.requires_grad if requires_grad is None else requires_grad
+    pinned = src.pinned if pinned is None else pinned
+    return _new(src.shape, src.dtype, device, requires_grad, pinned, retain_grad, zero)
+
+
+def empty_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
+    """Return an uninitialized array with the shape and dtype of ``src``.
+
+    ``device``, ``requires_grad`` and ``pinned`` default to those of ``src``.
+    """
+    return _like(src, device, requires_grad, pinned, retain_grad, zero=False)
+
+
+def zeros_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
+    """Return an array of zeros shaped like ``src`` (see ``empty_like``)."""
+    return _like(src, device, requires_grad, pinned, retain_grad, zero=True)
+
+
+def ones_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
+    """Return an array of ones shaped like ``src`` (see ``empty_like``)."""
+    return full_like(src, 1, device, requires_grad, pinned, retain_grad)
+
+
+def full_like(src, value, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
+    """Return an array shaped like ``src`` with every element set to ``value`` (see ``empty_like``)."""
+    a = _like(src, device, requires_grad, pinned, retain_grad, zero=False)
+    a._fill(value, None)  # initialisation: never recorded on a tape
+    return a
+
+
+def clone(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
+    """Return a contiguous copy of ``src`` (its gradient, if any, is fresh and zeroed).
+
+    ``device``, ``requires_grad`` and ``pinned`` default to those of ``src``.
+    """
+    a = _like(src, device, requires_grad, pinned, retain_grad, zero=False)
+    copy(a, src)
+    return a
+
+
+def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False) -> array:
+    """Return a new array holding a copy of the NumPy array ``arr``.
+
+    Args:
+        arr: The source data.
+        dtype: Element type (inferred from ``arr.dtype`` when None).
+        shape: Shape to give the data (default ``arr.shape``).
+        device: Device-like value.
+        requires_grad: Allocate a zeroed gradient.
+    """
+    return array(arr, dtype=Any if dtype is None else dtype, shape=shape, device=device, requires_grad=requires_grad)
+
+
+def copy(dest, src, dest_offset=0, src_offset=0, count=0) -> None:
+    """Copy elements from ``src`` into ``dest``.
+
+    Contiguous (or 1-d) arrays are copied as flat element ranges: ``count`` elements (all of
+    ``src`` after ``src_offset`` when 0) from ``src_offset`` to ``dest_offset``. Other arrays
+    must have the same shape and are copied whole. Elements are copied as raw bytes, so the two
+    dtypes must have the same size.
+
+    Inside a ``wp.Tape`` the copy is recorded: its backward adds the gradient of the copied part
+    of ``dest`` into ``src``'s and clears it in ``dest`` (unless ``dest`` retains its gradient).
+
+    Raises:
+        TypeError: An argument is not an array with data.
+        ValueError: Element sizes differ, a range is out of bounds, or shapes differ.
+    """
+    _copy(dest, src, dest_offset, src_offset, count, "wp.copy")
+
+
+def _copy(dest, src, dest_offset, src_offset, count, operation):
+    for name, a in (("dest", dest), ("src", src)):
+        if not isinstance(a, array) or a.is_annotation:
+            raise TypeError(f"wp.copy: {name} must be a wp.array with data, got {type(a).__name__}")
+    if _dtype_size(dest.dtype) != _dtype_size(src.dtype):
+        raise ValueError(
+            f"wp.copy: element sizes differ ({_dtype_name(src.dtype)} is {_dtype_size(src.dtype)} bytes, "
+            f"{_dtype_name(dest.dtype)} is {_dtype_size(dest.dtype)} bytes); convert the data first"
+        )
+    if min(dest_offset, src_offset, count) < 0:
+        raise ValueError("wp.copy: dest_offset, src_offset and count must be non-negative")
+    flat = (dest.is_contiguous or dest.ndim == 1) and (src.is_contiguous or src.ndim == 1)
+    if flat:
+        count = count or src.size - src_offset
+        if src_offset + count > src.size or dest_offset + count > dest.size:
+            raise ValueError(
+                f"wp.copy: cannot copy {count} elements from offset {src_offset} of an array of size {src.size} "
+                f"to offset {dest_offset} of an array of size {dest.size}"
+            )
+        if count:
+            d = _host_view(dest, raw=True).reshape(-1)
+            s = _host_view(src, raw=True).reshape(-1)
+            d[dest_offset : dest_offset + count] = s[src_offset : src_offset + count]
+        if recording.active_tape() is not None:
+            _record_write(operation, dest, src, _flat_range(dest_offset, src_offset, count))
+        return
+    if dest_offset or src_offset or count not in (0, src.size):
+        raise ValueError("wp.copy: offsets and counts are only supported for contiguous or 1-d arrays")
+    if dest.shape != src.shape:
+        raise ValueError(f"wp.copy: incompatible shapes {src.shape} (src) and {dest.shape} (dest)")
+    if src.size:
+        _host_view(dest, raw=True)[...] = _host_view(src, raw=True)
+    if recording.active_tape() is not None:
+        _record_write(operation, dest, src, _whole)
+
+
+# ---------------------------------------------------------------------------------------------
+# copies and fills recorded on a tape
+# ---------------------------------------------------------------------------------------------
+
+
+def _whole(a, which):
+    """Region selector for whole-array writes: all of ``a``'s elements."""
+    return _host_view(a)
+
+
+def _flat_range(dest_offset, src_offset, count):
+    """Region selector for a flat copy: ``count`` elements from each side's offset."""
+
+    def region(a, which):
+        v = _host_view(a)
+        if a.ndim != 1:
+            v = v.reshape((a.size,) + v.shape[a.ndim :])  # a contiguous array: a view
+        start = dest_offset if which == "dest" else src_offset
+        return v[start : start + count]
+
+    return region
+
+
+def _record_write(operation, dest, src, region):
+    """Record on the active tape that ``operation`` wrote ``dest`` (from ``src``, or a constant).
+
+    With ``config.verify_autograd_array_access``, warn if ``dest`` was read earlier on the tape and
+    mark ``src`` as read. When gradients are involved, the tape gets the write's backward: the
+    gradient of the written region of ``dest`` flows into ``src`` (when the element types match;
+    a raw bit copy has no gradient) and is then cleared, since the old values of ``dest`` no longer
+    influence anything (arrays with ``retain_grad=True`` keep it).
+    """
+    tape = recording.active_tape()
+    if config.verify_autograd_array_access:
+        filename, lineno = _user_location()
+        dest.mark_write(operation=operation, filename=filename, lineno=lineno)
+        if src is not None:
+            src.mark_read()
+    if dest.grad is None and (src is None or src.grad is None):
+        return
+
+    def backward():
+        if dest.grad is None or not dest.size:
+            return
+        d = region(dest.grad, "dest")
+        if src is not None and src.grad is not None and src.dtype is dest.dtype:
+            s = region(src.grad, "src")
+            s += d
+        if not dest._retain_grad:
+            d[...] = 0
+
+    tape.record_func(backward=backward, arrays=[dest] if src is None else [dest, src])
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_location():
+    """``(filename, lineno)`` of the innermost caller outside the weft package."""
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
