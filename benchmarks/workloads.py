@@ -357,6 +357,49 @@ def make_workloads(wp, device="cpu"):
             differs="Warp's gradient through a loop-carried product in a dynamic loop is wrong (its issue 1694)",
         )
     )
+
+    # -- 6. array utilities (wp.utils) ----------------------------------------------------------
+
+    urng = np.random.default_rng(3)
+    usum_np = urng.random(N_BIG).astype(np.float32)
+    usum = wp.array(usum_np, dtype=f32, device=device)
+    usum_res = [0.0]
+
+    def util_sum():
+        usum_res[0] = float(wp.utils.array_sum(usum))
+        sync()
+
+    out.append(
+        Workload(
+            "array_sum 10M",
+            "wp.utils.array_sum of 10M floats (NumPy's sum of the same: see benchmarks/README.md)",
+            util_sum,
+            nbytes=4 * N_BIG,
+            check=lambda: usum_res[0],
+        )
+    )
+    N_SORT = 1_000_000
+    skeys_np = urng.integers(0, 1 << 30, N_SORT).astype(np.int32)
+    skeys = wp.zeros(2 * N_SORT, dtype=wp.int32, device=device)  # Warp needs 2 * count
+    svals = wp.zeros(2 * N_SORT, dtype=wp.int32, device=device)
+
+    def sort_prepare():
+        skeys.numpy()[:N_SORT] = skeys_np
+        svals.numpy()[:N_SORT] = np.arange(N_SORT, dtype=np.int32)
+
+    def util_sort():
+        wp.utils.radix_sort_pairs(skeys, svals, N_SORT)
+        sync()
+
+    out.append(
+        Workload(
+            "radix_sort_pairs 1M",
+            "wp.utils.radix_sort_pairs of 1M int32 keys with int32 values",
+            util_sort,
+            prepare=sort_prepare,
+            check=lambda: float(svals.numpy()[:1000].astype(np.float64).sum()),
+        )
+    )
     return out
 
 

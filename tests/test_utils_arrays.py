@@ -149,3 +149,18 @@ def test_array_cast():
     np.testing.assert_array_equal(m.numpy(), np.arange(6).reshape(2, 3))
     with pytest.raises(TypeError):
         array_cast(wp.array(v, dtype=wp.vec3), wp.zeros(5, dtype=wp.vec2))
+
+
+@pytest.mark.parametrize("np_dtype", [np.int32, np.uint32, np.float32, np.int16])
+def test_stable_order_matches_numpy(np_dtype):
+    from weft.utils import _stable_order
+
+    if np_dtype == np.float32:
+        k = rng.standard_normal(2000).astype(np.float32)
+        k[::7] = k[0]  # duplicates
+        k[:3] = [np.inf, -np.inf, 0.0]
+    else:
+        info = np.iinfo(np_dtype)
+        k = rng.integers(info.min, info.max, 2000, endpoint=True).astype(np_dtype)
+        k[::5] = k[0]
+    np.testing.assert_array_equal(_stable_order(k), np.argsort(k, kind="stable"))

@@ -187,10 +187,7 @@ def _reduce(arrays, count, axis, inner_product):
         axis %= a.ndim
         outer = math.prod(a.shape[:axis])
         length = a.shape[axis]
-        inner = math.prod(a.shape[axis + 1 :]) * comps
-        if inner_product:
-            # reduce the components of a vector too: one more axis of length comps in `inner`
-            pass
+        inner = math.prod(a.shape[axis + 1 :]) * comps  # array_inner adds the components afterwards
     views = [_scalar_view3(x, outer, length, inner) for x in flat]
     # enough chunks to keep every thread busy, chunks long enough to amortise the launch
     threads = builtins.max(int(_config.cpu_threads), 1)
@@ -315,6 +312,25 @@ def array_scan(in_array, out_array, inclusive=True):
         dst[0] = 0
 
 
+def _stable_order(keys):
+    """Stable sorting permutation. Keys of up to 32 bits become order-preserving uint32 values
+    packed with their index into uint64 (a plain sort of unique values is then stable, and much
+    faster than NumPy's stable argsort); other keys use ``argsort(kind="stable")``."""
+    n = len(keys)
+    if keys.dtype.itemsize > 4 or n >= (1 << 32):
+        return np.argsort(keys, kind="stable")
+    if keys.dtype.kind == "f":
+        u = keys.astype(np.float32).view(np.uint32)
+        s = np.where(u & np.uint32(0x80000000), ~u, u | np.uint32(0x80000000))
+    elif keys.dtype.kind == "i":
+        s = keys.astype(np.int32).view(np.uint32) ^ np.uint32(0x80000000)
+    else:
+        s = keys.astype(np.uint32)
+    packed = (s.astype(np.uint64) << np.uint64(32)) | np.arange(n, dtype=np.uint64)
+    packed.sort()
+    return (packed & np.uint64(0xFFFFFFFF)).astype(np.int64)
+
+
 def radix_sort_pairs(keys, values, count, begin_bit=0, end_bit=None):
     """Sort the first ``count`` keys in ascending order, moving ``values`` along (stable).
 
@@ -339,9 +355,7 @@ def radix_sort_pairs(keys, values, count, begin_bit=0, end_bit=None):
             u = k.view(np.dtype(f"u{k.dtype.itemsize}"))
             mask = (1 << (end - int(begin_bit))) - 1
             sort_key = (u >> np.uint64(begin_bit).astype(u.dtype)) & np.array(mask).astype(u.dtype)
-        elif np.issubdtype(k.dtype, np.signedinteger) and False:
-            pass
-    order = np.argsort(sort_key, kind="stable")
+    order = _stable_order(sort_key)
     k[...] = k[order]
     v[...] = v[order]
 
