@@ -245,3 +245,138 @@ def test_python_scope_and_warp_values():
     a = run_scalars(seed=1, n=3)
     s0 = wp.rand_init(1, 0)
     assert a[0, 0] == np.float32(wp.randf(s0))
+
+
+# --- noise ----------------------------------------------------------------------------------
+
+
+@wp.kernel
+def k_noise(seed: int, xs: wp.array(dtype=wp.vec4), out: wp.array2d(dtype=float)):
+    i = wp.tid()
+    s = wp.rand_init(seed)
+    x = xs[i]
+    out[i, 0] = wp.noise(s, x[0])
+    out[i, 1] = wp.noise(s, wp.vec2(x[0], x[1]))
+    out[i, 2] = wp.noise(s, wp.vec3(x[0], x[1], x[2]))
+    out[i, 3] = wp.noise(s, x)
+    out[i, 4] = wp.pnoise(s, x[0], 3)
+    out[i, 5] = wp.pnoise(s, wp.vec2(x[0], x[1]), 3, 5)
+    out[i, 6] = wp.pnoise(s, wp.vec3(x[0], x[1], x[2]), 3, 5, 2)
+    out[i, 7] = wp.pnoise(s, x, 3, 5, 2, 4)
+    out[i, 8] = wp.randf(s)  # noise does not advance the state
+
+
+@wp.kernel
+def k_curl(seed: int, xs: wp.array(dtype=wp.vec4), c2: wp.array(dtype=wp.vec2), c3: wp.array(dtype=wp.vec3), c4: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    s = wp.rand_init(seed)
+    x = xs[i]
+    c2[i] = wp.curlnoise(s, wp.vec2(x[0], x[1]))
+    c3[i] = wp.curlnoise(s, wp.vec3(x[0], x[1], x[2]), wp.uint32(3), 2.0, 0.5)
+    c4[i] = wp.curlnoise(s, x, wp.uint32(2))
+
+
+@wp.kernel
+def k_noise_loss(seed: int, xs: wp.array(dtype=wp.vec4), w: wp.array2d(dtype=float), loss: wp.array(dtype=float)):
+    i = wp.tid()
+    s = wp.rand_init(seed)
+    x = xs[i]
+    v = w[i, 0] * wp.noise(s, x[0]) + w[i, 1] * wp.noise(s, wp.vec2(x[0], x[1]))
+    v += w[i, 2] * wp.noise(s, wp.vec3(x[0], x[1], x[2])) + w[i, 3] * wp.noise(s, x)
+    v += w[i, 4] * wp.pnoise(s, wp.vec3(x[0], x[1], x[2]), 3, 5, 2) + w[i, 5] * wp.pnoise(s, x[1], 4)
+    c2 = wp.curlnoise(s, wp.vec2(x[0], x[1]))
+    c3 = wp.curlnoise(s, wp.vec3(x[0], x[1], x[2]), wp.uint32(2), 2.0, 0.5)
+    c4 = wp.curlnoise(s, x)
+    v += w[i, 6] * c2[0] + w[i, 7] * c2[1] + w[i, 8] * c3[0] + w[i, 9] * c3[1] + w[i, 10] * c3[2]
+    v += w[i, 11] * c4[0] + w[i, 12] * c4[1] + w[i, 13] * c4[2]
+    loss[i] = v
+
+
+def noise_at(xs_np, seed=1):
+    xs = wp.array(xs_np.astype(np.float32), dtype=wp.vec4)
+    out = wp.zeros((len(xs_np), 9), dtype=float)
+    wp.launch(k_noise, len(xs_np), inputs=[seed, xs, out])
+    return out.numpy().astype(np.float64)
+
+
+def test_noise_range_lattice_and_state():
+    rng = np.random.default_rng(0)
+    a = noise_at(rng.uniform(-20, 20, (N, 4)))
+    assert np.all(np.abs(a[:, :8]) <= 1.0)
+    assert np.all(a[:, :8].std(0) > 0.05) and np.all(np.abs(a[:, :8].mean(0)) < 0.05)
+    # zero at integer lattice points
+    lat = noise_at(rng.integers(-50, 50, (100, 4)).astype(np.float64))
+    assert np.all(lat[:, :8] == 0)
+    # the state is a seed: randf after noise is the first draw of the state
+    assert np.all(a[:, 8] == a[0, 8]) and a[0, 8] == np.float32(wp.randf(wp.rand_init(1)))
+    # another seed, another field
+    b = noise_at(rng.uniform(-20, 20, (100, 4)), seed=2)
+    assert not np.allclose(b[:, :4], noise_at(rng.uniform(-20, 20, (100, 4)))[:, :4])
+
+
+def test_noise_continuity_and_periodicity():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-10, 10, (2000, 4))
+    h = 1e-3
+    d = np.abs(noise_at(x + h) - noise_at(x))[:, :8]
+    assert d.max() < 20 * h  # Lipschitz: no jumps across cells
+    shifted = x + np.array([3, 5, 2, 4]) * rng.integers(-3, 4, (2000, 1))
+    a, b = noise_at(x), noise_at(shifted)
+    assert np.allclose(a[:, 4:8], b[:, 4:8], atol=2e-5)
+    assert not np.allclose(a[:, :4], b[:, :4], atol=1e-2)  # plain noise is not periodic
+
+
+def test_curlnoise_divergence_free():
+    rng = np.random.default_rng(2)
+    n, h = 500, 1e-2
+    x = rng.uniform(-5, 5, (n, 4))
+
+    def curl(xx):
+        xs = wp.array(xx.astype(np.float32), dtype=wp.vec4)
+        c2, c3, c4 = wp.zeros(len(xx), dtype=wp.vec2), wp.zeros(len(xx), dtype=wp.vec3), wp.zeros(len(xx), dtype=wp.vec3)
+        wp.launch(k_curl, len(xx), inputs=[1, xs, c2, c3, c4])
+        return c2.numpy().astype(np.float64), c3.numpy().astype(np.float64), c4.numpy().astype(np.float64)
+
+    base = curl(x)
+    assert base[0].std() > 0.1 and base[1].std() > 0.1 and base[2].std() > 0.1
+    div2, div3 = np.zeros(n), np.zeros(n)
+    for k in range(3):
+        e = np.zeros(4)
+        e[k] = h
+        p, m = curl(x + e), curl(x - e)
+        if k < 2:
+            div2 += (p[0][:, k] - m[0][:, k]) / (2 * h)
+        div3 += (p[1][:, k] - m[1][:, k]) / (2 * h)
+    scale = np.abs(base[1]).mean() / h
+    assert np.abs(div2).max() < 0.02 * scale and np.abs(div3).max() < 0.02 * scale
+
+
+def noise_loss(x_np, w, grad=False):
+    """Per-point weighted sum of every noise kind at x (points do not interact), and with
+    ``grad`` its gradient w.r.t. x from the tape."""
+    xs = wp.array(x_np.astype(np.float32), dtype=wp.vec4, requires_grad=grad)
+    loss = wp.zeros(len(x_np), dtype=float, requires_grad=grad)
+    if not grad:
+        wp.launch(k_noise_loss, len(x_np), inputs=[1, xs, w, loss])
+        return loss.numpy().astype(np.float64)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_noise_loss, len(x_np), inputs=[1, xs, w, loss])
+    tape.backward(grads={loss: wp.ones(len(x_np), dtype=float)})
+    return xs.grad.numpy().astype(np.float64)
+
+
+def test_noise_gradients_match_finite_differences():
+    rng = np.random.default_rng(3)
+    n = 256
+    x_np = rng.uniform(-4, 4, (n, 4))
+    w = wp.array(rng.normal(size=(n, 14)).astype(np.float32), dtype=float)
+    g = noise_loss(x_np, w, grad=True)
+    h = 1e-3
+    fd = np.zeros_like(g)
+    for k in range(4):
+        e = np.zeros(4)
+        e[k] = h
+        fd[:, k] = (noise_loss(x_np + e, w) - noise_loss(x_np - e, w)) / (2 * h)
+    assert np.abs(g).max() > 0.1
+    assert np.allclose(g, fd, rtol=2e-2, atol=2e-2 * np.abs(fd).max())
