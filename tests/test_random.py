@@ -380,3 +380,22 @@ def test_noise_gradients_match_finite_differences():
         fd[:, k] = (noise_loss(x_np + e, w) - noise_loss(x_np - e, w)) / (2 * h)
     assert np.abs(g).max() > 0.1
     assert np.allclose(g, fd, rtol=2e-2, atol=2e-2 * np.abs(fd).max())
+
+
+@wp.kernel
+def k_keywords(out: wp.array(dtype=wp.vec2)):
+    s = wp.rand_init(1)
+    out[0] = wp.curlnoise(s, wp.vec2(0.3, 0.4), gain=0.25)
+    out[1] = wp.curlnoise(s, wp.vec2(0.3, 0.4), wp.uint32(1), 2.0, 0.25)
+    out[2] = wp.curlnoise(s, wp.vec2(0.3, 0.4), 2, lacunarity=2.0)
+    out[3] = wp.curlnoise(s, wp.vec2(0.3, 0.4), 2)
+    out[4] = wp.vec2(wp.randf(s, low=1.0, high=2.0), wp.randf(s, 1.0, 2.0))
+
+
+def test_keyword_arguments_and_defaults():
+    out = wp.zeros(5, dtype=wp.vec2)
+    wp.launch(k_keywords, 1, inputs=[out])
+    a = out.numpy()
+    assert np.array_equal(a[0], a[1]) and np.array_equal(a[2], a[3])
+    assert not np.array_equal(a[0], a[2])
+    assert 1.0 <= a[4][0] < 2.0 and 1.0 <= a[4][1] < 2.0 and a[4][0] != a[4][1]

@@ -267,3 +267,14 @@ def _call_advancing_state(builtin):
 
 for _b in rnd.STATE_BUILTINS:
     register_special(_b, _call_advancing_state(_b))
+
+
+def _call_curlnoise(lw: Lowerer, node):
+    """``wp.curlnoise(state, x, octaves=1, lacunarity=2.0, gain=0.5)``: Warp's keyword defaults."""
+    args = lw.call_args(
+        node, ["state", "x", "octaves", "lacunarity", "gain"], {"octaves": 1, "lacunarity": 2.0, "gain": 0.5}
+    )
+    return lw.call_builtin(rnd.curlnoise, args, node)
+
+
+register_special(rnd.curlnoise, _call_curlnoise)
