@@ -399,3 +399,32 @@ def test_keyword_arguments_and_defaults():
     assert np.array_equal(a[0], a[1]) and np.array_equal(a[2], a[3])
     assert not np.array_equal(a[0], a[2])
     assert 1.0 <= a[4][0] < 2.0 and 1.0 <= a[4][1] < 2.0 and a[4][0] != a[4][1]
+
+
+@wp.kernel
+def k_random_in_grad(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    s = wp.rand_init(3, i)
+    r = 0.0
+    for j in range(3):
+        r = r + wp.randf(s)
+    y[i] = x[i] * r + wp.noise(s, x[i])
+
+
+def test_backward_replays_the_same_draws():
+    n, h = 16, 1e-3
+    x_np = np.linspace(0.1, 2, n)
+
+    def f(xv):
+        y = wp.zeros(n, dtype=float)
+        wp.launch(k_random_in_grad, n, inputs=[wp.array(xv.astype(np.float32)), y])
+        return y.numpy().astype(np.float64)
+
+    x = wp.array(x_np.astype(np.float32), requires_grad=True)
+    y = wp.zeros(n, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_random_in_grad, n, inputs=[x, y])
+    tape.backward(grads={y: wp.ones(n, dtype=float)})
+    fd = (f(x_np + h) - f(x_np - h)) / (2 * h)
+    assert np.allclose(x.grad.numpy(), fd, rtol=1e-3, atol=1e-3)
