@@ -188,3 +188,38 @@ def test_sgd_quadratic_minimum(nesterov):
         tape.zero()
         tape.reset()
     np.testing.assert_allclose(x.numpy(), target_np, atol=1e-4)
+
+
+# --- the optimizers drive a differentiable simulation (issue 6, "Done when") -----------------
+def _drive_bounce(make_optimizer, iters):
+    from weft.examples.bounce import BounceSim
+
+    sim = BounceSim(steps=40, substeps=16)
+    v0 = wp.array(np.array([2.0, 1.0]), dtype=wp.float32, requires_grad=True)
+    opt = make_optimizer([v0])
+    losses = []
+    for _ in range(iters):
+        sim.forward(v0)
+        losses.append(float(sim.loss.numpy()[0]))
+        sim.tape.backward(sim.loss)
+        opt.step([v0.grad])
+        sim.tape.zero()
+        sim.tape.reset()
+    sim.forward(v0)
+    sim.tape.reset()
+    losses.append(float(sim.loss.numpy()[0]))
+    return losses
+
+
+def test_adam_drives_the_bounce_simulation_to_a_lower_loss():
+    from weft.optim import Adam
+
+    losses = _drive_bounce(lambda params: Adam(params, lr=0.05), 25)
+    assert losses[-1] < 0.1 * losses[0], losses
+
+
+def test_sgd_drives_the_bounce_simulation_to_a_lower_loss():
+    from weft.optim import SGD
+
+    losses = _drive_bounce(lambda params: SGD(params, lr=0.05, momentum=0.5), 20)
+    assert losses[-1] < 0.5 * losses[0], losses
