@@ -12,18 +12,9 @@ from . import config
 from .array import array, _host_view
 from .array_layout import *  # noqa: F403
 from .array_layout import (
-    _resolve_dtype,
-    _np_layout,
     _dtype_size,
     _dtype_name,
     _infer_scalar_dtype,
-    _prod,
-    _normalize_shape,
-    _check_dims,
-    _contiguous_strides,
-    _byte_span,
-    _index_layout,
-    _reshape_dims,
 )  # noqa: F401
 from .runtime import recording
 
