@@ -180,3 +180,33 @@ def mark_exclusive_loads(fn: ir.Function) -> int:
             s.attr = "exclusive"
             marked += 1
     return marked
+
+
+def mark_tid_indexed(fn: ir.Function) -> list:
+    """Find loads and stores ``a[i]`` / ``a[i, j]`` of array *parameters* indexed exactly by the
+    thread index. When every such array covers the launch grid, these accesses cannot go out of
+    bounds, so the renderer emits a second, unchecked body used for launches where that holds.
+    Records the calls in ``fn.tid_indexed`` and returns the parameter names involved."""
+    fn.tid_indexed = set()
+    if not fn.is_kernel or not fn.tid_ndim:
+        return []
+    tid_vars = {}
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Call) and s.callee == intr.TID:
+            d, n = s.attr
+            tid_vars[s.result.id] = d if n > 1 else 0
+    params = {prm.var.id: prm.name for prm in fn.params if isinstance(prm.var.type, wt.ArrayType)}
+    names = []
+    for s in ir.walk(fn.body):
+        if not (isinstance(s, ir.Call) and s.callee in (intr.LOAD, intr.STORE)):
+            continue
+        arr = s.args[0]
+        if arr.id not in params or arr.type.ndim != fn.tid_ndim:
+            continue
+        idx = s.args[1 : 1 + arr.type.ndim]
+        if all(v.id in tid_vars and tid_vars[v.id] == k for k, v in enumerate(idx)):
+            fn.tid_indexed.add(id(s))
+            if params[arr.id] not in names:
+                names.append(params[arr.id])
+    fn.tid_arrays = names
+    return names

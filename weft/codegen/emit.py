@@ -82,14 +82,24 @@ def _with_loc(name):
     return lambda r, fn, s, a: f"weft::{name}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
 
 
+def _access(name):
+    """load/store: in the unchecked body, thread-indexed accesses skip the bounds check."""
+
+    def fmt(r, fn, s, a):
+        nc = "_nc" if r.unchecked and id(s) in getattr(fn, "tid_indexed", ()) else ""
+        return f"weft::{name}{nc}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
+
+    return fmt
+
+
 def _tid(r, fn, s, a) -> str:
     d, n = s.attr
     return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
 
 
 forward_formats = {
-    intr.LOAD: _with_loc("load"),
-    intr.STORE: _with_loc("store"),
+    intr.LOAD: _access("load"),
+    intr.STORE: _access("store"),
     **{name: _with_loc(name) for name in intr.ATOMICS.values()},
     intr.CAST: lambda r, fn, s, a: f"weft::cast<{ctype_name(s.attr)}>({a[0]})",
     intr.PHI: lambda r, fn, s, a: f"weft::where({', '.join(a)})",
@@ -115,8 +125,12 @@ forward_formats = {
 }
 
 
+def _nc(r, fn, s) -> str:
+    return "_nc" if r.unchecked and id(s) in getattr(fn, "tid_indexed", ()) else ""
+
+
 def _adj_load(r, fn, s, a, adjs, ret) -> str:
-    name = "adj_load_exclusive" if s.attr == "exclusive" else "adj_load"
+    name = ("adj_load_exclusive" if s.attr == "exclusive" else "adj_load") + _nc(r, fn, s)
     return f"weft::{name}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:] + ret)});"
 
 
@@ -134,7 +148,7 @@ def _adj_field(name):
 reverse_formats = {
     intr.LOAD: _adj_load,
     intr.STORE: lambda r, fn, s, a, adjs, ret: (
-        f"weft::adj_store({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:-1] + adjs[-1:])});"
+        f"weft::adj_store{_nc(r, fn, s)}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:-1] + adjs[-1:])});"
     ),
     **{
         name: (
@@ -170,6 +184,7 @@ class CPURenderer:
     entry_qualifier = "WEFT_EXPORT"
 
     def __init__(self):
+        self.unchecked = False  # rendering the body variant whose thread-indexed accesses skip checks
         self.locs: list = []  # module-wide source locations (file, line, text)
         self._loc_ids: dict = {}
 
@@ -412,34 +427,57 @@ class CPURenderer:
             else []
         )
         head = f"static void {sym}_MODE_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, weft::int64 task) {{"
-        out.append(head.replace("MODE", "forward"))
-        out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
-        self.forward_block(fn, fn.body, out, "    ", False)
-        out.append("}")
-        if inst.backward_enabled:
-            out.append(head.replace("MODE", "backward"))
-            out += unpack + tid
-            out += [f"    {ctype_name(p.var.type)} {self.a(p.var)} = {{}};" for p in fn.params]
-            out += ["    " + d for d in self.declarations(fn, True, skip)]
-            out += ["    " + d for d in self.loop_state_decls(fn)]
-            self.forward_block(fn, fn.body, out, "    ", True)
-            self.reverse_list(fn, ad.reverse_block(fn.body), out, "    ")
+        variants = [("", False)] + ([("_fast", True)] if getattr(fn, "tid_arrays", None) else [])
+        modes = ("forward", "backward") if inst.backward_enabled else ("forward",)
+        for suffix, unchecked in variants:
+            self.unchecked = unchecked
+            out.append(head.replace("MODE", "forward" + suffix))
+            out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
+            self.forward_block(fn, fn.body, out, "    ", False)
             out.append("}")
-        for mode in ("forward", "backward") if inst.backward_enabled else ("forward",):
-            out.append(
-                f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_context* ctx, const void* args, "
-                "weft::int64 begin, weft::int64 end) {"
-            )
-            out.append("    weft::serial_launch = ctx->serial != 0;")
-            out.append("    try {")
-            out.append(
-                f"        for (weft::int64 t = begin; t < end; ++t) {sym}_{mode}_body((const wp_args_{sym}*)args, &ctx->bounds, t);"
-            )
-            out.append("    } catch (const weft::kernel_exception& e) {")
-            out.append("        weft::record_error(ctx, e.err);")
-            out.append("    }")
-            out.append("}")
+            if inst.backward_enabled:
+                out.append(head.replace("MODE", "backward" + suffix))
+                out += unpack + tid
+                out += [f"    {ctype_name(p.var.type)} {self.a(p.var)} = {{}};" for p in fn.params]
+                out += ["    " + d for d in self.declarations(fn, True, skip)]
+                out += ["    " + d for d in self.loop_state_decls(fn)]
+                self.forward_block(fn, fn.body, out, "    ", True)
+                self.reverse_list(fn, ad.reverse_block(fn.body), out, "    ")
+                out.append("}")
+        self.unchecked = False
+        for mode in modes:
+            out += self.kernel_entry(inst, mode, len(variants) > 1)
         return "\n".join(out)
+
+    def kernel_entry(self, inst, mode, has_fast) -> list:
+        """The exported range function: runs tasks [begin, end), catching kernel errors. With a
+        fast variant, it is used when every thread-indexed array covers the launch grid."""
+        fn, sym = inst.ir, inst.symbol
+        call = f"{sym}_{mode}{{}}_body((const wp_args_{sym}*)args, &ctx->bounds, t);"
+        loop = "for (weft::int64 t = begin; t < end; ++t) "
+        out = [
+            f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_context* ctx, const void* args, "
+            "weft::int64 begin, weft::int64 end) {",
+            "    weft::serial_launch = ctx->serial != 0;",
+            "    try {",
+        ]
+        if has_fast:
+            conds = []
+            for name in fn.tid_arrays:
+                a = f"((const wp_args_{sym}*)args)->arg_{name}"
+                if fn.tid_ndim == 1:
+                    conds.append(f"{a}.shape[0] >= ctx->bounds.size")
+                else:
+                    conds += [f"{a}.shape[{d}] >= ctx->bounds.shape[{d}]" for d in range(fn.tid_ndim)]
+            out.append(f"        if ({' && '.join(conds)}) {{")
+            out.append("            " + loop + call.format("_fast"))
+            out.append("        } else {")
+            out.append("            " + loop + call.format(""))
+            out.append("        }")
+        else:
+            out.append("        " + loop + call.format(""))
+        out += ["    } catch (const weft::kernel_exception& e) {", "        weft::record_error(ctx, e.err);", "    }", "}"]
+        return out
 
     def struct_definitions(self, kernels, funcs) -> list:
         """C++ definitions of every struct type used, nested structs first."""

@@ -174,4 +174,97 @@ WEFT_ADJ_ATOMIC(min, adj_atomic_extremum(cur, v, adj_v, *g))
 WEFT_ADJ_ATOMIC(max, adj_atomic_extremum(cur, v, adj_v, *g))
 #undef WEFT_ADJ_ATOMIC
 
+// Unchecked accesses, used only by a kernel's fast body for accesses indexed by the thread index
+// when the launch checked once that the array covers the grid (so no index can be out of bounds).
+template <typename T>
+WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0) {
+    return (T*)((char*)base + i0 * a.strides[0]);
+}
+template <typename T>
+WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1) {
+    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1]);
+}
+template <typename T>
+WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1, int64 i2) {
+    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2]);
+}
+template <typename T>
+WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1, int64 i2, int64 i3) {
+    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2] + i3 * a.strides[3]);
+}
+
+template <typename T, typename... I>
+WEFT_FN T load_nc(const array_t<T>& a, int32 loc, I... idx) {
+    return *elem_ptr_nc(a.data, a, int64(idx)...);
+}
+template <typename T>
+WEFT_FN void store_nc(const array_t<T>& a, int32 loc, int64 i0, T v) { *elem_ptr_nc(a.data, a, i0) = v; }
+template <typename T>
+WEFT_FN void store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, T v) { *elem_ptr_nc(a.data, a, i0, i1) = v; }
+template <typename T>
+WEFT_FN void store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, T v) {
+    *elem_ptr_nc(a.data, a, i0, i1, i2) = v;
+}
+template <typename T>
+WEFT_FN void store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, int64 i3, T v) {
+    *elem_ptr_nc(a.data, a, i0, i1, i2, i3) = v;
+}
+
+template <typename T, typename... I>
+WEFT_FN void adj_load_nc_impl(const array_t<T>& a, T adj_ret, bool exclusive, I... idx) {
+    if (!a.grad) return;
+    T* g = elem_ptr_nc(a.grad, a, int64(idx)...);
+    if (exclusive)
+        *g += adj_ret;
+    else
+        atomic_add_raw(g, adj_ret);
+}
+template <typename T, typename I0>
+WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, T adj_ret) { adj_load_nc_impl(a, adj_ret, false, i0); }
+template <typename T, typename I0, typename I1>
+WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T adj_ret) {
+    adj_load_nc_impl(a, adj_ret, false, i0, i1);
+}
+template <typename T, typename I0, typename I1, typename I2>
+WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T adj_ret) {
+    adj_load_nc_impl(a, adj_ret, false, i0, i1, i2);
+}
+template <typename T, typename I0, typename I1, typename I2, typename I3>
+WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T adj_ret) {
+    adj_load_nc_impl(a, adj_ret, false, i0, i1, i2, i3);
+}
+template <typename T, typename I0>
+WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, T adj_ret) {
+    adj_load_nc_impl(a, adj_ret, true, i0);
+}
+template <typename T, typename I0, typename I1>
+WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T adj_ret) {
+    adj_load_nc_impl(a, adj_ret, true, i0, i1);
+}
+template <typename T, typename I0, typename I1, typename I2>
+WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T adj_ret) {
+    adj_load_nc_impl(a, adj_ret, true, i0, i1, i2);
+}
+template <typename T, typename I0, typename I1, typename I2, typename I3>
+WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T adj_ret) {
+    adj_load_nc_impl(a, adj_ret, true, i0, i1, i2, i3);
+}
+
+template <typename T>
+WEFT_FN void adj_store_nc(const array_t<T>& a, int32 loc, int64 i0, T& adj_v) {
+    if (a.grad) adj_store_at(a, elem_ptr_nc(a.grad, a, i0), adj_v);
+}
+template <typename T>
+WEFT_FN void adj_store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, T& adj_v) {
+    if (a.grad) adj_store_at(a, elem_ptr_nc(a.grad, a, i0, i1), adj_v);
+}
+template <typename T>
+WEFT_FN void adj_store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, T& adj_v) {
+    if (a.grad) adj_store_at(a, elem_ptr_nc(a.grad, a, i0, i1, i2), adj_v);
+}
+template <typename T>
+WEFT_FN void adj_store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, int64 i3, T& adj_v) {
+    if (a.grad) adj_store_at(a, elem_ptr_nc(a.grad, a, i0, i1, i2, i3), adj_v);
+}
+
 }  // namespace weft
