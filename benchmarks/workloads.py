@@ -14,8 +14,12 @@ happens during warm-up and is never timed. Every step ends with ``wp.synchronize
 # No `from __future__ import annotations`: kernel annotations must be evaluated where `wp` is bound.
 import argparse
 import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -26,11 +30,28 @@ SIM_STEPS = 100
 LAUNCHES_PER_STEP = 1000  # launches timed together in the launch-overhead workloads
 LOOP_THREADS = 100_000  # threads of the dynamic-loop workloads
 LOOP_ITERS = 64  # iterations of their loop (a kernel argument: a dynamic loop)
+N_BODIES = 4096
+N_MAT = 1_000_000
+CLOTH_DIM = 128  # particles per side of the cloth
+CLOTH_STEPS = 20
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Workload:
     def __init__(
-        self, name, what, step, inner=1, unit="ms", nbytes=None, prepare=None, check=None, reps=15, differs=None
+        self,
+        name,
+        what,
+        step,
+        inner=1,
+        unit="ms",
+        nbytes=None,
+        prepare=None,
+        check=None,
+        reps=15,
+        differs=None,
+        warmup=2,
+        min_reps=5,
     ):
         self.name = name
         self.what = what
@@ -42,6 +63,10 @@ class Workload:
         self.check = check  # returns a float checksum compared between backends
         self.reps = reps
         self.differs = differs  # why the backends' checksums are expected to differ (or None)
+        self.warmup = warmup  # untimed repetitions first
+        self.min_reps = min_reps  # timed repetitions even when over the time budget
+        # A step may return its own time in seconds (a float): then that is recorded instead of
+        # the wall time of the call (the build rows time the inside of a subprocess).
 
 
 def make_workloads(wp, device="cpu"):
@@ -400,15 +425,271 @@ def make_workloads(wp, device="cpu"):
             check=lambda: float(svals.numpy()[:1000].astype(np.float64).sum()),
         )
     )
+    # -- 7. compute-bound: all-pairs n-body, mat33 algebra ------------------------------------
+
+    @wp.kernel
+    def nbody(pos: wp.array(dtype=wp.vec3), mass: wp.array(dtype=float), n: int, acc: wp.array(dtype=wp.vec3)):
+        i = wp.tid()
+        p = pos[i]
+        a = wp.vec3(0.0, 0.0, 0.0)
+        for j in range(n):
+            d = pos[j] - p
+            r2 = wp.dot(d, d) + 0.01  # softening (also makes j == i contribute 0)
+            inv = 1.0 / wp.sqrt(r2)
+            a = a + d * (mass[j] * inv * inv * inv)
+        acc[i] = a
+
+    brng = np.random.default_rng(4)
+    bpos = wp.array(brng.standard_normal((N_BODIES, 3)).astype(np.float32), dtype=wp.vec3, device=device)
+    bmass = wp.array(brng.uniform(0.5, 1.5, N_BODIES).astype(np.float32), dtype=f32, device=device)
+    bacc = wp.zeros(N_BODIES, dtype=wp.vec3, device=device)
+
+    def run_nbody():
+        wp.launch(nbody, dim=N_BODIES, inputs=[bpos, bmass, N_BODIES, bacc], device=device)
+        sync()
+
+    out.append(
+        Workload(
+            "n-body 4096, all pairs",
+            f"{N_BODIES} threads, each summing the softened gravity of all {N_BODIES} bodies (vec3 math)",
+            run_nbody,
+            check=lambda: float(np.abs(bacc.numpy()).astype(np.float64).sum()),
+        )
+    )
+
+    @wp.kernel
+    def mat_ops(
+        a: wp.array(dtype=wp.mat33),
+        b: wp.array(dtype=wp.mat33),
+        out: wp.array(dtype=wp.mat33),
+        dets: wp.array(dtype=float),
+    ):
+        i = wp.tid()
+        A = a[i]
+        B = b[i]
+        C = wp.mul(A, B)
+        d = wp.determinant(C)
+        out[i] = wp.mul(wp.inverse(C), wp.transpose(A)) + B * d
+        dets[i] = d
+
+    mrng = np.random.default_rng(5)
+    eye = np.eye(3, dtype=np.float32)
+    ma = wp.array(eye + 0.2 * mrng.random((N_MAT, 3, 3), dtype=np.float32), dtype=wp.mat33, device=device)
+    mb = wp.array(eye + 0.2 * mrng.random((N_MAT, 3, 3), dtype=np.float32), dtype=wp.mat33, device=device)
+    mout = wp.zeros(N_MAT, dtype=wp.mat33, device=device)
+    mdet = wp.zeros(N_MAT, dtype=f32, device=device)
+
+    def run_mat():
+        wp.launch(mat_ops, dim=N_MAT, inputs=[ma, mb, mout, mdet], device=device)
+        sync()
+
+    out.append(
+        Workload(
+            "mat33 1M: mul, inverse, det",
+            "1M threads: C = A B, det(C), inverse(C) A^T + B det(C)",
+            run_mat,
+            check=lambda: float(
+                np.abs(mout.numpy()[:10000]).astype(np.float64).sum() + mdet.numpy()[:10000].astype(np.float64).sum()
+            ),
+        )
+    )
+
+    # -- 8. mass-spring cloth, 20 steps, forward on a tape and backward ------------------------
+
+    @wp.kernel
+    def cloth_springs(
+        x: wp.array(dtype=wp.vec3),
+        v: wp.array(dtype=wp.vec3),
+        ends: wp.array(dtype=int),
+        rest: wp.array(dtype=float),
+        ke: float,
+        kd: float,
+        f: wp.array(dtype=wp.vec3),
+    ):
+        t = wp.tid()
+        i = ends[2 * t]
+        j = ends[2 * t + 1]
+        d = x[i] - x[j]
+        l = wp.length(d)
+        dirn = d / l
+        fs = dirn * (ke * (l - rest[t]) + kd * wp.dot(dirn, v[i] - v[j]))
+        wp.atomic_sub(f, i, fs)
+        wp.atomic_add(f, j, fs)
+
+    @wp.kernel
+    def cloth_integrate(
+        x0: wp.array(dtype=wp.vec3),
+        v0: wp.array(dtype=wp.vec3),
+        f: wp.array(dtype=wp.vec3),
+        inv_mass: wp.array(dtype=float),
+        gravity: wp.vec3,
+        dt: float,
+        x1: wp.array(dtype=wp.vec3),
+        v1: wp.array(dtype=wp.vec3),
+    ):
+        i = wp.tid()
+        v = v0[i] + (f[i] + gravity) * (inv_mass[i] * dt)  # unit masses; pinned: inv_mass 0
+        v1[i] = v
+        x1[i] = x0[i] + v * dt
+
+    @wp.kernel
+    def cloth_loss(x: wp.array(dtype=wp.vec3), loss: wp.array(dtype=float)):
+        i = wp.tid()
+        wp.atomic_add(loss, 0, wp.dot(x[i], x[i]))
+
+    cd = CLOTH_DIM
+    nc = cd * cd
+    h = 1.0 / (cd - 1)
+    gx, gz = np.meshgrid(np.arange(cd), np.arange(cd), indexing="ij")
+    cx0 = np.stack([gx * h, np.zeros_like(gx, dtype=np.float64), gz * h], -1).reshape(nc, 3).astype(np.float32)
+    idx = np.arange(nc).reshape(cd, cd)
+    pairs = [
+        (idx[:-1, :], idx[1:, :]),  # structural
+        (idx[:, :-1], idx[:, 1:]),
+        (idx[:-1, :-1], idx[1:, 1:]),  # shear
+        (idx[1:, :-1], idx[:-1, 1:]),
+    ]
+    ends_np = np.concatenate([np.stack([a.ravel(), b.ravel()], -1) for a, b in pairs]).astype(np.int32)
+    n_springs = len(ends_np)
+    rest_np = np.linalg.norm(cx0[ends_np[:, 0]] - cx0[ends_np[:, 1]], axis=1).astype(np.float32)
+    inv_mass_np = np.ones(nc, dtype=np.float32)
+    inv_mass_np[idx[0, 0]] = inv_mass_np[idx[0, -1]] = 0.0  # two pinned corners
+    c_ends = wp.array(ends_np.ravel(), dtype=wp.int32, device=device)
+    c_rest = wp.array(rest_np, dtype=f32, device=device)
+    c_inv_mass = wp.array(inv_mass_np, dtype=f32, device=device)
+    cx = [wp.zeros(nc, dtype=wp.vec3, device=device, requires_grad=True) for _ in range(CLOTH_STEPS + 1)]
+    cv = [wp.zeros(nc, dtype=wp.vec3, device=device, requires_grad=True) for _ in range(CLOTH_STEPS + 1)]
+    cf = [wp.zeros(nc, dtype=wp.vec3, device=device, requires_grad=True) for _ in range(CLOTH_STEPS)]
+    cx[0].assign(cx0)
+    c_loss = wp.zeros(1, dtype=f32, device=device, requires_grad=True)
+    cloth = {"tape": None}
+    c_dt = 1.0 / 600.0
+    c_gravity = wp.vec3(0.0, -9.8, 0.0)
+
+    def cloth_forward():
+        c_loss.zero_()
+        for fa in cf:
+            fa.zero_()
+        tape = wp.Tape()
+        with tape:
+            for s in range(CLOTH_STEPS):
+                wp.launch(
+                    cloth_springs,
+                    dim=n_springs,
+                    inputs=[cx[s], cv[s], c_ends, c_rest, 1000.0, 1.0, cf[s]],
+                    device=device,
+                )
+                wp.launch(
+                    cloth_integrate,
+                    dim=nc,
+                    inputs=[cx[s], cv[s], cf[s], c_inv_mass, c_gravity, c_dt, cx[s + 1], cv[s + 1]],
+                    device=device,
+                )
+            wp.launch(cloth_loss, dim=nc, inputs=[cx[-1], c_loss], device=device)
+        sync()
+        cloth["tape"] = tape
+
+    def cloth_prepare_backward():
+        if cloth["tape"] is None:
+            cloth_forward()
+        cloth["tape"].zero()
+
+    def cloth_backward():
+        cloth["tape"].backward(c_loss)
+        sync()
+
+    out.append(
+        Workload(
+            "cloth 128x128 fwd, taped",
+            f"{CLOTH_STEPS} steps of a {cd}x{cd} mass-spring cloth ({n_springs} springs, vec3 atomics) + loss, on a Tape",
+            cloth_forward,
+            check=lambda: float(c_loss.numpy()[0]),
+        )
+    )
+    out.append(
+        Workload(
+            "cloth 128x128 backward",
+            f"tape.backward(loss) of that cloth ({2 * CLOTH_STEPS + 1} adjoint launches)",
+            cloth_backward,
+            prepare=cloth_prepare_backward,
+            check=lambda: float(
+                np.abs(cx[0].grad.numpy()).astype(np.float64).sum() + np.abs(cv[0].grad.numpy()).astype(np.float64).sum()
+            ),
+        )
+    )
+
+    # -- 9. building the 9-kernel module (build_module.py) in a fresh process ------------------
+
+    backend = wp.__name__.split(".")[0]
+    build = {"warm": None, "check": None}
+
+    def build_probe(cache_dir):
+        """Run ``workloads.py --build-probe`` in a new process; return the seconds it measured."""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(HERE), HERE, env.get("PYTHONPATH", "")])
+        env["WEFT_BENCH_BACKEND"] = backend
+        env["WEFT_CACHE_DIR"] = cache_dir
+        args = [sys.executable, os.path.join(HERE, "workloads.py"), "--build-probe", cache_dir, "--backend", backend]
+        if backend != "warp":
+            args += ["--mode", wp.config.mode]
+            env["WEFT_CPU_THREADS"] = str(wp.config.cpu_threads)
+        p = subprocess.run(args, capture_output=True, text=True, env=env, cwd=HERE)
+        for line in p.stdout.splitlines():
+            if line.startswith(PROTOCOL):
+                r = json.loads(line[len(PROTOCOL) :])
+                build["check"] = r["check"]
+                return float(r["seconds"])
+        raise RuntimeError(f"build probe failed ({p.returncode}): {p.stderr[-2000:]}")
+
+    def cold_build():
+        d = tempfile.mkdtemp(prefix="weft-bench-cache-")
+        try:
+            return build_probe(d)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def warm_prepare():
+        if build["warm"] is None:
+            build["warm"] = tempfile.mkdtemp(prefix="weft-bench-cache-")
+            import atexit
+
+            atexit.register(shutil.rmtree, build["warm"], True)
+            build_probe(build["warm"])  # fills the cache
+
+    out.append(
+        Workload(
+            "cold build, 9 kernels",
+            "new process, empty cache dir: import build_module + first launch of its 9 kernels",
+            cold_build,
+            check=lambda: build["check"],
+            reps=3,
+            warmup=0,
+            min_reps=3,
+        )
+    )
+    out.append(
+        Workload(
+            "warm load, 9 kernels",
+            "new process, cache filled: import build_module + first launch of its 9 kernels",
+            lambda: build_probe(build["warm"]),
+            prepare=warm_prepare,
+            check=lambda: build["check"],
+            reps=7,
+            warmup=1,
+            min_reps=5,
+        )
+    )
     return out
 
 
-def measure(w: Workload, reps=None, warmup=2, budget=2.0, min_reps=5) -> dict:
+def measure(w: Workload, reps=None, warmup=None, budget=2.0, min_reps=None) -> dict:
     """Median seconds per operation over ``reps`` timed steps after ``warmup`` untimed ones.
 
     Stops early (after at least ``min_reps`` reps) once ``budget`` seconds of timed work have run.
     """
     reps = reps or w.reps
+    warmup = w.warmup if warmup is None else warmup
+    min_reps = min(w.min_reps if min_reps is None else min_reps, reps)
     for _ in range(warmup):
         if w.prepare:
             w.prepare()
@@ -419,8 +700,10 @@ def measure(w: Workload, reps=None, warmup=2, budget=2.0, min_reps=5) -> dict:
         if w.prepare:
             w.prepare()
         t0 = time.perf_counter()
-        w.step()
+        own = w.step()
         t = time.perf_counter() - t0
+        if isinstance(own, float):
+            t = own
         times.append(t / w.inner)
         spent += t
         if spent > budget and len(times) >= min_reps:
@@ -481,6 +764,36 @@ def serve(wp, backend):
         print(PROTOCOL + json.dumps(r), file=out, flush=True)
 
 
+def build_probe_main(backend, cache_dir, mode):
+    """One cold or warm build, in this (fresh) process: ``--build-probe CACHE_DIR``.
+
+    The framework is imported and initialised (and pointed at ``cache_dir``) first, untimed;
+    the time printed runs from just before ``import build_module`` to the return of its
+    ``run()``: the module's kernels defined, built or loaded from the cache, and each launched
+    once, with a final synchronize. Interpreter start-up and ``import weft``/``import warp``
+    + ``wp.init()`` are outside it.
+    """
+    import importlib
+
+    os.environ["WEFT_BENCH_BACKEND"] = backend
+    os.environ["WEFT_CACHE_DIR"] = cache_dir
+    out = sys.stdout
+    sys.stdout = sys.stderr  # anything the framework prints
+    wp = importlib.import_module(backend)
+    wp.config.kernel_cache_dir = cache_dir
+    if mode:
+        wp.config.mode = mode
+    if backend == "warp":
+        wp.config.quiet = True
+        wp.init()
+    t0 = time.perf_counter()
+    import build_module
+
+    arrays = build_module.run(wp)
+    t = time.perf_counter() - t0
+    print(PROTOCOL + json.dumps({"seconds": t, "check": build_module.checksum(arrays)}), file=out, flush=True)
+
+
 def main(argv=None):
     """Run the workloads under one framework: all at once (``--json``) or as run.py's worker (``--serve``)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -492,7 +805,11 @@ def main(argv=None):
     p.add_argument("--budget", type=float, default=2.0, help="seconds of timed work per workload (min 5 reps)")
     p.add_argument("--mode", choices=["debug", "release"], help="set wp.config.mode before any kernel is built")
     p.add_argument("--threads", type=int, help="set wp.config.cpu_threads (weft)")
+    p.add_argument("--build-probe", metavar="CACHE_DIR", help="time one build of build_module.py (internal)")
     a = p.parse_args(argv)
+    if a.build_probe:
+        build_probe_main(a.backend, a.build_probe, a.mode)
+        return
     if not (a.json or a.serve):
         p.error("give --json PATH or --serve")
     import importlib
