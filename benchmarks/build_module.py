@@ -51,7 +51,7 @@ def k_saxpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float), out: w
 @wp.kernel
 def k_density(p: wp.array(dtype=wp.vec3), h: float, n: int, out: wp.array(dtype=float)):
     i = wp.tid()
-    s = float(0.0)
+    s = float(0.0)  # noqa: UP018 (Warp needs float() to let a dynamic loop update s)
     for j in range(n):
         s = s + smooth_kernel(wp.length(p[i] - p[j]), h)
     out[i] = s
@@ -68,7 +68,10 @@ def k_springs(p: wp.array(dtype=wp.vec3), n: int, ke: float, f: wp.array(dtype=w
 
 @wp.kernel
 def k_integrate(
-    x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), f: wp.array(dtype=wp.vec3), dt: float,
+    x: wp.array(dtype=wp.vec3),
+    v: wp.array(dtype=wp.vec3),
+    f: wp.array(dtype=wp.vec3),
+    dt: float,
     out: wp.array(dtype=wp.vec3),
 ):
     i = wp.tid()
@@ -120,9 +123,7 @@ def run(wp, device="cpu"):
     rng = np.random.default_rng(7)
     f1 = lambda: wp.array(rng.random(n).astype(np.float32), dtype=float, device=device)
     v3 = lambda: wp.array(rng.random((n, 3)).astype(np.float32), dtype=wp.vec3, device=device)
-    m33 = wp.array(
-        (np.eye(3) + 0.1 * rng.random((n, 3, 3))).astype(np.float32), dtype=wp.mat33, device=device
-    )
+    m33 = wp.array((np.eye(3) + 0.1 * rng.random((n, 3, 3))).astype(np.float32), dtype=wp.mat33, device=device)
     x, y, p, v = f1(), f1(), v3(), v3()
     o1 = wp.zeros(n, dtype=float, device=device)
     o2 = wp.zeros(n, dtype=float, device=device)
