@@ -211,43 +211,42 @@ WEFT_FN void store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 
 }
 
 template <typename T, typename... I>
-WEFT_FN void adj_load_nc_impl(const array_t<T>& a, T adj_ret, bool exclusive, I... idx) {
-    if (!a.grad) return;
-    T* g = elem_ptr_nc(a.grad, a, int64(idx)...);
-    if (exclusive)
-        *g += adj_ret;
-    else
-        atomic_add_raw(g, adj_ret);
+WEFT_FN void adj_load_nc_impl(const array_t<T>& a, T adj_ret, I... idx) {
+    if (a.grad) atomic_add_raw(elem_ptr_nc(a.grad, a, int64(idx)...), adj_ret);
+}
+template <typename T, typename... I>
+WEFT_FN void adj_load_exclusive_nc_impl(const array_t<T>& a, T adj_ret, I... idx) {
+    if (a.grad) *elem_ptr_nc(a.grad, a, int64(idx)...) += adj_ret;
 }
 template <typename T, typename I0>
-WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, T adj_ret) { adj_load_nc_impl(a, adj_ret, false, i0); }
+WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, T adj_ret) { adj_load_nc_impl(a, adj_ret, i0); }
 template <typename T, typename I0, typename I1>
 WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T adj_ret) {
-    adj_load_nc_impl(a, adj_ret, false, i0, i1);
+    adj_load_nc_impl(a, adj_ret, i0, i1);
 }
 template <typename T, typename I0, typename I1, typename I2>
 WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T adj_ret) {
-    adj_load_nc_impl(a, adj_ret, false, i0, i1, i2);
+    adj_load_nc_impl(a, adj_ret, i0, i1, i2);
 }
 template <typename T, typename I0, typename I1, typename I2, typename I3>
 WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T adj_ret) {
-    adj_load_nc_impl(a, adj_ret, false, i0, i1, i2, i3);
+    adj_load_nc_impl(a, adj_ret, i0, i1, i2, i3);
 }
 template <typename T, typename I0>
 WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, T adj_ret) {
-    adj_load_nc_impl(a, adj_ret, true, i0);
+    adj_load_exclusive_nc_impl(a, adj_ret, i0);
 }
 template <typename T, typename I0, typename I1>
 WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T adj_ret) {
-    adj_load_nc_impl(a, adj_ret, true, i0, i1);
+    adj_load_exclusive_nc_impl(a, adj_ret, i0, i1);
 }
 template <typename T, typename I0, typename I1, typename I2>
 WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T adj_ret) {
-    adj_load_nc_impl(a, adj_ret, true, i0, i1, i2);
+    adj_load_exclusive_nc_impl(a, adj_ret, i0, i1, i2);
 }
 template <typename T, typename I0, typename I1, typename I2, typename I3>
 WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T adj_ret) {
-    adj_load_nc_impl(a, adj_ret, true, i0, i1, i2, i3);
+    adj_load_exclusive_nc_impl(a, adj_ret, i0, i1, i2, i3);
 }
 
 template <typename T>
