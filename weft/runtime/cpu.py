@@ -17,7 +17,7 @@ from ..codegen.errors import WeftBuildError
 
 NATIVE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "native")
 
-BASE_FLAGS = ["-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-math-errno", "-march=native", "-w"]
+BASE_FLAGS = ["-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-math-errno", "-march=native", "-w"]
 
 
 @functools.lru_cache(maxsize=None)
