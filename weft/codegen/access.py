@@ -140,8 +140,20 @@ def access_events(fn: ir.Function) -> list:
     return events
 
 
-def is_array_param(t) -> bool:
-    return isinstance(t, wt.ArrayType)
+def _thread_index_vars(fn: ir.Function) -> dict:
+    """var id -> grid dimension for every ``wp.tid()`` result (0 for the linear index)."""
+    out = {}
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Call) and s.callee == intr.TID:
+            d, n = s.attr
+            out[s.result.id] = d if n > 1 else 0
+    return out
+
+
+def _indexed_by_thread(call: ir.Call, tid_vars: dict) -> bool:
+    """Whether an array access is ``a[i]`` / ``a[i, j, ...]`` with exactly the thread indices."""
+    idx = call.args[1 : 1 + call.args[0].type.ndim]
+    return all(v.id in tid_vars and tid_vars[v.id] == k for k, v in enumerate(idx))
 
 
 def mark_exclusive_loads(fn: ir.Function) -> int:
@@ -152,11 +164,7 @@ def mark_exclusive_loads(fn: ir.Function) -> int:
     element t. Returns how many loads were marked."""
     if not fn.is_kernel or not fn.tid_ndim:
         return 0
-    tid_vars = {}
-    for s in ir.walk(fn.body):
-        if isinstance(s, ir.Call) and s.callee == intr.TID:
-            d, n = s.attr
-            tid_vars[s.result.id] = d if n > 1 else 0
+    tid_vars = _thread_index_vars(fn)
     params = {prm.var.id: prm for prm in fn.params if isinstance(prm.var.type, wt.ArrayType)}
     ok = {vid for vid, prm in params.items() if prm.var.type.ndim == fn.tid_ndim}
     loads = []
@@ -165,9 +173,7 @@ def mark_exclusive_loads(fn: ir.Function) -> int:
             continue
         if s.callee in _READS or s.callee in _WRITES:
             arr = s.args[0]
-            n = arr.type.ndim
-            idx = s.args[1 : 1 + n]
-            if not all(v.id in tid_vars and tid_vars[v.id] == k for k, v in enumerate(idx)):
+            if not _indexed_by_thread(s, tid_vars):
                 ok.discard(arr.id)
             elif s.callee == intr.LOAD:
                 loads.append(s)
@@ -188,13 +194,10 @@ def mark_tid_indexed(fn: ir.Function) -> list:
     bounds, so the renderer emits a second, unchecked body used for launches where that holds.
     Records the calls in ``fn.tid_indexed`` and returns the parameter names involved."""
     fn.tid_indexed = set()
+    fn.tid_arrays = []
     if not fn.is_kernel or not fn.tid_ndim:
         return []
-    tid_vars = {}
-    for s in ir.walk(fn.body):
-        if isinstance(s, ir.Call) and s.callee == intr.TID:
-            d, n = s.attr
-            tid_vars[s.result.id] = d if n > 1 else 0
+    tid_vars = _thread_index_vars(fn)
     params = {prm.var.id: prm.name for prm in fn.params if isinstance(prm.var.type, wt.ArrayType)}
     names = []
     for s in ir.walk(fn.body):
@@ -203,8 +206,7 @@ def mark_tid_indexed(fn: ir.Function) -> list:
         arr = s.args[0]
         if arr.id not in params or arr.type.ndim != fn.tid_ndim:
             continue
-        idx = s.args[1 : 1 + arr.type.ndim]
-        if all(v.id in tid_vars and tid_vars[v.id] == k for k, v in enumerate(idx)):
+        if _indexed_by_thread(s, tid_vars):
             fn.tid_indexed.add(id(s))
             if params[arr.id] not in names:
                 names.append(params[arr.id])

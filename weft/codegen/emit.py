@@ -82,14 +82,14 @@ def _with_loc(name):
     return lambda r, fn, s, a: f"weft::{name}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
 
 
+def _nc(r, fn, s) -> str:
+    """``_nc`` for the unchecked variant of a thread-indexed access in the fast body."""
+    return "_nc" if r.unchecked and id(s) in fn.tid_indexed else ""
+
+
 def _access(name):
     """load/store: in the unchecked body, thread-indexed accesses skip the bounds check."""
-
-    def fmt(r, fn, s, a):
-        nc = "_nc" if r.unchecked and id(s) in getattr(fn, "tid_indexed", ()) else ""
-        return f"weft::{name}{nc}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
-
-    return fmt
+    return lambda r, fn, s, a: f"weft::{name}{_nc(r, fn, s)}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
 
 
 def _tid(r, fn, s, a) -> str:
@@ -123,10 +123,6 @@ forward_formats = {
     intr.PRINT_NEWLINE: lambda r, fn, s, a: "weft::print_newline()",
     intr.PRINTF: lambda r, fn, s, a: f"weft::printf_flush({', '.join([c_format(s.attr)] + a)})",
 }
-
-
-def _nc(r, fn, s) -> str:
-    return "_nc" if r.unchecked and id(s) in getattr(fn, "tid_indexed", ()) else ""
 
 
 def _adj_load(r, fn, s, a, adjs, ret) -> str:
@@ -427,7 +423,7 @@ class CPURenderer:
             else []
         )
         head = f"static void {sym}_MODE_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, weft::int64 task) {{"
-        variants = [("", False)] + ([("_fast", True)] if getattr(fn, "tid_arrays", None) else [])
+        variants = [("", False)] + ([("_fast", True)] if fn.tid_arrays else [])
         modes = ("forward", "backward") if inst.backward_enabled else ("forward",)
         for suffix, unchecked in variants:
             self.unchecked = unchecked
@@ -476,7 +472,12 @@ class CPURenderer:
             out.append("        }")
         else:
             out.append("        " + loop + call.format(""))
-        out += ["    } catch (const weft::kernel_exception& e) {", "        weft::record_error(ctx, e.err);", "    }", "}"]
+        out += [
+            "    } catch (const weft::kernel_exception& e) {",
+            "        weft::record_error(ctx, e.err);",
+            "    }",
+            "}",
+        ]
         return out
 
     def struct_definitions(self, kernels, funcs) -> list:

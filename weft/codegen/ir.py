@@ -146,6 +146,8 @@ class Function:
         self.has_side_effects = False
         self.adjoint_error: Optional[str] = None  # set when no correct gradient can be generated
         self.global_captures: list = []  # (module globals, name, value) of constants baked in
+        self.tid_indexed: set = set()  # ids of loads/stores indexed by the thread index (access.py)
+        self.tid_arrays: list = []  # parameter names those accesses use
 
     def new_var(self, type, const=None, label="", mutable=False, literal=False) -> Var:
         v = Var(len(self.vars), type, const, label, mutable, literal)
