@@ -5,66 +5,60 @@
 
 namespace weft {
 
+// Element addresses without the bounds check (see element<> below).
+template <typename T>
+WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0) {
+    return (T*)((char*)base + i0 * a.strides[0]);
+}
+template <typename T>
+WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1) {
+    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1]);
+}
+template <typename T>
+WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1, int64 i2) {
+    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2]);
+}
+template <typename T>
+WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1, int64 i2, int64 i3) {
+    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2] + i3 * a.strides[3]);
+}
+
+// element<CHECK>(base, a, loc, i...): the address of an element of the data or gradient buffer,
+// bounds-checked (CHECK) or not (the fast body of a kernel, for accesses indexed by the thread
+// index when the launch checked once that the array covers the grid).
+template <bool CHECK, typename T, typename... I>
+WEFT_FN T* element(T* base, const array_t<T>& a, int32 loc, I... idx) {
+    if constexpr (CHECK)
+        return elem_ptr(base, a, loc, int64(idx)...);
+    else
+        return elem_ptr_nc(base, a, int64(idx)...);
+}
+
 template <typename T, typename... I>
 WEFT_FN T load(const array_t<T>& a, int32 loc, I... idx) {
-    return *elem_ptr(a.data, a, loc, int64(idx)...);
+    return *element<true>(a.data, a, loc, idx...);
 }
-
-// The gradient of a read accumulates into the array's gradient (atomically: many threads may
-// read the same element). Arrays without a gradient buffer drop it.
 template <typename T, typename... I>
-WEFT_FN void adj_load_impl(const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
-    if (a.grad) atomic_add_raw(elem_ptr(a.grad, a, loc, int64(idx)...), adj_ret);
+WEFT_FN T load_nc(const array_t<T>& a, int32 loc, I... idx) {
+    return *element<false>(a.data, a, loc, idx...);
 }
 
-template <typename T, typename I0>
-WEFT_FN void adj_load(const array_t<T>& a, int32 loc, I0 i0, T adj_ret) { adj_load_impl(a, loc, adj_ret, i0); }
-template <typename T, typename I0, typename I1>
-WEFT_FN void adj_load(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T adj_ret) { adj_load_impl(a, loc, adj_ret, i0, i1); }
-template <typename T, typename I0, typename I1, typename I2>
-WEFT_FN void adj_load(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T adj_ret) {
-    adj_load_impl(a, loc, adj_ret, i0, i1, i2);
-}
-template <typename T, typename I0, typename I1, typename I2, typename I3>
-WEFT_FN void adj_load(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T adj_ret) {
-    adj_load_impl(a, loc, adj_ret, i0, i1, i2, i3);
-}
-
-// The same, when only this thread can touch the element (the frontend proved the array is only
-// indexed by the thread index): a plain add.
-template <typename T, typename... I>
-WEFT_FN void adj_load_exclusive_impl(const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
-    if (a.grad) *elem_ptr(a.grad, a, loc, int64(idx)...) += adj_ret;
-}
-template <typename T, typename I0>
-WEFT_FN void adj_load_exclusive(const array_t<T>& a, int32 loc, I0 i0, T adj_ret) {
-    adj_load_exclusive_impl(a, loc, adj_ret, i0);
-}
-template <typename T, typename I0, typename I1>
-WEFT_FN void adj_load_exclusive(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T adj_ret) {
-    adj_load_exclusive_impl(a, loc, adj_ret, i0, i1);
-}
-template <typename T, typename I0, typename I1, typename I2>
-WEFT_FN void adj_load_exclusive(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T adj_ret) {
-    adj_load_exclusive_impl(a, loc, adj_ret, i0, i1, i2);
-}
-template <typename T, typename I0, typename I1, typename I2, typename I3>
-WEFT_FN void adj_load_exclusive(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T adj_ret) {
-    adj_load_exclusive_impl(a, loc, adj_ret, i0, i1, i2, i3);
+// The gradient of a read accumulates into the array's gradient: atomically, since many threads
+// may read the same element, unless the frontend proved only this thread can touch it
+// (EXCLUSIVE: the array is only indexed by the thread index). No gradient buffer: dropped.
+template <bool CHECK, bool EXCLUSIVE, typename T, typename... I>
+WEFT_FN void adj_load_at(const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
+    if (!a.grad) return;
+    T* g = element<CHECK>(a.grad, a, loc, idx...);
+    if constexpr (EXCLUSIVE)
+        *g += adj_ret;
+    else
+        atomic_add_raw(g, adj_ret);
 }
 
-// store(a, loc, i..., value): variadic with the value last.
-template <typename T>
-WEFT_FN void store(const array_t<T>& a, int32 loc, int64 i0, T v) { *elem_ptr(a.data, a, loc, i0) = v; }
-template <typename T>
-WEFT_FN void store(const array_t<T>& a, int32 loc, int64 i0, int64 i1, T v) { *elem_ptr(a.data, a, loc, i0, i1) = v; }
-template <typename T>
-WEFT_FN void store(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, T v) {
-    *elem_ptr(a.data, a, loc, i0, i1, i2) = v;
-}
-template <typename T>
-WEFT_FN void store(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, int64 i3, T v) {
-    *elem_ptr(a.data, a, loc, i0, i1, i2, i3) = v;
+template <bool CHECK, typename T, typename... I>
+WEFT_FN void store_at(const array_t<T>& a, int32 loc, T v, I... idx) {
+    *element<CHECK>(a.data, a, loc, idx...) = v;
 }
 
 // The adjoint of a write reads the element's gradient into the written value's adjoint and then
@@ -75,22 +69,41 @@ WEFT_FN void adj_store_at(const array_t<T>& a, T* g, T& adj_v) {
     adj_v += *g;
     if (!(a.flags & ARRAY_RETAIN_GRAD)) *g = T{};
 }
-template <typename T>
-WEFT_FN void adj_store(const array_t<T>& a, int32 loc, int64 i0, T& adj_v) {
-    if (a.grad) adj_store_at(a, elem_ptr(a.grad, a, loc, i0), adj_v);
+template <bool CHECK, typename T, typename... I>
+WEFT_FN void adj_store_index(const array_t<T>& a, int32 loc, T& adj_v, I... idx) {
+    if (a.grad) adj_store_at(a, element<CHECK>(a.grad, a, loc, idx...), adj_v);
 }
-template <typename T>
-WEFT_FN void adj_store(const array_t<T>& a, int32 loc, int64 i0, int64 i1, T& adj_v) {
-    if (a.grad) adj_store_at(a, elem_ptr(a.grad, a, loc, i0, i1), adj_v);
-}
-template <typename T>
-WEFT_FN void adj_store(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, T& adj_v) {
-    if (a.grad) adj_store_at(a, elem_ptr(a.grad, a, loc, i0, i1, i2), adj_v);
-}
-template <typename T>
-WEFT_FN void adj_store(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, int64 i3, T& adj_v) {
-    if (a.grad) adj_store_at(a, elem_ptr(a.grad, a, loc, i0, i1, i2, i3), adj_v);
-}
+
+// NAME(a, loc, i0[, i1[, i2[, i3]]], last) for 1 to 4 indices, forwarding to
+// IMPL<flags>(a, loc, last, indices...): the generated code passes the indices first and the
+// value (or adjoint) last, which a parameter pack cannot express directly.
+#define WEFT_INDEXED(NAME, LAST_T, IMPL, ...)                                                        \
+    template <typename T, typename I0>                                                               \
+    WEFT_FN void NAME(const array_t<T>& a, int32 loc, I0 i0, LAST_T last) {                          \
+        IMPL<__VA_ARGS__>(a, loc, last, i0);                                                         \
+    }                                                                                                \
+    template <typename T, typename I0, typename I1>                                                  \
+    WEFT_FN void NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, LAST_T last) {                   \
+        IMPL<__VA_ARGS__>(a, loc, last, i0, i1);                                                     \
+    }                                                                                                \
+    template <typename T, typename I0, typename I1, typename I2>                                     \
+    WEFT_FN void NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, LAST_T last) {            \
+        IMPL<__VA_ARGS__>(a, loc, last, i0, i1, i2);                                                 \
+    }                                                                                                \
+    template <typename T, typename I0, typename I1, typename I2, typename I3>                        \
+    WEFT_FN void NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, LAST_T last) {     \
+        IMPL<__VA_ARGS__>(a, loc, last, i0, i1, i2, i3);                                             \
+    }
+
+WEFT_INDEXED(adj_load, T, adj_load_at, true, false)
+WEFT_INDEXED(adj_load_exclusive, T, adj_load_at, true, true)
+WEFT_INDEXED(adj_load_nc, T, adj_load_at, false, false)
+WEFT_INDEXED(adj_load_exclusive_nc, T, adj_load_at, false, true)
+WEFT_INDEXED(store, T, store_at, true)
+WEFT_INDEXED(store_nc, T, store_at, false)
+WEFT_INDEXED(adj_store, T&, adj_store_index, true)
+WEFT_INDEXED(adj_store_nc, T&, adj_store_index, false)
+#undef WEFT_INDEXED
 
 // Atomics: atomic_OP(a, loc, i..., value) -> previous value.
 #define WEFT_ATOMIC(OP, EXPR)                                                                            \
@@ -173,97 +186,5 @@ WEFT_ADJ_ATOMIC(sub, (void)cur; adj_v -= *g)
 WEFT_ADJ_ATOMIC(min, adj_atomic_extremum(cur, v, adj_v, *g))
 WEFT_ADJ_ATOMIC(max, adj_atomic_extremum(cur, v, adj_v, *g))
 #undef WEFT_ADJ_ATOMIC
-
-// Unchecked accesses, used only by a kernel's fast body for accesses indexed by the thread index
-// when the launch checked once that the array covers the grid (so no index can be out of bounds).
-template <typename T>
-WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0) {
-    return (T*)((char*)base + i0 * a.strides[0]);
-}
-template <typename T>
-WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1) {
-    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1]);
-}
-template <typename T>
-WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1, int64 i2) {
-    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2]);
-}
-template <typename T>
-WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1, int64 i2, int64 i3) {
-    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2] + i3 * a.strides[3]);
-}
-
-template <typename T, typename... I>
-WEFT_FN T load_nc(const array_t<T>& a, int32 loc, I... idx) {
-    return *elem_ptr_nc(a.data, a, int64(idx)...);
-}
-template <typename T>
-WEFT_FN void store_nc(const array_t<T>& a, int32 loc, int64 i0, T v) { *elem_ptr_nc(a.data, a, i0) = v; }
-template <typename T>
-WEFT_FN void store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, T v) { *elem_ptr_nc(a.data, a, i0, i1) = v; }
-template <typename T>
-WEFT_FN void store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, T v) {
-    *elem_ptr_nc(a.data, a, i0, i1, i2) = v;
-}
-template <typename T>
-WEFT_FN void store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, int64 i3, T v) {
-    *elem_ptr_nc(a.data, a, i0, i1, i2, i3) = v;
-}
-
-template <typename T, typename... I>
-WEFT_FN void adj_load_nc_impl(const array_t<T>& a, T adj_ret, I... idx) {
-    if (a.grad) atomic_add_raw(elem_ptr_nc(a.grad, a, int64(idx)...), adj_ret);
-}
-template <typename T, typename... I>
-WEFT_FN void adj_load_exclusive_nc_impl(const array_t<T>& a, T adj_ret, I... idx) {
-    if (a.grad) *elem_ptr_nc(a.grad, a, int64(idx)...) += adj_ret;
-}
-template <typename T, typename I0>
-WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, T adj_ret) { adj_load_nc_impl(a, adj_ret, i0); }
-template <typename T, typename I0, typename I1>
-WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T adj_ret) {
-    adj_load_nc_impl(a, adj_ret, i0, i1);
-}
-template <typename T, typename I0, typename I1, typename I2>
-WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T adj_ret) {
-    adj_load_nc_impl(a, adj_ret, i0, i1, i2);
-}
-template <typename T, typename I0, typename I1, typename I2, typename I3>
-WEFT_FN void adj_load_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T adj_ret) {
-    adj_load_nc_impl(a, adj_ret, i0, i1, i2, i3);
-}
-template <typename T, typename I0>
-WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, T adj_ret) {
-    adj_load_exclusive_nc_impl(a, adj_ret, i0);
-}
-template <typename T, typename I0, typename I1>
-WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T adj_ret) {
-    adj_load_exclusive_nc_impl(a, adj_ret, i0, i1);
-}
-template <typename T, typename I0, typename I1, typename I2>
-WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T adj_ret) {
-    adj_load_exclusive_nc_impl(a, adj_ret, i0, i1, i2);
-}
-template <typename T, typename I0, typename I1, typename I2, typename I3>
-WEFT_FN void adj_load_exclusive_nc(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T adj_ret) {
-    adj_load_exclusive_nc_impl(a, adj_ret, i0, i1, i2, i3);
-}
-
-template <typename T>
-WEFT_FN void adj_store_nc(const array_t<T>& a, int32 loc, int64 i0, T& adj_v) {
-    if (a.grad) adj_store_at(a, elem_ptr_nc(a.grad, a, i0), adj_v);
-}
-template <typename T>
-WEFT_FN void adj_store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, T& adj_v) {
-    if (a.grad) adj_store_at(a, elem_ptr_nc(a.grad, a, i0, i1), adj_v);
-}
-template <typename T>
-WEFT_FN void adj_store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, T& adj_v) {
-    if (a.grad) adj_store_at(a, elem_ptr_nc(a.grad, a, i0, i1, i2), adj_v);
-}
-template <typename T>
-WEFT_FN void adj_store_nc(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, int64 i3, T& adj_v) {
-    if (a.grad) adj_store_at(a, elem_ptr_nc(a.grad, a, i0, i1, i2, i3), adj_v);
-}
 
 }  // namespace weft
