@@ -15,6 +15,7 @@ All kernels are at module level so one C++ build covers them.
 import numpy as np
 
 import weft as wp
+from fd_check import tape_vs_fd
 
 F64 = wp.float64
 A = wp.array(dtype=wp.float64)
@@ -22,34 +23,9 @@ A = wp.array(dtype=wp.float64)
 RNG = np.random.default_rng(7)
 
 
-def run(kernel, x_np, y_shape, extra=(), dim=None):
-    x = wp.array(np.asarray(x_np, dtype=np.float64), dtype=F64)
-    y = wp.zeros(y_shape, dtype=F64)
-    wp.launch(kernel, dim=dim if dim is not None else x_np.shape, inputs=[x, y, *extra])
-    return y.numpy().copy()
-
-
 def grad_check(kernel, x_np, y_shape, expected, extra=(), dim=None, eps=1e-6, rtol=1e-6, atol=1e-8):
     """Forward values equal ``expected``; the tape gradient of sum(w * y) equals central FD."""
-    x_np = np.asarray(x_np, dtype=np.float64)
-    w = RNG.uniform(0.5, 1.5, size=y_shape)
-    x = wp.array(x_np, dtype=F64, requires_grad=True)
-    y = wp.zeros(y_shape, dtype=F64, requires_grad=True)
-    tape = wp.Tape()
-    with tape:
-        wp.launch(kernel, dim=dim if dim is not None else x_np.shape, inputs=[x, y, *extra])
-    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-12, atol=1e-12)
-    tape.backward(grads={y: w})
-    analytic = x.grad.numpy().copy()
-    numeric = np.zeros_like(x_np)
-    for k in range(x_np.size):
-        xp, xm = x_np.copy(), x_np.copy()
-        xp.flat[k] += eps
-        xm.flat[k] -= eps
-        numeric.flat[k] = (
-            np.sum(w * run(kernel, xp, y_shape, extra, dim)) - np.sum(w * run(kernel, xm, y_shape, extra, dim))
-        ) / (2 * eps)
-    np.testing.assert_allclose(analytic, numeric, rtol=rtol, atol=atol)
+    _, analytic = tape_vs_fd(kernel, x_np, y_shape, RNG, extra, dim, eps, rtol, atol, expected=expected)
     assert np.all(analytic != 0.0), "every input should get a gradient in these kernels"
     return analytic
 

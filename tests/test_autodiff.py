@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import weft as wp
+from fd_check import tape_vs_fd
 
 F64 = wp.float64
 A = wp.array(dtype=wp.float64)
@@ -25,41 +26,9 @@ A2 = wp.array2d(dtype=wp.float64)
 RNG = np.random.default_rng(1234)
 
 
-def run(kernel, x_np, y_shape, extra=(), dim=None):
-    """Forward only: y(x) as a NumPy array."""
-    x = wp.array(np.asarray(x_np, dtype=np.float64), dtype=F64)
-    y = wp.zeros(y_shape, dtype=F64)
-    wp.launch(kernel, dim=dim if dim is not None else x_np.shape, inputs=[x, y, *extra])
-    return y.numpy().copy()
-
-
 def grad_check(kernel, x_np, y_shape, extra=(), dim=None, eps=1e-6, rtol=1e-6, atol=1e-8, expected=None, w=None):
-    """Compare the tape gradient of sum(w * y) w.r.t. x with central finite differences.
-
-    ``w`` defaults to random weights. Returns (y, analytic gradient). ``expected`` optionally
-    checks the forward value.
-    """
-    x_np = np.asarray(x_np, dtype=np.float64)
-    w = RNG.uniform(0.5, 1.5, size=y_shape) if w is None else np.asarray(w, dtype=np.float64)
-    x = wp.array(x_np, dtype=F64, requires_grad=True)
-    y = wp.zeros(y_shape, dtype=F64, requires_grad=True)
-    tape = wp.Tape()
-    with tape:
-        wp.launch(kernel, dim=dim if dim is not None else x_np.shape, inputs=[x, y, *extra])
-    y_val = y.numpy().copy()
-    if expected is not None:
-        np.testing.assert_allclose(y_val, expected, rtol=1e-12, atol=1e-12)
-    tape.backward(grads={y: w})
-    analytic = x.grad.numpy().copy()
-    numeric = np.zeros_like(x_np)
-    for k in range(x_np.size):
-        xp, xm = x_np.copy(), x_np.copy()
-        xp.flat[k] += eps
-        xm.flat[k] -= eps
-        fp = np.sum(w * run(kernel, xp, y_shape, extra, dim))
-        fm = np.sum(w * run(kernel, xm, y_shape, extra, dim))
-        numeric.flat[k] = (fp - fm) / (2 * eps)
-    np.testing.assert_allclose(analytic, numeric, rtol=rtol, atol=atol)
+    """Tape gradient of sum(w * y) vs central finite differences; returns (y, analytic gradient)."""
+    y_val, analytic = tape_vs_fd(kernel, x_np, y_shape, RNG, extra, dim, eps, rtol, atol, expected, w)
     assert np.any(analytic != 0.0), "a gradient check with an all-zero gradient proves nothing"
     return y_val, analytic
 
