@@ -14,7 +14,7 @@ import typing
 
 from . import types as wt
 from .codegen import adjoint as ad
-from .codegen.access import array_access, mark_exclusive_loads, mark_tid_indexed
+from .codegen.access import array_access, mark_accumulations, mark_exclusive_loads, mark_tid_indexed
 from .codegen import frontend
 from .codegen import typing_rules as tr
 from .codegen.source import Source
@@ -198,6 +198,7 @@ class KernelInstance:
         self.ir, self.lowerer = frontend.lower_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
         mark_exclusive_loads(self.ir)
         mark_tid_indexed(self.ir)
+        mark_accumulations(self.ir)
         self.backward_enabled = kernel.enable_backward
         self.funcs = _func_closure(self.ir)
         self.generation = mod.generation()

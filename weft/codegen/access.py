@@ -212,3 +212,66 @@ def mark_tid_indexed(fn: ir.Function) -> list:
                 names.append(params[arr.id])
     fn.tid_arrays = names
     return names
+
+
+def _operand_uses(fn: ir.Function) -> dict:
+    """var id -> ``[(statement, operand position)]`` for every use of the var as an operand."""
+    uses: dict = {}
+
+    def use(var, s, pos):
+        if var is not None:
+            uses.setdefault(var.id, []).append((s, pos))
+
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Call):
+            for k, a in enumerate(s.args):
+                use(a, s, k)
+        elif isinstance(s, (ir.Assign, ir.Read)):
+            use(s.src, s, 0)
+        elif isinstance(s, ir.If):
+            use(s.cond, s, 0)
+        elif isinstance(s, ir.Loop):
+            for v in (s.start, s.stop, s.step, s.cond, *s.exit_flags, *s.carried):
+                use(v, s, -1)
+    if fn.ret is not None:
+        use(fn.ret, None, -1)
+    return uses
+
+
+def mark_accumulations(fn: ir.Function) -> list:
+    """Find adds into arrays that nothing else in the kernel observes, so that a thread may sum
+    its contributions locally and add each sum once (native/accumulate.h):
+
+    - forward: ``wp.atomic_add(a, ...)`` whose previous value is unused, when every use of the
+      array parameter ``a`` in the kernel is such an atomic add;
+    - backward: the gradient adds of loads (not thread-exclusive ones) of an array parameter
+      that the kernel only reads: nothing in the backward pass reads that gradient.
+
+    An array handed to a func, rebound, or used any other way is left alone, and so are kernels
+    with struct parameters (their array fields could overlap an accumulated array). Whether two
+    array arguments overlap is checked at launch time by the entry point. Records the calls in
+    ``fn.accum_calls`` and returns (and records in ``fn.accum_params``) the parameter names.
+    """
+    fn.accum_calls = set()
+    fn.accum_params = []
+    if not fn.is_kernel or any(getattr(p.var.type, "_kind", None) == "struct" for p in fn.params):
+        return []
+    uses = _operand_uses(fn)
+    add = intr.ATOMICS["atomic_add"]
+    for prm in fn.params:
+        if not isinstance(prm.var.type, wt.ArrayType):
+            continue
+        found = uses.get(prm.var.id, [])
+        calls = [s for s, pos in found if isinstance(s, ir.Call) and pos == 0]
+        if not found or len(calls) != len(found):
+            continue
+        if all(s.callee == add and (s.result is None or s.result.id not in uses) for s in calls):
+            marked = calls
+        elif all(s.callee == intr.LOAD for s in calls):
+            marked = [s for s in calls if s.attr != "exclusive"]
+        else:
+            continue
+        if marked:
+            fn.accum_calls.update(id(s) for s in marked)
+            fn.accum_params.append(prm.name)
+    return fn.accum_params

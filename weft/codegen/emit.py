@@ -97,10 +97,19 @@ def _tid(r, fn, s, a) -> str:
     return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
 
 
+def _atomic(name):
+    """An atomic; an atomic add the access analysis proved unobserved becomes an accumulation."""
+    plain = _with_loc(name)
+    if name != intr.ATOMICS["atomic_add"]:
+        return plain
+    accumulate = _with_loc("accumulate_add")
+    return lambda r, fn, s, a: (accumulate if id(s) in fn.accum_calls else plain)(r, fn, s, a)
+
+
 forward_formats = {
     intr.LOAD: _access("load"),
     intr.STORE: _access("store"),
-    **{name: _with_loc(name) for name in intr.ATOMICS.values()},
+    **{name: _atomic(name) for name in intr.ATOMICS.values()},
     intr.CAST: lambda r, fn, s, a: f"weft::cast<{ctype_name(s.attr)}>({a[0]})",
     intr.PHI: lambda r, fn, s, a: f"weft::where({', '.join(a)})",
     intr.CONSTRUCT: lambda r, fn, s, a: f"weft::{s.attr}<{ctype_name(s.result.type)}>({', '.join(a)})",
@@ -126,7 +135,11 @@ forward_formats = {
 
 
 def _adj_load(r, fn, s, a, adjs, ret) -> str:
-    name = ("adj_load_exclusive" if s.attr == "exclusive" else "adj_load") + _nc(r, fn, s)
+    if s.attr == "exclusive":
+        name = "adj_load_exclusive"
+    else:
+        name = "adj_load_accum" if id(s) in fn.accum_calls else "adj_load"
+    name += _nc(r, fn, s)
     return f"weft::{name}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:] + ret)});"
 
 
@@ -177,7 +190,9 @@ class CPURenderer:
 
     target = "cpu"
     fn_qualifier = "static inline"
+    body_qualifier = "static"  # the per-thread kernel bodies called by the entry points
     entry_qualifier = "WEFT_EXPORT"
+    stack_type = "std::vector<{}>"  # loop checkpoints in backward bodies (push_back/[]/clear/reserve)
 
     def __init__(self):
         self.unchecked = False  # rendering the body variant whose thread-indexed accesses skip checks
@@ -351,7 +366,7 @@ class CPURenderer:
             if isinstance(s, ir.Loop):
                 out.append(f"weft::int64 loop_{s.id}_n = 0;")
                 for k, m in enumerate(s.carried):
-                    out.append(f"std::vector<{ctype_name(m.type)}> loop_{s.id}_stack{k};")
+                    out.append(f"{self.stack_type.format(ctype_name(m.type))} loop_{s.id}_stack{k};")
         return out
 
     # ------------------------------------------------------------------ funcs
@@ -422,7 +437,7 @@ class CPURenderer:
             if fn.tid_ndim > 1
             else []
         )
-        head = f"static void {sym}_MODE_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, weft::int64 task) {{"
+        head = f"{self.body_qualifier} void {sym}_MODE_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, weft::int64 task) {{"
         variants = [("", False)] + ([("_fast", True)] if fn.tid_arrays else [])
         modes = ("forward", "backward") if inst.backward_enabled else ("forward",)
         for suffix, unchecked in variants:
@@ -457,15 +472,10 @@ class CPURenderer:
             "    weft::serial_launch = ctx->serial != 0;",
             "    try {",
         ]
+        if fn.accum_params:
+            out.append(f"        weft::accumulate_scope accumulate({self.accumulate_condition(inst)});")
         if has_fast:
-            conds = []
-            for name in fn.tid_arrays:
-                a = f"((const wp_args_{sym}*)args)->arg_{name}"
-                if fn.tid_ndim == 1:
-                    conds.append(f"{a}.shape[0] >= ctx->bounds.size")
-                else:
-                    conds += [f"{a}.shape[{d}] >= ctx->bounds.shape[{d}]" for d in range(fn.tid_ndim)]
-            out.append(f"        if ({' && '.join(conds)}) {{")
+            out.append(f"        if ({self.fast_condition(fn, f'((const wp_args_{sym}*)args)->', 'ctx->bounds')}) {{")
             out.append("            " + loop + call.format("_fast"))
             out.append("        } else {")
             out.append("            " + loop + call.format(""))
@@ -479,6 +489,31 @@ class CPURenderer:
             "}",
         ]
         return out
+
+    def fast_condition(self, fn, args: str, bounds: str) -> str:
+        """C++ test that every thread-indexed array covers the launch grid (``args`` prefixes the
+        argument fields, ``bounds`` names the launch_bounds), selecting the unchecked body."""
+        conds = []
+        for name in fn.tid_arrays:
+            a = f"{args}arg_{name}"
+            if fn.tid_ndim == 1:
+                conds.append(f"{a}.shape[0] >= {bounds}.size")
+            else:
+                conds += [f"{a}.shape[{d}] >= {bounds}.shape[{d}]" for d in range(fn.tid_ndim)]
+        return " && ".join(conds)
+
+    def accumulate_condition(self, inst) -> str:
+        """C++ test that no accumulated array overlaps another array argument (data or gradient)."""
+        fn, sym = inst.ir, inst.symbol
+        arrays = [p.name for p in fn.params if isinstance(p.var.type, wt.ArrayType)]
+        arg = f"((const wp_args_{sym}*)args)->arg_{{}}"
+        tests = [
+            f"weft::arrays_apart({arg.format(p)}, {arg.format(q)})"
+            for k, p in enumerate(arrays)
+            for q in arrays[k + 1 :]
+            if p in fn.accum_params or q in fn.accum_params
+        ]
+        return " && ".join(tests) or "true"
 
     def struct_definitions(self, kernels, funcs) -> list:
         """C++ definitions of every struct type used, nested structs first."""

@@ -148,6 +148,8 @@ class Function:
         self.global_captures: list = []  # (module globals, name, value) of constants baked in
         self.tid_indexed: set = set()  # ids of loads/stores indexed by the thread index (access.py)
         self.tid_arrays: list = []  # parameter names those accesses use
+        self.accum_calls: set = set()  # ids of atomic adds / loads whose adds may be combined (access.py)
+        self.accum_params: list = []  # parameter names those accumulations target
 
     def new_var(self, type, const=None, label="", mutable=False, literal=False) -> Var:
         v = Var(len(self.vars), type, const, label, mutable, literal)

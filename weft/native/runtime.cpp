@@ -3,7 +3,12 @@
 //
 // weft_launch(fn, ctx, args, n, nthreads) splits [0, n) into contiguous chunks, one per thread;
 // the calling thread runs the first chunk. Small launches run inline (no wake-up cost).
+//
+// Waking a sleeping thread costs tens of microseconds, more than a whole launch of 10k simple
+// threads. So a worker that finished a job spins for a while (SPIN_US) watching for the next one
+// before it sleeps: back-to-back launches (a simulation loop, a tape's backward pass) find it awake.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -25,11 +30,13 @@ struct Job {
 
 class Pool {
    public:
+    static constexpr int SPIN_US = 300;  // how long an idle worker watches for the next job
+
     ~Pool() {
         {
             std::lock_guard<std::mutex> lock(mutex_);
             stop_ = true;
-            generation_++;
+            generation_.fetch_add(1);
         }
         wake_.notify_all();
         for (auto& t : workers_) t.join();
@@ -37,13 +44,15 @@ class Pool {
 
     void run(const Job& job) {
         ensure_workers(job.parts - 1);
+        bool sleepers;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             job_ = job;
             pending_.store(job.parts - 1);
-            generation_++;
+            generation_.fetch_add(1, std::memory_order_release);
+            sleepers = sleepers_ > 0;
         }
-        wake_.notify_all();
+        if (sleepers) wake_.notify_all();
         run_part(job, 0);
         // Workers usually finish within microseconds of the caller: spin briefly, then sleep.
         for (int spin = 0; spin < 20000 && pending_.load(std::memory_order_acquire) != 0; ++spin) {
@@ -67,7 +76,7 @@ class Pool {
             unsigned long start;
             {
                 std::lock_guard<std::mutex> lock(mutex_);
-                start = generation_;
+                start = generation_.load();
             }
             // The worker must treat the generation current at its creation as already seen,
             // whenever its thread actually starts.
@@ -77,11 +86,16 @@ class Pool {
 
     void worker(int index, unsigned long seen) {
         for (;;) {
+            spin_for_job(seen);
             Job job;
             {
                 std::unique_lock<std::mutex> lock(mutex_);
-                wake_.wait(lock, [&] { return generation_ != seen; });
-                seen = generation_;
+                if (generation_.load() == seen) {
+                    sleepers_++;
+                    wake_.wait(lock, [&] { return generation_.load() != seen; });
+                    sleepers_--;
+                }
+                seen = generation_.load();
                 if (stop_) return;
                 job = job_;
             }
@@ -95,10 +109,26 @@ class Pool {
         }
     }
 
+    // Watch the generation counter for up to SPIN_US before going to sleep.
+    void spin_for_job(unsigned long seen) {
+        auto start = std::chrono::steady_clock::now();
+        for (;;) {
+            for (int k = 0; k < 256; ++k) {
+                if (generation_.load(std::memory_order_acquire) != seen) return;
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+#endif
+            }
+            auto waited = std::chrono::steady_clock::now() - start;
+            if (std::chrono::duration_cast<std::chrono::microseconds>(waited).count() > SPIN_US) return;
+        }
+    }
+
     std::vector<std::thread> workers_;
     std::mutex mutex_;
     std::condition_variable wake_, done_;
-    unsigned long generation_ = 0;
+    std::atomic<unsigned long> generation_{0};
+    int sleepers_ = 0;  // workers blocked on wake_ (guarded by mutex_)
     bool stop_ = false;
     Job job_{};
     std::atomic<int> pending_{0};

@@ -10,6 +10,7 @@
 #include "quat.h"
 #include "transform.h"
 #include "spatial.h"
+#include "accumulate.h"
 #include "linalg.h"
 #include "struct.h"
 #include "random.h"

@@ -1,0 +1,239 @@
+"""Combined accumulations (native/accumulate.h): atomic adds nobody observes and gradient adds of
+read-only arrays are summed per thread and added once. Threaded results must equal serial ones
+(exactly where the sums are exact, within float tolerance otherwise), and everything the analysis
+must refuse (used results, arrays also read or written, overlapping arguments) stays atomic."""
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.codegen.access import mark_accumulations
+
+
+def with_threads(n, fn):
+    saved = wp.config.cpu_threads
+    wp.config.cpu_threads = n
+    try:
+        return fn()
+    finally:
+        wp.config.cpu_threads = saved
+
+
+@wp.kernel
+def k_bins(x: wp.array(dtype=float), bins: wp.array(dtype=float), nbins: int):
+    i = wp.tid()
+    wp.atomic_add(bins, i % nbins, x[i])
+
+
+@wp.kernel
+def k_bins_f64(x: wp.array(dtype=wp.float64), bins: wp.array(dtype=wp.float64), nbins: int):
+    i = wp.tid()
+    wp.atomic_add(bins, i % nbins, x[i])
+
+
+@wp.kernel
+def k_scatter_vec3(src: wp.array(dtype=wp.vec3), dst_index: wp.array(dtype=int), dst: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    wp.atomic_add(dst, dst_index[i], src[i])
+
+
+@wp.kernel
+def k_scatter_mat22(src: wp.array(dtype=wp.mat22), dst: wp.array2d(dtype=wp.mat22)):
+    i = wp.tid()
+    wp.atomic_add(dst, i % 3, i % 5, src[i])
+
+
+@wp.kernel
+def k_used_result(acc: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = wp.atomic_add(acc, 0, 1.0)
+
+
+@wp.kernel
+def k_add_then_read(acc: wp.array(dtype=float), view: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(acc, i, 1.0)
+    out[i] = view[i]
+
+
+@wp.kernel
+def k_add_and_load_same(acc: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(acc, i, 1.0)
+    out[i] = acc[i]
+
+
+@wp.kernel
+def k_drag(v: wp.array(dtype=float), drag: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    s = v[i]
+    out[i] = s - drag[0] * s * wp.abs(s) + drag[1] * s
+
+
+@wp.kernel
+def k_gather(x: wp.array(dtype=wp.vec3), idx: wp.array(dtype=int), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = wp.length(x[idx[i]]) + wp.dot(x[i], x[i])
+
+
+@wp.kernel
+def k_loss(x: wp.array(dtype=float), loss: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(loss, 0, x[i] * x[i])
+
+
+def test_analysis_marks_only_unobserved_adds():
+    def params(kernel, *types):
+        inst = kernel.get_instance(*types) if types else kernel.default_instance()
+        return list(mark_accumulations(inst.ir))
+
+    assert params(k_bins) == ["bins"]  # x is only read by its own thread: an exclusive, plain gradient add
+    assert params(k_used_result) == []  # the old value is used
+    assert params(k_add_and_load_same) == []  # the array is also read
+    assert params(k_add_then_read) == ["acc"]  # view: thread-exclusive reads; overlap is checked at launch
+    assert sorted(params(k_drag)) == ["drag"]  # only read, at index 0 by every thread
+    assert sorted(params(k_gather)) == ["x"]
+
+
+@pytest.mark.parametrize("nbins", [1, 7, 1024, 5000])
+def test_float_bins_threaded_equal_serial_and_numpy(nbins):
+    n = 400_000
+    xs = np.full(n, 0.25, dtype=np.float32)  # every partial sum is exact in float32
+
+    def run():
+        bins = wp.zeros(nbins, dtype=float)
+        wp.launch(k_bins, dim=n, inputs=[wp.array(xs, dtype=float), bins, nbins])
+        return bins.numpy()
+
+    expected = np.bincount(np.arange(n) % nbins, weights=xs, minlength=nbins).astype(np.float32)
+    np.testing.assert_array_equal(with_threads(1, run), expected)
+    np.testing.assert_array_equal(with_threads(2, run), expected)
+    np.testing.assert_array_equal(with_threads(3, run), expected)
+
+
+def test_double_bins_and_repeated_launches_flush_every_time():
+    n = 300_000
+    rng = np.random.default_rng(3)
+    xs = rng.standard_normal(n)
+    bins = wp.zeros(64, dtype=wp.float64)
+    x = wp.array(xs, dtype=wp.float64)
+    for _ in range(3):
+        with_threads(2, lambda: wp.launch(k_bins_f64, dim=n, inputs=[x, bins, 64]))
+    expected = 3 * np.bincount(np.arange(n) % 64, weights=xs, minlength=64)
+    np.testing.assert_allclose(bins.numpy(), expected, rtol=1e-10, atol=1e-9)
+
+
+def test_vec3_scatter_threaded_matches_serial():
+    n, m = 200_000, 9000  # more targets than table slots: evictions are exercised
+    rng = np.random.default_rng(4)
+    src = rng.standard_normal((n, 3)).astype(np.float32)
+    idx = rng.integers(0, m, n).astype(np.int32)
+
+    def run():
+        dst = wp.zeros(m, dtype=wp.vec3)
+        wp.launch(k_scatter_vec3, dim=n, inputs=[wp.array(src, dtype=wp.vec3), wp.array(idx, dtype=int), dst])
+        return dst.numpy()
+
+    expected = np.zeros((m, 3))
+    np.add.at(expected, idx, src.astype(np.float64))
+    one, two = with_threads(1, run), with_threads(2, run)
+    np.testing.assert_allclose(one, expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(two, one, rtol=1e-4, atol=1e-4)
+
+
+def test_matrix_scatter_into_2d_array():
+    n = 100_000
+    src = np.tile(np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32), (n, 1, 1))
+
+    def run():
+        dst = wp.zeros((3, 5), dtype=wp.mat22)
+        wp.launch(k_scatter_mat22, dim=n, inputs=[wp.array(src, dtype=wp.mat22), dst])
+        return dst.numpy()
+
+    counts = np.zeros((3, 5))
+    np.add.at(counts, (np.arange(n) % 3, np.arange(n) % 5), 1.0)
+    expected = counts[:, :, None, None] * src[0]
+    np.testing.assert_array_equal(with_threads(2, run), expected)
+    np.testing.assert_array_equal(with_threads(1, run), expected)
+
+
+def test_used_atomic_results_stay_atomic_under_threads():
+    n = 200_000
+    acc = wp.zeros(1, dtype=float)
+    out = wp.zeros(n, dtype=float)
+    with_threads(2, lambda: wp.launch(k_used_result, dim=n, inputs=[acc, out]))
+    # each thread saw a distinct previous value: 0, 1, ..., n-1 in some order
+    np.testing.assert_array_equal(np.sort(out.numpy()), np.arange(n, dtype=np.float32))
+    assert acc.numpy()[0] == n
+
+
+def test_overlapping_arguments_turn_accumulation_off():
+    n = 100_000
+    acc = wp.zeros(n, dtype=float)
+    out = wp.zeros(n, dtype=float)
+    # view is acc itself: each thread must read back its own add
+    with_threads(2, lambda: wp.launch(k_add_then_read, dim=n, inputs=[acc, acc, out]))
+    np.testing.assert_array_equal(out.numpy(), np.ones(n, dtype=np.float32))
+    # an overlapping slice (different base pointer) is caught too
+    big = wp.zeros(n + 10, dtype=float)
+    out.zero_()
+    with_threads(2, lambda: wp.launch(k_add_then_read, dim=n, inputs=[big[0:n], big[0:n], out]))
+    np.testing.assert_array_equal(out.numpy(), np.ones(n, dtype=np.float32))
+    # apart: accumulated, and still right
+    other = wp.zeros(n, dtype=float)
+    acc.zero_()
+    with_threads(2, lambda: wp.launch(k_add_then_read, dim=n, inputs=[acc, other, out]))
+    np.testing.assert_array_equal(acc.numpy(), np.ones(n, dtype=np.float32))
+    np.testing.assert_array_equal(out.numpy(), np.zeros(n, dtype=np.float32))
+
+
+def test_shared_read_gradient_threaded_matches_serial_and_analytic():
+    n = 300_000
+    rng = np.random.default_rng(5)
+    vs = rng.standard_normal(n).astype(np.float32)
+
+    def run():
+        v = wp.array(vs, dtype=float, requires_grad=True)
+        drag = wp.array([0.1, 0.2], dtype=float, requires_grad=True)
+        out = wp.zeros(n, dtype=float, requires_grad=True)
+        loss = wp.zeros(1, dtype=float, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(k_drag, dim=n, inputs=[v, drag, out])
+            wp.launch(k_loss, dim=n, inputs=[out, loss])
+        tape.backward(loss)
+        return loss.numpy()[0], drag.grad.numpy().copy(), v.grad.numpy().copy()
+
+    l1, d1, g1 = with_threads(1, run)
+    l2, d2, g2 = with_threads(2, run)
+    v64 = vs.astype(np.float64)
+    out = v64 - 0.1 * v64 * np.abs(v64) + 0.2 * v64
+    np.testing.assert_allclose([l1, l2], (out * out).sum(), rtol=1e-4)
+    expected_drag = [(2 * out * -v64 * np.abs(v64)).sum(), (2 * out * v64).sum()]
+    # 300k float32 additions in sequence (one thread) drift by ~1e-4 relative; partial sums less
+    np.testing.assert_allclose(d1, expected_drag, rtol=1e-3)
+    np.testing.assert_allclose(d2, expected_drag, rtol=1e-3)
+    np.testing.assert_array_equal(g2, g1)  # thread-exclusive gradients: plain adds, bitwise equal
+
+
+def test_gather_gradient_threaded_matches_serial():
+    n, m = 200_000, 5000
+    rng = np.random.default_rng(6)
+    xs = rng.standard_normal((n, 3)).astype(np.float32)
+    idx = rng.integers(0, m, n).astype(np.int32)
+
+    def run():
+        x = wp.array(xs, dtype=wp.vec3, requires_grad=True)
+        out = wp.zeros(n, dtype=float, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(k_gather, dim=n, inputs=[x, wp.array(idx, dtype=int), out])
+        tape.backward(grads={out: np.ones(n, dtype=np.float32)})
+        return x.grad.numpy().copy()
+
+    one, two = with_threads(1, run), with_threads(2, run)
+    expected = 2.0 * xs.astype(np.float64)
+    unit = xs[idx] / np.linalg.norm(xs[idx], axis=1, keepdims=True)
+    np.add.at(expected, idx, unit.astype(np.float64))
+    np.testing.assert_allclose(one, expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(two, one, rtol=1e-4, atol=1e-4)

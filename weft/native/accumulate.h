@@ -1,0 +1,201 @@
+// Accumulations: atomic adds whose result nobody reads, into arrays that the kernel only
+// accumulates into (forward: `wp.atomic_add(a, i, v)` with the old value unused and no other
+// access to `a`; backward: gradients of arrays the kernel only reads). access.py proves those
+// conditions and the renderer calls accumulate_add / adj_load_accum for them.
+//
+// On the CPU, when several threads run a launch, each thread sums its contributions in a small
+// direct-mapped table of (address, partial sum) and adds each partial sum atomically once, when
+// the slot is needed for another address or the thread's share of the launch ends
+// (accumulate_scope). A float add into one shared value then costs a local add instead of a
+// compare-and-swap on a cache line both cores fight over. The sums are the same up to the order
+// of float additions, which atomics never fixed anyway. On CUDA (and for other scalar types) an
+// accumulation is the plain atomic.
+#pragma once
+#include "core.h"
+#include "array.h"
+#include "vec_types.h"
+
+namespace weft {
+
+#ifndef WEFT_CUDA
+struct accumulator {
+    static constexpr uint32 SLOTS = 4096;  // float slots: 4096 consecutive floats map apart
+    static constexpr uint32 DSLOTS = 1024;
+    template <typename T>
+    struct slot {
+        T* key;
+        T val;
+    };
+    slot<float> f[SLOTS];
+    slot<double> d[DSLOTS];
+    uint16_t used_f[SLOTS], used_d[DSLOTS];
+    uint32 n_f, n_d;
+
+    template <typename T, uint32 N>
+    static inline void add(slot<T>* table, uint16_t* used, uint32& n, T* p, T v) {
+        uint32 h = uint32(uintptr_t(p) / sizeof(T)) & (N - 1);
+        slot<T>& s = table[h];
+        if (s.key == p) {
+            s.val += v;
+            return;
+        }
+        if (s.key)
+            atomic_add_raw(s.key, s.val);
+        else
+            used[n++] = uint16_t(h);
+        s.key = p;
+        s.val = v;
+    }
+    inline void add(float* p, float v) { add<float, SLOTS>(f, used_f, n_f, p, v); }
+    inline void add(double* p, double v) { add<double, DSLOTS>(d, used_d, n_d, p, v); }
+
+    template <typename T>
+    static inline void flush(slot<T>* table, uint16_t* used, uint32& n) {
+        for (uint32 k = 0; k < n; ++k) {
+            slot<T>& s = table[used[k]];
+            atomic_add_raw(s.key, s.val);
+            s.key = nullptr;
+        }
+        n = 0;
+    }
+    inline void flush() {
+        flush(f, used_f, n_f);
+        flush(d, used_d, n_d);
+    }
+};
+
+// The table of the thread running a multi-threaded launch's share with accumulations (else null).
+inline thread_local accumulator* active_accumulator = nullptr;
+
+inline accumulator* thread_accumulator() {
+    static thread_local accumulator* table = nullptr;
+    if (!table) table = new accumulator();  // zeroed; one per thread and module, kept for reuse
+    return table;
+}
+
+// Opened by a kernel entry point around its share of the launch: enables the table when the
+// launch is multi-threaded and the runtime checks passed (no accumulated array overlaps another
+// array argument); flushes the partial sums when the share ends, normally or by a kernel error.
+struct accumulate_scope {
+    accumulator* acc;
+    explicit accumulate_scope(bool enable) : acc(enable && !serial_launch ? thread_accumulator() : nullptr) {
+        active_accumulator = acc;
+    }
+    ~accumulate_scope() {
+        if (acc) {
+            acc->flush();
+            active_accumulator = nullptr;
+        }
+    }
+};
+
+inline void accumulate_raw(float* p, float v) {
+    if (accumulator* a = active_accumulator)
+        a->add(p, v);
+    else
+        atomic_add_raw(p, v);
+}
+inline void accumulate_raw(double* p, double v) {
+    if (accumulator* a = active_accumulator)
+        a->add(p, v);
+    else
+        atomic_add_raw(p, v);
+}
+#endif
+
+// Other scalar types (and every type on CUDA): the atomic itself.
+template <typename T>
+WEFT_FN void accumulate_raw(T* p, T v) {
+    atomic_add_raw(p, v);
+}
+
+// Composite elements: per component.
+template <unsigned N, typename T>
+WEFT_FN void accumulate_raw(vec_t<N, T>* p, vec_t<N, T> v) {
+    for (unsigned i = 0; i < N; ++i) accumulate_raw(&p->c[i], v.c[i]);
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void accumulate_raw(mat_t<R, C, T>* p, mat_t<R, C, T> v) {
+    for (unsigned i = 0; i < R; ++i)
+        for (unsigned j = 0; j < C; ++j) accumulate_raw(&p->data[i][j], v.data[i][j]);
+}
+template <typename T>
+WEFT_FN void accumulate_raw(quat_t<T>* p, quat_t<T> v) {
+    for (int i = 0; i < 4; ++i) accumulate_raw(&(*p)[i], v[i]);
+}
+template <typename T>
+WEFT_FN void accumulate_raw(transform_t<T>* p, transform_t<T> v) {
+    accumulate_raw(&p->p, v.p);
+    accumulate_raw(&p->q, v.q);
+}
+
+// Whether two arrays' data (and gradient) byte ranges are apart: the runtime condition for
+// accumulating into one while the kernel reads or writes the other.
+template <typename T>
+WEFT_FN void byte_span(const T* base, const array_t<T>& a, uintptr_t& lo, uintptr_t& hi) {
+    lo = uintptr_t(base);
+    hi = lo + sizeof(T);
+    for (int d = 0; d < a.ndim; ++d) {
+        if (a.shape[d] == 0) {
+            hi = lo;
+            return;
+        }
+        int64 reach = int64(a.shape[d] - 1) * a.strides[d];
+        if (reach < 0)
+            lo = uintptr_t(int64(lo) + reach);
+        else
+            hi = uintptr_t(int64(hi) + reach);
+    }
+}
+template <typename T, typename U>
+WEFT_FN bool spans_apart(const T* pa, const array_t<T>& a, const U* pb, const array_t<U>& b) {
+    if (!pa || !pb) return true;
+    uintptr_t alo, ahi, blo, bhi;
+    byte_span(pa, a, alo, ahi);
+    byte_span(pb, b, blo, bhi);
+    return ahi <= blo || bhi <= alo;
+}
+template <typename T, typename U>
+WEFT_FN bool arrays_apart(const array_t<T>& a, const array_t<U>& b) {
+    return spans_apart(a.data, a, b.data, b) && spans_apart(a.grad, a, b.grad, b) &&
+           spans_apart(a.data, a, b.grad, b) && spans_apart(a.grad, a, b.data, b);
+}
+
+// accumulate_add(a, loc, i..., v): wp.atomic_add whose previous value is not used.
+template <typename T, typename... I>
+WEFT_FN T accumulate_at(const array_t<T>& a, int32 loc, T v, I... idx) {
+    accumulate_raw(element<true>(a.data, a, loc, idx...), v);
+    return T{};
+}
+// adj_load_accum[_nc](a, loc, i..., adj): the gradient of a read, accumulated.
+template <bool CHECK, typename T, typename... I>
+WEFT_FN void adj_load_accum_at(const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
+    if (a.grad) accumulate_raw(element<CHECK>(a.grad, a, loc, idx...), adj_ret);
+}
+
+// NAME(a, loc, i0[, i1[, i2[, i3]]], last) -> IMPL<flags>(a, loc, last, indices...) (as in array.h).
+// accumulate_add returns a zero T only so that it renders like atomic_add (its result is unused).
+#define WEFT_ACCUM_INDEXED(RET, NAME, IMPL, ...)                                             \
+    template <typename T, typename I0>                                                      \
+    WEFT_FN RET NAME(const array_t<T>& a, int32 loc, I0 i0, T last) {                       \
+        return IMPL<__VA_ARGS__>(a, loc, last, i0);                                         \
+    }                                                                                       \
+    template <typename T, typename I0, typename I1>                                         \
+    WEFT_FN RET NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T last) {                \
+        return IMPL<__VA_ARGS__>(a, loc, last, i0, i1);                                     \
+    }                                                                                       \
+    template <typename T, typename I0, typename I1, typename I2>                            \
+    WEFT_FN RET NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T last) {         \
+        return IMPL<__VA_ARGS__>(a, loc, last, i0, i1, i2);                                 \
+    }                                                                                       \
+    template <typename T, typename I0, typename I1, typename I2, typename I3>               \
+    WEFT_FN RET NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T last) {  \
+        return IMPL<__VA_ARGS__>(a, loc, last, i0, i1, i2, i3);                             \
+    }
+
+WEFT_ACCUM_INDEXED(T, accumulate_add, accumulate_at, T)
+WEFT_ACCUM_INDEXED(void, adj_load_accum, adj_load_accum_at, true, T)
+WEFT_ACCUM_INDEXED(void, adj_load_accum_nc, adj_load_accum_at, false, T)
+#undef WEFT_ACCUM_INDEXED
+
+}  // namespace weft
