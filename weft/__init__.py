@@ -170,6 +170,7 @@ from .interop import (
 from .runtime.launch import launch
 from .runtime.launch_object import Launch
 from .runtime.module import set_module_options, get_module_options, clear_kernel_cache
+from .runtime.aot import compile_aot_module, load_aot_module
 from .runtime.device import (
     Device,
     get_device,

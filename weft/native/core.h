@@ -2,10 +2,31 @@
 // Shared by CPU and CUDA builds; WEFT_FN marks functions callable on both.
 #pragma once
 
+#if defined(__CUDACC_RTC__)
+// NVRTC has no C library headers: fixed-width integers are typedef'd here; math functions,
+// memcpy and printf are CUDA device builtins.
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+typedef unsigned long long uintptr_t;
+typedef long long intptr_t;
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#else
 #include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#endif
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define WEFT_CUDA 1
@@ -169,6 +190,27 @@ inline void record_error(launch_context* ctx, const kernel_error& e) {
     if (__atomic_compare_exchange_n(&ctx->has_error, &expected, 1, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
         ctx->error = e;
 }
+
+// A kernel error ends the launch: thrown here, caught by the entry point (record_error).
+inline void raise_kernel_error(const kernel_error& e) { throw kernel_exception{e}; }
+#else
+// CUDA cannot throw. The entry point stores the launch context's device pointer (may be null) in
+// this block-shared slot (every thread of a launch writes the same value, so blocks of concurrent
+// launches never see each other's); the first failing thread records its error there with
+// atomicCAS on has_error, and every failing thread then ends (PTX `exit`), so a checked access
+// never touches memory out of bounds.
+__shared__ launch_context* cuda_launch_ctx;
+
+__device__ inline void cuda_set_context(launch_context* ctx) { cuda_launch_ctx = ctx; }
+
+__device__ inline void raise_kernel_error(const kernel_error& e) {
+    launch_context* ctx = cuda_launch_ctx;
+    if (ctx && atomicCAS(&ctx->has_error, 0, 1) == 0) {
+        ctx->error = e;
+        __threadfence();
+    }
+    asm volatile("exit;");
+}
 #endif
 
 template <typename T>
@@ -182,9 +224,7 @@ WEFT_FN void raise_index_error(const array_t<T>& a, int32 loc, int32 dim, const 
         e.index[i] = i < nidx ? idx[i] : 0;
         e.shape[i] = a.shape[i];
     }
-#ifndef WEFT_CUDA
-    throw kernel_exception{e};
-#endif
+    raise_kernel_error(e);
 }
 
 // Byte offset of an element, with bounds checking unless WEFT_RELEASE is defined.
@@ -337,6 +377,166 @@ inline float16 atomic_min_raw(float16* p, float16 v) {
 inline float16 atomic_max_raw(float16* p, float16 v) {
     return atomic_update_float(p, [v](float16 o) { return float(v) > float(o) ? v : o; });
 }
+#else
+// CUDA: hardware atomics where they exist (add on int32/uint32/uint64/float/double, min/max on
+// 32/64-bit ints); everything else (float min/max, float16, 8/16-bit ints, bool) is a
+// compare-and-swap loop, on the containing aligned 32-bit word for types narrower than 4 bytes.
+template <typename T>
+struct atomic_op_add {
+    T v;
+    __device__ T operator()(T o) const { return T(o + v); }
+};
+template <>
+struct atomic_op_add<float16> {
+    float16 v;
+    __device__ float16 operator()(float16 o) const { return float16(float(o) + float(v)); }
+};
+template <>
+struct atomic_op_add<bool> {
+    bool v;
+    __device__ bool operator()(bool o) const { return o || v; }
+};
+template <typename T>
+struct atomic_op_min {
+    T v;
+    __device__ T operator()(T o) const { return float64(v) < float64(o) ? v : o; }
+};
+template <typename T>
+struct atomic_op_max {
+    T v;
+    __device__ T operator()(T o) const { return float64(v) > float64(o) ? v : o; }
+};
+
+// CAS loop on a 4- or 8-byte word W holding the whole value; returns the previous value.
+template <typename W, typename T, typename Op>
+__device__ inline T atomic_cas_word(T* p, Op op) {
+    W* wp = (W*)p;
+    W old = *(volatile W*)wp;
+    for (;;) {
+        T o, n;
+        memcpy(&o, &old, sizeof(T));
+        n = op(o);
+        W nw;
+        memcpy(&nw, &n, sizeof(T));
+        if (nw == old) return o;
+        W prev = atomicCAS(wp, old, nw);
+        if (prev == old) return o;
+        old = prev;
+    }
+}
+
+// CAS loop for 1- and 2-byte values: swap the aligned 32-bit word that contains them.
+template <typename T, typename Op>
+__device__ inline T atomic_cas_subword(T* p, Op op) {
+    unsigned long long addr = (unsigned long long)p;
+    unsigned int* wp = (unsigned int*)(addr & ~3ull);
+    unsigned int shift = unsigned(addr & 3ull) * 8u;
+    unsigned int mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
+    unsigned int old = *(volatile unsigned int*)wp;
+    for (;;) {
+        unsigned int ob = (old & mask) >> shift, nb = 0;
+        T o, n;
+        memcpy(&o, &ob, sizeof(T));  // little-endian: the low bytes hold the value
+        n = op(o);
+        memcpy(&nb, &n, sizeof(T));
+        unsigned int nw = (old & ~mask) | ((nb << shift) & mask);
+        if (nw == old) return o;
+        unsigned int prev = atomicCAS(wp, old, nw);
+        if (prev == old) return o;
+        old = prev;
+    }
+}
+
+template <typename T, typename Op>
+__device__ inline T atomic_update(T* p, Op op) {
+    if constexpr (sizeof(T) == 8)
+        return atomic_cas_word<unsigned long long>(p, op);
+    else if constexpr (sizeof(T) == 4)
+        return atomic_cas_word<unsigned int>(p, op);
+    else
+        return atomic_cas_subword(p, op);
+}
+
+template <typename T>
+__device__ inline T atomic_add_raw(T* p, T v) {
+    return atomic_update(p, atomic_op_add<T>{v});
+}
+__device__ inline float atomic_add_raw(float* p, float v) { return atomicAdd(p, v); }
+__device__ inline double atomic_add_raw(double* p, double v) {
+#if __CUDA_ARCH__ >= 600
+    return atomicAdd(p, v);
+#else
+    return atomic_update(p, atomic_op_add<double>{v});
+#endif
+}
+__device__ inline int32 atomic_add_raw(int32* p, int32 v) { return atomicAdd((int*)p, (int)v); }
+__device__ inline uint32 atomic_add_raw(uint32* p, uint32 v) { return atomicAdd((unsigned int*)p, (unsigned int)v); }
+__device__ inline uint64 atomic_add_raw(uint64* p, uint64 v) {
+    return atomicAdd((unsigned long long*)p, (unsigned long long)v);
+}
+__device__ inline int64 atomic_add_raw(int64* p, int64 v) {  // two's complement: add as unsigned
+    return (int64)atomicAdd((unsigned long long*)p, (unsigned long long)v);
+}
+
+template <typename T>
+__device__ inline T atomic_min_raw(T* p, T v) {
+    return atomic_update(p, atomic_op_min<T>{v});
+}
+template <typename T>
+__device__ inline T atomic_max_raw(T* p, T v) {
+    return atomic_update(p, atomic_op_max<T>{v});
+}
+__device__ inline int32 atomic_min_raw(int32* p, int32 v) { return atomicMin((int*)p, (int)v); }
+__device__ inline uint32 atomic_min_raw(uint32* p, uint32 v) { return atomicMin((unsigned int*)p, (unsigned int)v); }
+__device__ inline int64 atomic_min_raw(int64* p, int64 v) { return atomicMin((long long*)p, (long long)v); }
+__device__ inline uint64 atomic_min_raw(uint64* p, uint64 v) {
+    return atomicMin((unsigned long long*)p, (unsigned long long)v);
+}
+__device__ inline int32 atomic_max_raw(int32* p, int32 v) { return atomicMax((int*)p, (int)v); }
+__device__ inline uint32 atomic_max_raw(uint32* p, uint32 v) { return atomicMax((unsigned int*)p, (unsigned int)v); }
+__device__ inline int64 atomic_max_raw(int64* p, int64 v) { return atomicMax((long long*)p, (long long)v); }
+__device__ inline uint64 atomic_max_raw(uint64* p, uint64 v) {
+    return atomicMax((unsigned long long*)p, (unsigned long long)v);
+}
+
+// Loop checkpoints of backward bodies (the CPU uses std::vector): a growable array on the device
+// heap with the subset of std::vector's API the emitter uses. Running out of device heap is a
+// kernel error (code 3, no source location) rather than a write through a null pointer.
+template <typename T>
+struct dyn_stack {
+    T* data = nullptr;
+    int64 n = 0, cap = 0;
+
+    __device__ dyn_stack() {}
+    __device__ ~dyn_stack() { free(data); }
+    dyn_stack(const dyn_stack&) = delete;
+    dyn_stack& operator=(const dyn_stack&) = delete;
+
+    __device__ void clear() { n = 0; }
+    __device__ void reserve(int64 c) {
+        if (c > cap) grow(c);
+    }
+    __device__ void push_back(const T& v) {
+        if (n == cap) grow(cap ? 2 * cap : 8);
+        memcpy(data + n, &v, sizeof(T));
+        ++n;
+    }
+    __device__ T& operator[](int64 i) { return data[i]; }
+    __device__ void grow(int64 c) {
+        T* p = (T*)malloc(size_t(c) * sizeof(T));
+        if (!p) {
+            kernel_error e = {};
+            e.code = 3;
+            e.loc = -1;
+            e.index[0] = c * int64(sizeof(T));
+            raise_kernel_error(e);
+        }
+        if (n) memcpy(p, data, size_t(n) * sizeof(T));
+        free(data);
+        data = p;
+        cap = c;
+    }
+};
 #endif
 
 }  // namespace weft

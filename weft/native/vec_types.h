@@ -89,9 +89,7 @@ WEFT_FN void raise_component_error(int32 loc, int64 index, int32 size) {
         e.index[i] = i == 0 ? index : 0;
         e.shape[i] = i == 0 ? size : 0;
     }
-#ifndef WEFT_CUDA
-    throw kernel_exception{e};
-#endif
+    raise_kernel_error(e);
 }
 
 }  // namespace weft

@@ -24,6 +24,12 @@ inline void printf_flush(const char* fmt, A... args) {
     printf(fmt, args...);
     fflush(stdout);
 }
+#else
+// Device printf output is flushed by the driver at synchronization points.
+template <typename... A>
+__device__ inline void printf_flush(const char* fmt, A... args) {
+    printf(fmt, args...);
+}
 #endif
 
 }  // namespace weft

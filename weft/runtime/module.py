@@ -129,6 +129,7 @@ class Module:
         self.pending: list = []
         self.options: dict = {"enable_backward": True}
         self.locs: list = []  # source locations of all built instances (runtime errors)
+        self.cuda_loaded: dict = {}  # device alias -> aot.AotModule (set by load_aot_module)
         self._func_names: dict = {}
 
     def add_kernel(self, kernel) -> int:
@@ -171,16 +172,25 @@ class Module:
                 except (WarpCodegenError, TypeError, ValueError, KeyError, AttributeError, RuntimeError):
                     pass
 
-    def build(self, instances):
-        renderer = CPURenderer()
+    @staticmethod
+    def funcs_of(instances) -> list:
+        """The funcs the instances call (transitively), each once, in dependency order."""
         funcs, seen = [], set()
         for inst in instances:
             for f in inst.funcs:
                 if f.symbol not in seen:
                     seen.add(f.symbol)
                     funcs.append(f)
-        source = renderer.render_module(instances, funcs)
-        stem = "".join(ch if ch.isalnum() else "_" for ch in self.name)[-40:]
+        return funcs
+
+    def stem(self) -> str:
+        """The module's name as a file-name prefix in the cache."""
+        return "".join(ch if ch.isalnum() else "_" for ch in self.name)[-40:]
+
+    def build(self, instances):
+        renderer = CPURenderer()
+        source = renderer.render_module(instances, self.funcs_of(instances))
+        stem = self.stem()
         lib = cached_library(stem, source, build_options())
         base = len(self.locs)
         self.locs.extend(renderer.locs)
@@ -195,6 +205,44 @@ class Module:
             )
             inst.forward_ptr = ctypes.cast(getattr(lib, f"{inst.symbol}_cpu_forward"), ctypes.c_void_p).value
             inst.source = source
+
+    def cuda_build(self, instances, arch: int, use_ptx: bool = True) -> "CudaBuild":
+        """Render the instances for CUDA and compile them with NVRTC for ``sm_<arch>`` (PTX for
+        ``compute_<arch>`` when ``use_ptx``), through the disk cache. Needs no GPU.
+
+        Raises:
+            WeftBuildError: NVRTC is missing, or rejected the code (mapped to the Python line).
+        """
+        from ..codegen.emit_cuda import CUDARenderer
+        from . import nvrtc
+
+        renderer = CUDARenderer()
+        source = renderer.render_module(instances, self.funcs_of(instances))
+        image = nvrtc.cached_image(self.stem(), source, int(arch), use_ptx, build_options())
+        entries = {inst.symbol: renderer.entry_points(inst) for inst in instances}
+        return CudaBuild(image, entries, list(renderer.locs), source)
+
+    def cuda_image(self, instances, arch: int, use_ptx: bool = True) -> bytes:
+        """PTX text or CUBIN bytes of the instances' CUDA entry points (see ``cuda_build``)."""
+        return self.cuda_build(instances, arch, use_ptx).image
+
+
+class CudaBuild:
+    """One CUDA compilation of a set of kernel instances.
+
+    Attributes:
+        image: PTX (bytes, no trailing NUL) or CUBIN.
+        entry_points: instance symbol -> [``{sym}_cuda_forward``, ``{sym}_cuda_backward``] (no
+            backward name when the instance was built without a backward pass).
+        locs: source locations; a kernel error's ``loc`` indexes this list (-1: no location).
+        source: the CUDA C++ that was compiled.
+    """
+
+    def __init__(self, image: bytes, entry_points: dict, locs: list, source: str):
+        self.image = image
+        self.entry_points = entry_points
+        self.locs = locs
+        self.source = source
 
 
 _runtime: list = []

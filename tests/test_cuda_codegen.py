@@ -1,0 +1,379 @@
+"""The CUDA target, proven by compilation: kernels rendered by CUDARenderer compile with NVRTC to
+PTX and CUBIN (no GPU needed), compile errors map to Python lines, AOT builds write Warp's files,
+and -- last in the session -- every kernel the suite built for the CPU also compiles for CUDA."""
+
+import concurrent.futures
+import json
+import multiprocessing
+import os
+import re
+import typing
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.codegen.emit_cuda import CUDARenderer
+from weft.codegen.errors import WeftBuildError
+from weft.runtime import module as wmod
+from weft.runtime import nvrtc
+
+pytest.importorskip("cuda.bindings.nvrtc", reason="CUDA codegen tests need NVRTC: pip install cuda-python nvidia-cuda-nvrtc")
+if not nvrtc.available():
+    pytest.skip("cuda-python is installed but no NVRTC library loads (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+
+ARCHS = (75, 90)
+
+
+# ------------------------------------------------------------------ kernels covering the headers
+@wp.func
+def sq(x: float):
+    return x * x
+
+
+@wp.kernel
+def k_scalar(a: wp.array(dtype=float), b: wp.array(dtype=wp.float64), out: wp.array(dtype=float)):
+    i = wp.tid()
+    x = a[i]
+    y = wp.sin(x) * wp.exp(-x) + wp.pow(wp.abs(x) + 1.0, 0.5) + sq(wp.atan2(x, 2.0)) + float(i % 3)
+    out[i] = y + float(b[i] // wp.float64(2.0)) + wp.clamp(x, -1.0, 1.0) + wp.smoothstep(0.0, 1.0, x)
+
+
+@wp.kernel
+def k_geometry(
+    v: wp.array(dtype=wp.vec3),
+    m: wp.array(dtype=wp.mat33),
+    q: wp.array(dtype=wp.quat),
+    t: wp.array(dtype=wp.transform),
+    out: wp.array(dtype=wp.vec3),
+):
+    i = wp.tid()
+    p = m[i] * v[i] + wp.cross(v[i], wp.vec3(1.0, 0.0, 0.0)) * wp.length(v[i])
+    p = wp.quat_rotate(q[i], p) + wp.transform_point(t[i], p)
+    n = wp.normalize(p + wp.vec3(1.0))
+    r = wp.transpose(m[i]) * wp.inverse(m[i] + wp.identity(n=3, dtype=float))
+    out[i] = n * wp.determinant(r) + wp.vec3(r[0, 1], p[1], wp.dot(n, p))
+
+
+@wp.struct
+class Particle:
+    pos: wp.vec3
+    mass: float
+    vel: wp.array(dtype=wp.vec3)
+
+
+@wp.kernel
+def k_struct(p: Particle, dt: float, out: wp.array(dtype=float)):
+    i = wp.tid()
+    x = p.pos + p.vel[i] * dt
+    out[i] = wp.length(x) * p.mass
+
+
+@wp.kernel
+def k_atomics(
+    f16: wp.array(dtype=wp.float16),
+    f32: wp.array(dtype=float),
+    f64: wp.array(dtype=wp.float64),
+    i32: wp.array(dtype=wp.int32),
+    i64: wp.array(dtype=wp.int64),
+    u32: wp.array(dtype=wp.uint32),
+    v3: wp.array(dtype=wp.vec3),
+):
+    i = wp.tid()
+    wp.atomic_add(f16, 0, wp.float16(1.0))
+    wp.atomic_max(f16, 1, wp.float16(float(i)))
+    wp.atomic_add(f32, 0, float(i))
+    wp.atomic_min(f32, 1, float(i))
+    wp.atomic_max(f32, 2, float(i))
+    wp.atomic_sub(f64, 0, wp.float64(i))
+    wp.atomic_max(f64, 1, wp.float64(i))
+    wp.atomic_add(i32, 0, i)
+    wp.atomic_min(i32, 1, i)
+    wp.atomic_add(i64, 0, wp.int64(i))
+    wp.atomic_max(i64, 1, wp.int64(i))
+    wp.atomic_add(u32, 0, wp.uint32(i))
+    wp.atomic_add(v3, 0, wp.vec3(float(i)))
+
+
+@wp.kernel
+def k_random_noise(seed: int, out: wp.array(dtype=float)):
+    i = wp.tid()
+    s = wp.rand_init(seed, i)
+    x = wp.randf(s) + wp.randn(s) + float(wp.randi(s, 0, 10))
+    v = wp.sample_unit_sphere(s)
+    c = wp.curlnoise(s, wp.vec3(x, 0.5, 0.25))
+    out[i] = x + wp.noise(s, x) + wp.pnoise(s, wp.vec2(x, 1.0), 4, 4) + v[0] + c[1]
+
+
+@wp.kernel
+def k_svd(a: wp.array(dtype=wp.mat33), out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    U = wp.mat33()
+    sigma = wp.vec3()
+    V = wp.mat33()
+    wp.svd3(a[i], U, sigma, V)
+    out[i] = sigma + U[0] + V[1]
+
+
+@wp.kernel
+def k_dynamic_loop(x: wp.array(dtype=float), n: int, out: wp.array(dtype=float)):
+    i = wp.tid()
+    s = x[i]
+    for k in range(n):
+        s = wp.sin(s) * x[i] + float(k)
+    j = int(0)
+    while j < n:
+        s = s * 0.5 + x[i]
+        j += 1
+    out[i] = s
+
+
+@wp.kernel
+def k_print(x: wp.array(dtype=float), v: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    wp.printf("thread %d has %f\n", i, x[i])
+    print(v[i])
+    print(x[i])
+
+
+@wp.kernel
+def k_tid1(out: wp.array(dtype=int)):
+    i = wp.tid()
+    out[i] = i
+
+
+@wp.kernel
+def k_tid2(out: wp.array2d(dtype=int)):
+    i, j = wp.tid()
+    out[i, j] = i + j
+
+
+@wp.kernel
+def k_tid3(out: wp.array3d(dtype=int)):
+    i, j, k = wp.tid()
+    out[i, j, k] = i + j + k
+
+
+@wp.kernel
+def k_tid4(out: wp.array4d(dtype=int)):
+    i, j, k, l = wp.tid()
+    out[i, j, k, l] = i + j + k + l
+
+
+@wp.func
+def soft_abs(x: float):
+    return wp.abs(x)
+
+
+@wp.func_grad(soft_abs)
+def adj_soft_abs(x: float, adj_ret: float):
+    wp.adjoint[x] += adj_ret * wp.tanh(10.0 * x)
+
+
+@wp.kernel
+def k_custom_grad(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = soft_abs(x[i])
+
+
+@wp.kernel(enable_backward=False)
+def k_forward_only(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] + 1.0
+
+
+@wp.kernel
+def k_generic(x: wp.array(dtype=typing.Any), y: wp.array(dtype=typing.Any)):
+    i = wp.tid()
+    y[i] = x[i] + x[i]
+
+
+ALL = [
+    k_scalar,
+    k_geometry,
+    k_struct,
+    k_atomics,
+    k_random_noise,
+    k_svd,
+    k_dynamic_loop,
+    k_print,
+    k_tid1,
+    k_tid2,
+    k_tid3,
+    k_tid4,
+    k_custom_grad,
+    k_forward_only,
+]
+
+
+def entries(text: str) -> set:
+    return set(re.findall(r"\.entry\s+(\w+)\(", text))
+
+
+@pytest.mark.parametrize("kernel", ALL, ids=lambda k: k.key)
+def test_kernel_compiles_to_ptx_with_forward_and_backward_entries(kernel):
+    inst = kernel.default_instance()
+    build = kernel.module.cuda_build([inst], 75, use_ptx=True)
+    expected = {f"{inst.symbol}_cuda_forward"} | ({f"{inst.symbol}_cuda_backward"} if inst.backward_enabled else set())
+    assert entries(build.image.decode()) == expected
+    assert build.entry_points[inst.symbol] == sorted(expected, key=lambda n: n.endswith("backward"))
+
+
+def test_whole_module_to_ptx_and_cubin_for_both_archs():
+    insts = [k.default_instance() for k in ALL]
+    m = insts[0].kernel.module
+    for arch in ARCHS:
+        ptx = m.cuda_image(insts, arch, use_ptx=True).decode()
+        assert f".target sm_{arch}" in ptx
+        assert len(entries(ptx)) == 2 * len(ALL) - 1  # k_forward_only has no backward entry
+        cubin = m.cuda_image(insts, arch, use_ptx=False)
+        assert cubin[:4] == b"\x7fELF"
+        assert all(name.encode() in cubin for name in entries(ptx))
+
+
+def test_entry_point_shape_and_error_context():
+    inst = k_tid2.default_instance()
+    src = CUDARenderer().render_module([inst], [])
+    sym = inst.symbol
+    assert (
+        f'extern "C" __global__ void {sym}_cuda_forward(weft::launch_bounds bounds, wp_args_{sym} args, '
+        "weft::launch_context* ctx) {" in src
+    )
+    assert "weft::cuda_set_context(ctx);" in src
+    assert "t < bounds.size" in src and "gridDim.x" in src  # grid-stride loop over the launch
+    assert "args.arg_out.shape[0] >= bounds.shape[0] && args.arg_out.shape[1] >= bounds.shape[1]" in src
+    assert "try" not in src and "throw" not in src
+
+
+def test_cuda_backward_uses_device_stacks_and_cpu_keeps_std_vector():
+    from weft.codegen.emit import CPURenderer
+
+    inst = k_dynamic_loop.default_instance()
+    cuda_src = CUDARenderer().render_module([inst], inst.funcs)
+    cpu_src = CPURenderer().render_module([inst], inst.funcs)
+    assert "weft::dyn_stack<weft::float32>" in cuda_src and "std::vector" not in cuda_src
+    assert "std::vector<weft::float32>" in cpu_src and "dyn_stack" not in cpu_src
+
+
+def test_nvrtc_error_maps_to_the_python_line():
+    inst = k_scalar.default_instance()
+    src = CUDARenderer().render_module([inst], inst.funcs)
+    lines = src.splitlines()
+    k = next(n for n, line in enumerate(lines) if "// @py test_cuda_codegen.py:" in line)
+    py_line = lines[k].split("// @py ", 1)[1]
+    lines[k] = "    undefined_symbol_here(1);" + lines[k][lines[k].index("  // @py") :]
+    with pytest.raises(WeftBuildError, match=f"for Python line {re.escape(py_line)}") as info:
+        nvrtc.compile_source("\n".join(lines), "broken.cu", 75, True)
+    assert "undefined_symbol_here" in str(info.value)
+
+
+def test_cache_reuses_and_repairs_images(tmp_path, monkeypatch):
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))
+    inst = k_tid1.default_instance()
+    src = CUDARenderer().render_module([inst], [])
+    first = nvrtc.cached_image("cache_probe", src, 75, True)
+    (image,) = [p for p in tmp_path.iterdir() if p.suffix == ".ptx"]
+    assert nvrtc.cached_image("cache_probe", src, 75, True) == first
+    image.write_bytes(b"garbage")  # a damaged entry is rebuilt, not returned
+    assert nvrtc.cached_image("cache_probe", src, 75, True) == first
+    assert image.read_bytes() == first
+    key_ptx, key_cubin = nvrtc.cache_key(src, 75, True), nvrtc.cache_key(src, 75, False)
+    assert len({key_ptx, key_cubin, nvrtc.cache_key(src, 90, True)}) == 3
+
+
+@pytest.mark.parametrize("use_ptx", [True, False], ids=["ptx", "cubin"])
+def test_compile_aot_module_writes_one_image_per_arch(tmp_path, use_ptx):
+    wp.launch(k_generic, 4, inputs=[wp.zeros(4, dtype=float), wp.zeros(4, dtype=float)])
+    wp.compile_aot_module(__name__, arch=list(ARCHS), use_ptx=use_ptx, module_dir=tmp_path)
+    ext = "ptx" if use_ptx else "cubin"
+    images = sorted(p.name for p in tmp_path.iterdir() if p.suffix == "." + ext)
+    assert len(images) == 2
+    ident = images[0].split(".sm")[0]
+    assert images == [f"{ident}.sm{a}.{ext}" for a in ARCHS] and ident.startswith("wp_test_cuda_codegen_")
+    meta = json.loads((tmp_path / f"{ident}.meta").read_text())
+    keys = {v["key"] for v in meta["kernels"].values()}
+    assert {k.key for k in ALL} | {"k_generic"} <= keys
+    for a in ARCHS:
+        data = (tmp_path / f"{ident}.sm{a}.{ext}").read_bytes()
+        for k in meta["kernels"].values():
+            for name in k["entry_points"]:
+                assert (f".entry {name}(" if use_ptx else name).encode() in data
+        assert len(k["entry_points"]) in (1, 2)
+    assert (tmp_path / f"{ident}.cu").read_text().startswith('#include "weft.h"')
+
+
+def test_compile_aot_module_strip_hash_and_module_object(tmp_path):
+    import sys
+
+    wp.compile_aot_module(sys.modules[__name__], arch=75, module_dir=tmp_path, strip_hash=True)
+    assert (tmp_path / "wp_test_cuda_codegen.sm75.ptx").is_file()
+    assert (tmp_path / "wp_test_cuda_codegen.meta").is_file()
+    wmod.get_module(__name__).options["strip_hash"] = False
+
+
+def test_compile_aot_module_needs_an_arch_without_a_gpu(tmp_path):
+    with pytest.raises((ValueError, RuntimeError), match="CUDA"):
+        wp.compile_aot_module(__name__, module_dir=tmp_path)
+    with pytest.raises(ValueError, match="no weft kernels"):
+        wp.compile_aot_module("no_such_module_here", arch=75, module_dir=tmp_path)
+
+
+@pytest.mark.skipif(wp.is_cuda_available(), reason="checks the error raised on a machine without a GPU")
+def test_load_aot_module_without_a_gpu_says_so(tmp_path):
+    wp.compile_aot_module(__name__, arch=75, module_dir=tmp_path)
+    with pytest.raises(RuntimeError, match="no CUDA device|not a CUDA device"):
+        wp.load_aot_module(__name__, device="cuda:0", arch=75, module_dir=tmp_path)
+    with pytest.raises(RuntimeError, match="not a CUDA device"):
+        wp.load_aot_module(__name__, arch=75, module_dir=tmp_path)
+
+
+def test_cpu_results_unchanged_by_cuda_rendering():
+    """Rendering for CUDA leaves the instance usable on the CPU with the same results."""
+    x = wp.array(np.linspace(-2, 2, 8, dtype=np.float32), requires_grad=True)
+    out = wp.zeros(8, dtype=float, requires_grad=True)
+    k_custom_grad.module.cuda_image([k_custom_grad.default_instance()], 75)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_custom_grad, 8, inputs=[x, out])
+    tape.backward(grads={out: wp.ones(8, dtype=float)})
+    np.testing.assert_allclose(out.numpy(), np.abs(x.numpy()))
+    np.testing.assert_allclose(x.grad.numpy(), np.tanh(10 * x.numpy()), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ every kernel of the session
+TARGETS = [(75, True), (90, True), (75, False), (90, False)]
+
+
+@pytest.mark.run_last
+def test_every_suite_kernel_compiles_for_cuda(cpu_builds):
+    """Each batch of kernels the CPU path built in this session, rendered for CUDA and compiled to
+    PTX and CUBIN for sm_75 and sm_90 (through the cache, on all cores)."""
+    if not cpu_builds:
+        pytest.skip("no CPU kernels were built in this session")
+    jobs, failures = {}, []
+    for m, insts in cpu_builds:
+        r = CUDARenderer()
+        names = ", ".join(f"{i.kernel.module.name}.{i.kernel.key}" for i in insts)
+        try:
+            src = r.render_module(insts, m.funcs_of(insts))
+        except Exception as e:  # a renderer bug is a CUDA failure of these kernels too
+            failures.append(f"{names}: rendering failed: {e!r}")
+            continue
+        jobs.setdefault(src, (m.stem(), names, [n for i in insts for n in r.entry_points(i)]))
+    defines = wmod.build_options()
+    work = [(src, arch, ptx) for src in jobs for arch, ptx in TARGETS]
+    args = [(wmod.cache_dir(), jobs[s][0], s, a, p, defines) for s, a, p in work]
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=ctx) as pool:
+        results = list(pool.map(nvrtc.image_job, args, chunksize=4))
+    for (src, arch, ptx), (ok, out) in zip(work, results):
+        _, names, entry_names = jobs[src]
+        kind = f"{'PTX' if ptx else 'CUBIN'} sm_{arch}"
+        if not ok:
+            failures.append(f"{names} ({kind}): {out}")
+            continue
+        found = entries(out.decode()) if ptx else None
+        missing = [n for n in entry_names if (n not in found if ptx else n.encode() not in out)]
+        if missing:
+            failures.append(f"{names} ({kind}): missing entry points {missing}")
+    assert not failures, f"{len(failures)} CUDA build(s) failed:\n" + "\n\n".join(failures)[:20000]

@@ -1,0 +1,181 @@
+"""CUDA build: compile a module's CUDA C++ with NVRTC into PTX or CUBIN, through the disk cache.
+
+Contract: ``cached_image(stem, source, arch, use_ptx, defines)`` returns the PTX text (as bytes,
+NUL-free) or the CUBIN of ``source`` for ``sm_<arch>``, reusing a verified cache entry when the
+source, headers, NVRTC version, architecture, output kind and defines match. A compile error
+raises ``WeftBuildError`` naming the Python line of the first diagnostic that points at a
+generated statement (the ``// @py file:line`` comments the emitter writes), like the CPU path.
+
+Needs ``cuda-python`` (``cuda.bindings.nvrtc``) and an NVRTC library (the ``nvidia-cuda-nvrtc``
+wheel); neither is imported until a CUDA build is requested, so the CPU path never loads them.
+No GPU or driver is needed: NVRTC only compiles.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+
+from ..codegen.errors import WeftBuildError
+from . import cpu
+
+# Fixed options: C++17 like the host build, IEEE math (no --use_fast_math: NaN/inf semantics of
+# the builtins rely on it), unannotated functions default to device code, no warnings (generated
+# code declares variables it may not use; the CPU build passes -w too).
+BASE_OPTIONS = ["-std=c++17", "-default-device", "-w"]
+
+
+def _nvrtc():
+    """The ``cuda.bindings.nvrtc`` module, or a WeftBuildError telling how to install it."""
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as e:
+        raise WeftBuildError(
+            "building CUDA kernels needs NVRTC through cuda-python: "
+            "`pip install cuda-python nvidia-cuda-nvrtc` (or `pip install weft[cuda]`)"
+        ) from e
+    return nvrtc
+
+
+def available() -> bool:
+    """True when cuda-python and an NVRTC library can be loaded (no GPU is needed)."""
+    try:
+        version()
+    except WeftBuildError:
+        return False
+    return True
+
+
+def _check(result, what: str):
+    """Unpack a cuda-python ``(err, *values)`` tuple, raising on a failed call."""
+    err, *values = result
+    if int(err) != 0:
+        raise WeftBuildError(f"NVRTC {what} failed: {err}")
+    return values[0] if len(values) == 1 else values
+
+
+@functools.lru_cache(maxsize=None)
+def version() -> tuple:
+    """NVRTC (major, minor); part of the cache key."""
+    try:
+        major, minor = _check(_nvrtc().nvrtcVersion(), "version query")
+    except (OSError, RuntimeError) as e:  # the bindings load the shared library lazily
+        raise WeftBuildError(
+            f"cuda-python found no NVRTC library ({e}); `pip install nvidia-cuda-nvrtc`"
+        ) from e
+    return int(major), int(minor)
+
+
+def supported_archs() -> list:
+    """The sm_XX numbers this NVRTC can target."""
+    nvrtc = _nvrtc()
+    n = _check(nvrtc.nvrtcGetNumSupportedArchs(), "arch query")
+    if not n:
+        return []
+    return [int(a) for a in _check(nvrtc.nvrtcGetSupportedArchs(), "arch query")]
+
+
+def options(arch: int, use_ptx: bool, defines=()) -> list:
+    """Command-line options for one compilation (also part of the cache key)."""
+    target = f"compute_{arch}" if use_ptx else f"sm_{arch}"
+    return [f"-arch={target}", *BASE_OPTIONS, *[f"-D{d}" for d in defines], f"-I{cpu.NATIVE_DIR}"]
+
+
+def compile_source(source: str, name: str, arch: int, use_ptx: bool, defines=()) -> bytes:
+    """Compile CUDA C++ ``source`` (``name`` is the file name shown in diagnostics)."""
+    nvrtc = _nvrtc()
+    opts = [o.encode() for o in options(arch, use_ptx, defines)]
+    prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []), "program creation")
+    try:
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        if int(err) != 0:
+            log = _program_log(nvrtc, prog)
+            raise WeftBuildError(
+                f"NVRTC failed on generated CUDA code ({name}, sm_{arch})"
+                f"{python_origin(source, name, log)}:\n{log.strip()[:6000]}"
+            )
+        if use_ptx:
+            size = _check(nvrtc.nvrtcGetPTXSize(prog), "PTX size")
+            buf = b" " * size
+            _check((nvrtc.nvrtcGetPTX(prog, buf)[0], None), "PTX fetch")
+            return buf.rstrip(b"\0")
+        size = _check(nvrtc.nvrtcGetCUBINSize(prog), "CUBIN size")
+        buf = b" " * size
+        _check((nvrtc.nvrtcGetCUBIN(prog, buf)[0], None), "CUBIN fetch")
+        return buf
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def _program_log(nvrtc, prog) -> str:
+    size = _check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
+    buf = b" " * size
+    nvrtc.nvrtcGetProgramLog(prog, buf)
+    return buf.rstrip(b"\0").decode(errors="replace")
+
+
+def python_origin(source: str, name: str, log: str) -> str:
+    """' for Python line file:N' for the first diagnostic that points at a generated statement.
+
+    NVRTC writes diagnostics as ``name(LINE): error: ...``."""
+    lines = source.splitlines()
+    for m in re.finditer(re.escape(name) + r"\((\d+)\)", log):
+        k = int(m.group(1)) - 1
+        if 0 <= k < len(lines) and "// @py " in lines[k]:
+            return " for Python line " + lines[k].split("// @py ", 1)[1].strip()
+    return ""
+
+
+def cache_key(source: str, arch: int, use_ptx: bool, defines=()) -> str:
+    """sha256 over the weft version, source, headers, NVRTC version, options and output kind."""
+    from .module import VERSION, headers_digest
+
+    parts = [VERSION, source, headers_digest(), "nvrtc %d.%d" % version(), *options(arch, use_ptx, defines)]
+    parts.append("ptx" if use_ptx else "cubin")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def cached_image(stem: str, source: str, arch: int, use_ptx: bool, defines=()) -> bytes:
+    """The compiled image of ``source``, from the disk cache when a verified entry exists."""
+    from .module import _write_atomic, cache_dir
+
+    key = cache_key(source, arch, use_ptx, defines)
+    base = os.path.join(cache_dir(), f"{stem}_sm{arch}_{key}")
+    image_path = base + (".ptx" if use_ptx else ".cubin")
+    sum_path = image_path + ".sha256"
+    image = _read_verified(image_path, sum_path)
+    if image is not None:
+        return image
+    _write_atomic(base + ".cu", source.encode())
+    image = compile_source(source, os.path.basename(base) + ".cu", arch, use_ptx, defines)
+    _write_atomic(image_path, image)
+    _write_atomic(sum_path, hashlib.sha256(image).hexdigest().encode())
+    return image
+
+
+def _read_verified(image_path: str, sum_path: str):
+    """The cached image, or None when it is missing or does not match its checksum."""
+    try:
+        with open(image_path, "rb") as f:
+            data = f.read()
+        with open(sum_path, "rb") as f:
+            expected = f.read().decode().strip()
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == expected else None
+
+
+def image_job(job: tuple) -> tuple:
+    """Process-pool worker: ``job = (cache_dir, stem, source, arch, use_ptx, defines)`` ->
+    ``(True, image)`` or ``(False, error message)``. Lets callers compile many modules or archs
+    on all cores (NVRTC compiles one program per thread of work)."""
+    from .. import config
+
+    cache, stem, source, arch, use_ptx, defines = job
+    config.kernel_cache_dir = cache
+    try:
+        return True, cached_image(stem, source, arch, use_ptx, defines)
+    except WeftBuildError as e:
+        return False, str(e)
