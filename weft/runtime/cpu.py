@@ -65,13 +65,14 @@ def _cpu_model() -> str:
     return platform.machine() + " " + platform.processor()
 
 
-def compile_shared(source_path: str, output_path: str, defines=()) -> None:
+def compile_shared(source_path: str, output_path: str, defines=(), include_dirs=()) -> None:
     """Compile ``source_path`` into the shared library ``output_path``."""
     cxx = find_compiler()
     out_dir = os.path.dirname(output_path)
     fd, tmp = tempfile.mkstemp(prefix=".build_", suffix=".so", dir=out_dir)
     os.close(fd)
-    cmd = [cxx, *BASE_FLAGS, *[f"-D{d}" for d in defines], "-I", NATIVE_DIR, source_path, "-o", tmp]
+    includes = [f"-I{d}" for d in (NATIVE_DIR, *include_dirs)]
+    cmd = [cxx, *BASE_FLAGS, *[f"-D{d}" for d in defines], *includes, source_path, "-o", tmp]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:

@@ -374,9 +374,9 @@ _launch_fn: list = []
 
 
 def launch_fn():
-    """``weft_launch`` of the runtime library (bound once)."""
+    """The runtime's launch function (bound once; see ``module.runtime_launch``)."""
     if not _launch_fn:
-        _launch_fn.append(mod.runtime_library().weft_launch)
+        _launch_fn.append(mod.runtime_launch())
     return _launch_fn[0]
 
 
@@ -405,15 +405,14 @@ def run(inst, bounds, args_struct, adjoint: bool):
         ptr = entry_point(inst, adjoint)
     ctx = launch_context_t()
     ctx.bounds = bounds
-    (_launch_fn[0] if _launch_fn else launch_fn())(
+    if (_launch_fn[0] if _launch_fn else launch_fn())(
         ptr,
         ctypes.addressof(ctx),
         ctypes.addressof(args_struct),
         bounds.size,
         config.cpu_threads,
         config.cpu_min_tasks_per_thread,
-    )
-    if ctx.has_error:
+    ):
         raise kernel_error(inst, ctx)
 
 

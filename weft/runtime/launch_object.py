@@ -241,17 +241,15 @@ class Launch:
         """
         if self._generation != _module._generation[0] or self._captures:
             self._refresh()
-        ctx = self._ctx
-        ctx.serial = 0  # the runtime sets it for one-thread launches and never clears it
-        self._launch_fn(
+        if self._launch_fn(
             self._entry,
             self._ctx_addr,
             self._args_addr,
             self._size,
             config.cpu_threads,
             config.cpu_min_tasks_per_thread,
-        )
-        if ctx.has_error:
+        ):
+            ctx = self._ctx
             ctx.has_error = 0
             raise _launch.kernel_error(self._inst, ctx)
 

@@ -75,11 +75,12 @@ def build_options() -> tuple:
     return defines
 
 
-def cached_library(stem: str, source: str, defines) -> ctypes.CDLL:
+def cached_library(stem: str, source: str, defines, include_dirs=()) -> ctypes.CDLL:
     """Build (or reuse from the cache) a shared library for ``source``; return it loaded."""
     key = hashlib.sha256(
         "\n".join(
-            [VERSION, source, headers_digest(), cpu.compiler_identity(), " ".join(cpu.BASE_FLAGS), *defines]
+            [VERSION, source, headers_digest(), cpu.compiler_identity(), " ".join(cpu.BASE_FLAGS)]
+            + [*defines, *include_dirs]
         ).encode()
     ).hexdigest()[:16]
     d = cache_dir()
@@ -91,7 +92,7 @@ def cached_library(stem: str, source: str, defines) -> ctypes.CDLL:
     _write_atomic(cpp_path, source.encode())
     if config.verbose:
         print(f"weft: building {stem} ({cpp_path})")
-    cpu.compile_shared(cpp_path, so_path, defines)
+    cpu.compile_shared(cpp_path, so_path, defines, include_dirs)
     with open(so_path, "rb") as f:
         _write_atomic(sum_path, hashlib.sha256(f.read()).hexdigest().encode())
     return ctypes.CDLL(so_path)
@@ -248,15 +249,52 @@ class CudaBuild:
 _runtime: list = []
 
 
+def _runtime_source() -> str:
+    with open(os.path.join(cpu.NATIVE_DIR, "runtime.cpp")) as f:
+        return f.read()
+
+
+def runtime_launch():
+    """The runtime's ``launch(entry, ctx, args, n, nthreads, min_per_thread) -> has_error``: from
+    the runtime built as a CPython extension module (a cheap call), or, where that cannot be built
+    (no Python headers), ``weft_launch`` of the ctypes-loaded runtime library."""
+    if not _runtime_ext:
+        with _lock:
+            if not _runtime_ext:
+                _runtime_ext.append(_load_runtime_extension())
+    ext = _runtime_ext[0]
+    return ext.launch if ext is not None else runtime_library().weft_launch
+
+
+def _load_runtime_extension():
+    import importlib.machinery
+    import importlib.util
+    import sysconfig
+
+    include = sysconfig.get_paths().get("include")
+    if not include or not os.path.exists(os.path.join(include, "Python.h")):
+        return None
+    try:  # the include directory names the Python version, so it keys the cache entry too
+        lib = cached_library("weft_runtime_py", _runtime_source(), ("WEFT_PYTHON_MODULE",), (include,))
+    except Exception:  # noqa: BLE001 -- no extension: the ctypes runtime does the same job
+        return None
+    loader = importlib.machinery.ExtensionFileLoader("weft_runtime_ext", lib._name)
+    spec = importlib.util.spec_from_file_location("weft_runtime_ext", lib._name, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+_runtime_ext: list = []
+
+
 def runtime_library() -> ctypes.CDLL:
-    """The thread-pool runtime (native/runtime.cpp), built once into the cache."""
+    """The thread-pool runtime (native/runtime.cpp) as a ctypes library, built once into the cache."""
     if not _runtime:
         with _lock:
             if not _runtime:
-                with open(os.path.join(cpu.NATIVE_DIR, "runtime.cpp")) as f:
-                    src = f.read()
-                lib = cached_library("weft_runtime", src, ())
-                lib.weft_launch.restype = None
+                lib = cached_library("weft_runtime", _runtime_source(), ())
+                lib.weft_launch.restype = ctypes.c_int
                 lib.weft_launch.argtypes = [
                     ctypes.c_void_p,
                     ctypes.c_void_p,
