@@ -44,6 +44,24 @@ def k_scatter_mat22(src: wp.array(dtype=wp.mat22), dst: wp.array2d(dtype=wp.mat2
 
 
 @wp.kernel
+def k_springs(x: wp.array(dtype=wp.vec3), ends: wp.array(dtype=int), f: wp.array(dtype=wp.vec3)):
+    t = wp.tid()
+    i = ends[2 * t]
+    j = ends[2 * t + 1]
+    d = x[i] - x[j]
+    wp.atomic_sub(f, i, d)
+    wp.atomic_add(f, j, d)
+
+
+@wp.kernel
+def k_sub_composites(q: wp.array(dtype=wp.quat), tf: wp.array(dtype=wp.transform), qs: wp.array(dtype=wp.quat),
+                     tfs: wp.array(dtype=wp.transform)):
+    i = wp.tid()
+    wp.atomic_sub(qs, i % 2, q[i])
+    wp.atomic_sub(tfs, i % 3, tf[i])
+
+
+@wp.kernel
 def k_used_result(acc: wp.array(dtype=float), out: wp.array(dtype=float)):
     i = wp.tid()
     out[i] = wp.atomic_add(acc, 0, 1.0)
@@ -139,6 +157,48 @@ def test_vec3_scatter_threaded_matches_serial():
     one, two = with_threads(1, run), with_threads(2, run)
     np.testing.assert_allclose(one, expected, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(two, one, rtol=1e-4, atol=1e-4)
+
+
+def test_spring_forces_add_and_sub_threaded_match_numpy():
+    m, n = 3000, 60_000
+    rng = np.random.default_rng(7)
+    xs = rng.standard_normal((m, 3)).astype(np.float32)
+    ends = rng.integers(0, m, (n, 2)).astype(np.int32)
+
+    def run():
+        f = wp.zeros(m, dtype=wp.vec3)
+        wp.launch(k_springs, dim=n, inputs=[wp.array(xs, dtype=wp.vec3), wp.array(ends.ravel(), dtype=int), f])
+        return f.numpy()
+
+    d = (xs[ends[:, 0]] - xs[ends[:, 1]]).astype(np.float64)
+    expected = np.zeros((m, 3))
+    np.add.at(expected, ends[:, 0], -d)
+    np.add.at(expected, ends[:, 1], d)
+    assert mark_accumulations(k_springs.default_instance().ir) == ["x", "ends", "f"]
+    np.testing.assert_allclose(with_threads(2, run), expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(with_threads(1, run), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_sub_of_quaternions_and_transforms():
+    n = 30_000
+    rng = np.random.default_rng(8)
+    q = rng.integers(-3, 4, (n, 4)).astype(np.float32)  # small integers: every sum is exact
+    tf = rng.integers(-3, 4, (n, 7)).astype(np.float32)
+
+    def run():
+        qs, tfs = wp.zeros(2, dtype=wp.quat), wp.zeros(3, dtype=wp.transform)
+        wp.launch(
+            k_sub_composites, dim=n, inputs=[wp.array(q, dtype=wp.quat), wp.array(tf, dtype=wp.transform), qs, tfs]
+        )
+        return qs.numpy(), tfs.numpy()
+
+    eq, et = np.zeros((2, 4)), np.zeros((3, 7))
+    np.add.at(eq, np.arange(n) % 2, -q)
+    np.add.at(et, np.arange(n) % 3, -tf)
+    for threads in (1, 2):
+        got_q, got_t = with_threads(threads, run)
+        np.testing.assert_array_equal(got_q, eq)
+        np.testing.assert_array_equal(got_t, et)
 
 
 def test_matrix_scatter_into_2d_array():

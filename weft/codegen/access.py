@@ -242,8 +242,8 @@ def mark_accumulations(fn: ir.Function) -> list:
     """Find adds into arrays that nothing else in the kernel observes, so that a thread may sum
     its contributions locally and add each sum once (native/accumulate.h):
 
-    - forward: ``wp.atomic_add(a, ...)`` whose previous value is unused, when every use of the
-      array parameter ``a`` in the kernel is such an atomic add;
+    - forward: ``wp.atomic_add/atomic_sub(a, ...)`` whose previous value is unused, when every
+      use of the array parameter ``a`` in the kernel is such an atomic;
     - backward: the gradient adds of loads (not thread-exclusive ones) of an array parameter
       that the kernel only reads: nothing in the backward pass reads that gradient.
 
@@ -257,7 +257,7 @@ def mark_accumulations(fn: ir.Function) -> list:
     if not fn.is_kernel or any(getattr(p.var.type, "_kind", None) == "struct" for p in fn.params):
         return []
     uses = _operand_uses(fn)
-    add = intr.ATOMICS["atomic_add"]
+    adds = (intr.ATOMICS["atomic_add"], intr.ATOMICS["atomic_sub"])
     for prm in fn.params:
         if not isinstance(prm.var.type, wt.ArrayType):
             continue
@@ -265,7 +265,7 @@ def mark_accumulations(fn: ir.Function) -> list:
         calls = [s for s, pos in found if isinstance(s, ir.Call) and pos == 0]
         if not found or len(calls) != len(found):
             continue
-        if all(s.callee == add and (s.result is None or s.result.id not in uses) for s in calls):
+        if all(s.callee in adds and (s.result is None or s.result.id not in uses) for s in calls):
             marked = calls
         elif all(s.callee == intr.LOAD for s in calls):
             marked = [s for s in calls if s.attr != "exclusive"]

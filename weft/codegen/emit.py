@@ -98,11 +98,12 @@ def _tid(r, fn, s, a) -> str:
 
 
 def _atomic(name):
-    """An atomic; an atomic add the access analysis proved unobserved becomes an accumulation."""
+    """An atomic; an atomic add/sub the access analysis proved unobserved becomes an accumulation."""
     plain = _with_loc(name)
-    if name != intr.ATOMICS["atomic_add"]:
+    kind = {intr.ATOMICS["atomic_add"]: "add", intr.ATOMICS["atomic_sub"]: "sub"}.get(name)
+    if kind is None:
         return plain
-    accumulate = _with_loc("accumulate_add")
+    accumulate = _with_loc("accumulate_" + kind)
     return lambda r, fn, s, a: (accumulate if id(s) in fn.accum_calls else plain)(r, fn, s, a)
 
 

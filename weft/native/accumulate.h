@@ -1,7 +1,7 @@
-// Accumulations: atomic adds whose result nobody reads, into arrays that the kernel only
+// Accumulations: atomic adds (and subtractions) whose result nobody reads, into arrays that the kernel only
 // accumulates into (forward: `wp.atomic_add(a, i, v)` with the old value unused and no other
 // access to `a`; backward: gradients of arrays the kernel only reads). access.py proves those
-// conditions and the renderer calls accumulate_add / adj_load_accum for them.
+// conditions and the renderer calls accumulate_add/_sub and adj_load_accum for them.
 //
 // On the CPU, when several threads run a launch, each thread sums its contributions in a small
 // direct-mapped table of (address, partial sum) and adds each partial sum atomically once, when
@@ -161,10 +161,27 @@ WEFT_FN bool arrays_apart(const array_t<T>& a, const array_t<U>& b) {
            spans_apart(a.data, a, b.grad, b) && spans_apart(a.grad, a, b.data, b);
 }
 
-// accumulate_add(a, loc, i..., v): wp.atomic_add whose previous value is not used.
+// accumulate_add / accumulate_sub(a, loc, i..., v): wp.atomic_add / atomic_sub whose previous
+// value is not used.
+template <typename T>
+WEFT_FN T negated(const T& v) {
+    return neg(v);
+}
+template <typename T>
+WEFT_FN transform_t<T> negated(const transform_t<T>& v) {
+    transform_t<T> r;
+    r.p = neg(v.p);
+    r.q = neg(v.q);
+    return r;
+}
 template <typename T, typename... I>
 WEFT_FN T accumulate_at(const array_t<T>& a, int32 loc, T v, I... idx) {
     accumulate_raw(element<true>(a.data, a, loc, idx...), v);
+    return T{};
+}
+template <typename T, typename... I>
+WEFT_FN T accumulate_sub_at(const array_t<T>& a, int32 loc, T v, I... idx) {
+    accumulate_raw(element<true>(a.data, a, loc, idx...), negated(v));
     return T{};
 }
 // adj_load_accum[_nc](a, loc, i..., adj): the gradient of a read, accumulated.
@@ -194,6 +211,7 @@ WEFT_FN void adj_load_accum_at(const array_t<T>& a, int32 loc, T adj_ret, I... i
     }
 
 WEFT_ACCUM_INDEXED(T, accumulate_add, accumulate_at, T)
+WEFT_ACCUM_INDEXED(T, accumulate_sub, accumulate_sub_at, T)
 WEFT_ACCUM_INDEXED(void, adj_load_accum, adj_load_accum_at, true, T)
 WEFT_ACCUM_INDEXED(void, adj_load_accum_nc, adj_load_accum_at, false, T)
 #undef WEFT_ACCUM_INDEXED
