@@ -166,6 +166,8 @@ from .interop import (
     jax_callable,
     torch_function,
     torch_kernel,
+    stream_from_torch,
+    stream_to_torch,
 )
 from .runtime.launch import launch
 from .runtime.launch_object import Launch
@@ -178,13 +180,31 @@ from .runtime.device import (
     get_devices,
     get_cuda_devices,
     get_cuda_device_count,
+    get_cuda_device,
     is_cuda_available,
+    is_mempool_supported,
+    is_mempool_enabled,
+    set_mempool_enabled,
     is_cpu_available,
     get_preferred_device,
     synchronize,
     synchronize_device,
     ScopedDevice,
 )
+from .runtime.stream import (
+    Stream,
+    Event,
+    get_stream,
+    set_stream,
+    ScopedStream,
+    wait_event,
+    record_event,
+    wait_stream,
+    synchronize_stream,
+    synchronize_event,
+    get_event_elapsed_time,
+)
+from .runtime.graph import Graph, ScopedCapture, capture_begin, capture_end, capture_launch
 from .tape import Tape
 from . import autograd
 from . import optim

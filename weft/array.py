@@ -12,8 +12,9 @@ Contract:
   - Element types are scalar types from ``weft.types``. A dtype may also carry a trailing element
     shape (``_shape``) and a scalar type (``_scalar``), e.g. vec3 = 3 float32s; everything that needs
     the NumPy layout of an element goes through ``_np_layout``.
-  - Device-specific memory operations (allocate, view on the host) are small functions that
-    dispatch on the device; only the CPU is implemented today.
+  - Device-specific memory operations (allocate, read to the host, write, fill) go through the
+    device's ``allocator`` (``runtime/memory.py``, ``runtime/cuda_memory.py``); arrays on a GPU
+    also export ``__cuda_array_interface__`` and DLPack capsules of kind kDLCUDA.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 from . import types
 from .runtime import recording
 from .runtime.device import Device, get_device
+from .runtime.memory import host_view as _host_view  # noqa: F401  (re-exported for array_constructors)
 from .array_layout import (
     _resolve_dtype,
     _np_layout,
@@ -50,57 +52,13 @@ _INT32_MAX = 2**31 - 1
 
 
 # ---------------------------------------------------------------------------------------------
-# device memory (one small function per device kind)
+# device memory: each device's ``allocator`` (runtime/memory.py) allocates and moves the data
 # ---------------------------------------------------------------------------------------------
 
 
 def _alloc(device: Device, nbytes: int, pinned: bool, zero: bool):
     """Allocate ``nbytes`` on ``device``; return ``(ptr, owner)`` where ``owner`` keeps it alive."""
-    if device.is_cpu:
-        return _alloc_cpu(nbytes, zero)
-    raise NotImplementedError(f"Allocating arrays on device '{device}' is not supported yet")
-
-
-_CPU_ALIGNMENT = 64  # bytes; JAX (XLA) only shares CPU memory through DLPack at this alignment
-
-
-def _alloc_cpu(nbytes: int, zero: bool):
-    if nbytes == 0:
-        return None, None
-    # A NumPy byte buffer is the storage: NumPy frees it when the last array referencing it goes.
-    # It is over-allocated and sliced so that element 0 is 64-byte aligned (zero-copy to_jax).
-    size = nbytes + _CPU_ALIGNMENT - 1
-    raw = np.zeros(size, dtype=np.uint8) if zero else np.empty(size, dtype=np.uint8)
-    start = -raw.ctypes.data % _CPU_ALIGNMENT
-    buf = raw[start : start + nbytes]
-    return buf.ctypes.data, buf
-
-
-class _HostBuffer:
-    """Exposes raw memory to NumPy while holding a reference to the array that owns it."""
-
-    __slots__ = ("__array_interface__", "_owner")
-
-    def __init__(self, interface, owner):
-        self.__array_interface__ = interface
-        self._owner = owner
-
-
-def _host_view(a: array, raw: bool = False) -> np.ndarray:
-    """A zero-copy NumPy view of ``a`` (CPU only); ``raw`` views elements as opaque bytes."""
-    if not a.device.is_cpu:
-        raise NotImplementedError(f"Host access to arrays on device '{a.device}' is not supported yet")
-    if raw:
-        interface = {
-            "data": (a.ptr or 0, False),
-            "shape": a.shape,
-            "strides": a.strides,
-            "typestr": f"|V{_dtype_size(a.dtype)}",
-            "version": 3,
-        }
-    else:
-        interface = a.__array_interface__
-    return np.asarray(_HostBuffer(interface, a))
+    return device.allocator.alloc(nbytes, zero, pinned)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,6 +205,16 @@ class array:
         self._set_layout(ptr, dtype, shape, strides, get_device(device), pinned, None, capacity)
 
     def _init_from_data(self, data, dtype, shape, device, pinned, copy):
+        if not isinstance(data, array) and hasattr(data, "__cuda_array_interface__"):
+            from .interop.cuda_interface import wrap_cuda_interface
+
+            wrapped = wrap_cuda_interface(data, None if dtype is Any else dtype)
+            if (device is None or get_device(device) is wrapped.device) and shape is None:
+                # GPU memory on the requested device is shared, never copied (the exporter stays alive)
+                w = wrapped
+                self._set_layout(w.ptr, w.dtype, w.shape, w.strides, w.device, False, data, w.capacity)
+                return
+            data = wrapped
         device = get_device(device)
         if isinstance(data, array):
             if data.is_annotation:
@@ -279,7 +247,7 @@ class array:
             return
         self._init_new(dtype, out_shape, None, device, pinned, zero=False)
         if self.size:
-            _host_view(self)[...] = arr.reshape(out_shape + trailing)
+            device.allocator.upload(self, arr.reshape(out_shape + trailing))
 
     # -- annotations ---------------------------------------------------------------------------
 
@@ -480,24 +448,35 @@ class array:
             self._array_interface = interface
         return interface
 
+    @property
+    def __cuda_array_interface__(self):
+        if self._is_annotation or not self.device.is_cuda:
+            raise AttributeError("__cuda_array_interface__ is only available for arrays on a CUDA device")
+        from .interop.cuda_interface import cuda_array_interface
+
+        return cuda_array_interface(self)
+
     def numpy(self) -> np.ndarray:
-        """A NumPy array of the contents: a zero-copy view on the CPU (vector dims trail)."""
+        """A NumPy array of the contents: a zero-copy view on the CPU, a copy from a GPU (which
+        waits for the device's current stream). Vector/matrix components are trailing dims."""
         self._require_data("convert")
         if self.ptr is None:
             np_dtype, trailing = _np_layout(self.dtype)
             return np.zeros(self.shape + trailing, dtype=np_dtype)
-        return _host_view(self)
+        return self.device.allocator.download(self)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """Export the array as a DLPack capsule (zero-copy; vector/matrix components become trailing
         dimensions), for ``np.from_dlpack``, ``torch.from_dlpack``, ``jax.dlpack.from_dlpack``...
 
-        Raises:
-            BufferError: The array is not on the CPU (the only device with memory here).
+        On a GPU the capsule is of kind kDLCUDA and ``stream`` (the consumer's stream handle) is
+        made to wait for the work weft queued on the device's current stream.
         """
         self._require_data("export")
-        if not self.device.is_cpu:
-            raise BufferError(f"DLPack export of arrays on device '{self.device}' is not supported yet")
+        if self.device.is_cuda:
+            from .interop.cuda_interface import export_dlpack
+
+            return export_dlpack(self, stream)
         # NumPy's exporter writes the DLPack structs; the NumPy view keeps this array alive.
         options = {"max_version": max_version, "dl_device": dl_device, "copy": copy}
         options = {k: v for k, v in options.items() if v is not None}  # NumPy < 2 only takes stream=
@@ -565,7 +544,7 @@ class array:
                 np.broadcast_to(v, trailing)
             except (TypeError, ValueError, OverflowError) as e:
                 raise ValueError(f"Cannot fill a {_dtype_name(self.dtype)} array with {value!r}: {e}") from None
-            _host_view(self)[...] = v
+            self.device.allocator.fill(self, v)
         if operation is None or recording.active_tape() is None:
             self._is_read = False  # (re-)initialisation
         elif self.size:

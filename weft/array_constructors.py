@@ -134,7 +134,7 @@ def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False) ->
     return array(arr, dtype=Any if dtype is None else dtype, shape=shape, device=device, requires_grad=requires_grad)
 
 
-def copy(dest, src, dest_offset=0, src_offset=0, count=0) -> None:
+def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None) -> None:
     """Copy elements from ``src`` into ``dest``.
 
     Contiguous (or 1-d) arrays are copied as flat element ranges: ``count`` elements (all of
@@ -145,14 +145,18 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0) -> None:
     Inside a ``wp.Tape`` the copy is recorded: its backward adds the gradient of the copied part
     of ``dest`` into ``src``'s and clears it in ``dest`` (unless ``dest`` retains its gradient).
 
+    When a side is on a GPU the copy is queued on ``stream`` (default: the current stream of the
+    GPU side, the destination's first); a copy into pageable host memory waits for completion, a
+    copy into pinned host memory does not (synchronise before reading it).
+
     Raises:
         TypeError: An argument is not an array with data.
         ValueError: Element sizes differ, a range is out of bounds, or shapes differ.
     """
-    _copy(dest, src, dest_offset, src_offset, count, "wp.copy")
+    _copy(dest, src, dest_offset, src_offset, count, "wp.copy", stream)
 
 
-def _copy(dest, src, dest_offset, src_offset, count, operation):
+def _copy(dest, src, dest_offset, src_offset, count, operation, stream=None):
     for name, a in (("dest", dest), ("src", src)):
         if not isinstance(a, array) or a.is_annotation:
             raise TypeError(f"wp.copy: {name} must be a wp.array with data, got {type(a).__name__}")
@@ -171,7 +175,9 @@ def _copy(dest, src, dest_offset, src_offset, count, operation):
                 f"wp.copy: cannot copy {count} elements from offset {src_offset} of an array of size {src.size} "
                 f"to offset {dest_offset} of an array of size {dest.size}"
             )
-        if count:
+        if count and not (dest.device.is_cpu and src.device.is_cpu):
+            _device_copy(dest, src, dest_offset, src_offset, count, True, stream)
+        elif count:
             d = _host_view(dest, raw=True).reshape(-1)
             s = _host_view(src, raw=True).reshape(-1)
             d[dest_offset : dest_offset + count] = s[src_offset : src_offset + count]
@@ -182,7 +188,9 @@ def _copy(dest, src, dest_offset, src_offset, count, operation):
         raise ValueError("wp.copy: offsets and counts are only supported for contiguous or 1-d arrays")
     if dest.shape != src.shape:
         raise ValueError(f"wp.copy: incompatible shapes {src.shape} (src) and {dest.shape} (dest)")
-    if src.size:
+    if src.size and not (dest.device.is_cpu and src.device.is_cpu):
+        _device_copy(dest, src, 0, 0, src.size, False, stream)
+    elif src.size:
         _host_view(dest, raw=True)[...] = _host_view(src, raw=True)
     if recording.active_tape() is not None:
         _record_write(operation, dest, src, _whole)
@@ -193,16 +201,22 @@ def _copy(dest, src, dest_offset, src_offset, count, operation):
 # ---------------------------------------------------------------------------------------------
 
 
-def _whole(a, which):
-    """Region selector for whole-array writes: all of ``a``'s elements."""
-    return _host_view(a)
+def _device_copy(dest, src, dest_offset, src_offset, count, flat, stream):
+    """A copy with at least one side on a GPU (runtime/cuda_memory.py)."""
+    from .runtime.cuda_memory import copy_arrays
+
+    copy_arrays(dest, src, dest_offset, src_offset, count, flat, stream)
+
+
+def _whole(a, v, which):
+    """Region selector for whole-array writes: all of the elements ``v`` (``a``'s on the host)."""
+    return v
 
 
 def _flat_range(dest_offset, src_offset, count):
     """Region selector for a flat copy: ``count`` elements from each side's offset."""
 
-    def region(a, which):
-        v = _host_view(a)
+    def region(a, v, which):
         if a.ndim != 1:
             v = v.reshape((a.size,) + v.shape[a.ndim :])  # a contiguous array: a view
         start = dest_offset if which == "dest" else src_offset
@@ -232,12 +246,19 @@ def _record_write(operation, dest, src, region):
     def backward():
         if dest.grad is None or not dest.size:
             return
-        d = region(dest.grad, "dest")
+        # on the CPU these are views of the gradients; from a GPU, copies written back below
+        dest_host = dest.grad.device.allocator.download(dest.grad)
+        d = region(dest.grad, dest_host, "dest")
         if src is not None and src.grad is not None and src.dtype is dest.dtype:
-            s = region(src.grad, "src")
+            src_host = src.grad.device.allocator.download(src.grad)
+            s = region(src.grad, src_host, "src")
             s += d
+            if not src.grad.device.is_cpu:
+                src.grad.device.allocator.upload(src.grad, src_host)
         if not dest._retain_grad:
             d[...] = 0
+            if not dest.grad.device.is_cpu:
+                dest.grad.device.allocator.upload(dest.grad, dest_host)
 
     tape.record_func(backward=backward, arrays=[dest] if src is None else [dest, src])
 

@@ -8,6 +8,9 @@ Attributes:
     verbose: print build activity.
     quiet: accepted for Warp compatibility; weft prints nothing by default.
     max_unroll: constant-bound ``range`` loops up to this many iterations are unrolled.
+    verify_cuda: synchronise after every GPU launch and raise its kernel errors right away
+        (otherwise they are raised at the next ``wp.synchronize``/``wp.synchronize_device``).
+    cuda_output: "ptx", "cubin" or None (choose per device: see ``runtime/cuda.py`` ``module_format``).
 """
 
 import os
@@ -24,3 +27,5 @@ enable_backward = True
 cpu_threads = int(os.environ.get("WEFT_CPU_THREADS", "0")) or (os.cpu_count() or 1)
 # Launches with fewer threads than this per CPU worker run on the calling thread only.
 cpu_min_tasks_per_thread = 256
+verify_cuda = False
+cuda_output = None

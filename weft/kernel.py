@@ -208,6 +208,7 @@ class KernelInstance:
         self.backward_ptr = None
         self.library = None
         self.launcher = None  # built by runtime.launch on first use
+        self.cuda_functions = {}  # device ordinal -> (module, forward, backward, locs), by runtime.cuda
         self._access = None
 
     @property

@@ -15,7 +15,16 @@ from .jax import (
     jax_kernel,
     to_jax,
 )
-from .torch import device_from_torch, device_to_torch, dtype_from_torch, dtype_to_torch, from_torch, to_torch
+from .torch import (
+    device_from_torch,
+    device_to_torch,
+    dtype_from_torch,
+    dtype_to_torch,
+    from_torch,
+    stream_from_torch,
+    stream_to_torch,
+    to_torch,
+)
 from .torch_autograd import torch_function, torch_kernel
 
 __all__ = [
@@ -32,6 +41,8 @@ __all__ = [
     "from_torch",
     "jax_callable",
     "jax_kernel",
+    "stream_from_torch",
+    "stream_to_torch",
     "to_dlpack",
     "to_jax",
     "to_torch",

@@ -1,7 +1,8 @@
 """DLPack interop: any DLPack producer (NumPy, torch, JAX, CuPy...) <-> weft arrays, zero-copy.
 
 Contract: ``from_dlpack`` takes an object with ``__dlpack__`` (or a bare DLPack capsule) on the
-CPU and returns a weft array viewing the same memory, with an optional vector/matrix dtype taking
+CPU, or a producer on a GPU (kDLCUDA, ``cuda_interface.import_dlpack``), and returns a weft array
+viewing the same memory, with an optional vector/matrix dtype taking
 the trailing dimensions (``_memory.element_layout``). NumPy's DLPack importer does the capsule
 bookkeeping (versioned or legacy capsules, the producer's deleter): weft wraps the NumPy view by
 address, so even a producer that marks its memory read-only (JAX) is shared, never copied.
@@ -52,7 +53,7 @@ def from_dlpack(source, dtype=None) -> array:
 
     Args:
         source: An object with ``__dlpack__`` / ``__dlpack_device__`` (NumPy array, torch tensor,
-            JAX array...) or a DLPack capsule, with its memory on the CPU.
+            JAX array...) with its memory on the CPU or a GPU, or a DLPack capsule on the CPU.
         dtype: The array's dtype; default: the scalar type of the data. A vector/matrix dtype
             takes the trailing dimensions, which must match its shape and be contiguous.
 
@@ -69,6 +70,10 @@ def from_dlpack(source, dtype=None) -> array:
         if type(source).__name__ != "PyCapsule":
             raise TypeError(f"wp.from_dlpack expects a DLPack producer or capsule, got {type(source).__name__}")
         source = _Capsule(source)
+    elif source.__dlpack_device__()[0] == 2:  # kDLCUDA: NumPy cannot open it; weft reads the capsule
+        from .cuda_interface import import_dlpack
+
+        return import_dlpack(source, dtype)
     host = np.from_dlpack(source)
     return wrap_numpy(host, dtype, what="DLPack tensor")
 

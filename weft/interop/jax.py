@@ -88,7 +88,7 @@ def dtype_to_jax(warp_dtype):
 
 
 def from_jax(jax_array, dtype=None) -> array:
-    """Convert a JAX array (on the CPU) to a weft array without copying.
+    """Convert a JAX array (on the CPU or a GPU) to a weft array without copying.
 
     Args:
         jax_array: The JAX array.
@@ -100,15 +100,16 @@ def from_jax(jax_array, dtype=None) -> array:
 def to_jax(warp_array):
     """Convert a weft array to a JAX array, through DLPack.
 
-    Zero-copy when the array is contiguous and 64-byte aligned (arrays weft allocates are);
+    The JAX array is on the JAX device matching the array's (CPU or GPU). Zero-copy when the
+    array is contiguous and 64-byte aligned (arrays weft allocates are);
     JAX copies other arrays (strided views, memory wrapped from elsewhere).
     Vector/matrix components are trailing dimensions.
     """
     jax = _jax()
     if not isinstance(warp_array, array) or warp_array.is_annotation:
         raise TypeError(f"wp.to_jax expects a wp.array with data, got {type(warp_array).__name__}")
-    if not warp_array.is_contiguous:
-        return jax.numpy.array(warp_array.numpy())  # XLA only imports compact layouts
+    if not warp_array.is_contiguous:  # XLA only imports compact layouts
+        return jax.device_put(warp_array.numpy(), device_to_jax(warp_array.device))
     return jax.dlpack.from_dlpack(warp_array)
 
 

@@ -113,6 +113,32 @@ def device_to_torch(warp_device) -> str:
     return "cpu" if d.is_cpu else f"cuda:{d.ordinal}"
 
 
+def stream_from_torch(stream_or_device=None):
+    """Return a ``wp.Stream`` wrapping a torch CUDA stream (no new stream is created).
+
+    Args:
+        stream_or_device: A ``torch.cuda.Stream``, or a torch device / device string / None whose
+            current torch stream is taken.
+    """
+    torch = _torch()
+    if isinstance(stream_or_device, torch.cuda.Stream):
+        stream = stream_or_device
+    else:
+        stream = torch.cuda.current_stream(stream_or_device)
+    from ..runtime.stream import Stream
+
+    return Stream(device_from_torch(stream.device), cuda_stream=stream.cuda_stream)
+
+
+def stream_to_torch(stream_or_device=None):
+    """Return a ``torch.cuda.ExternalStream`` wrapping a weft stream (or a device's current stream)."""
+    torch = _torch()
+    from ..runtime.stream import Stream
+
+    stream = stream_or_device if isinstance(stream_or_device, Stream) else get_device(stream_or_device).stream
+    return torch.cuda.ExternalStream(stream.cuda_stream, device=device_to_torch(stream.device))
+
+
 # ---------------------------------------------------------------------------------------------
 # tensors -> arrays
 # ---------------------------------------------------------------------------------------------
@@ -125,13 +151,14 @@ def _layout(t):
 
 
 def _wrap_tensor(t, dtype) -> array:
-    """A weft array over a tensor's data (no gradient)."""
-    if t.device.type != "cpu":
-        raise RuntimeError(f"wp.from_torch: tensors on '{t.device}' are not supported (weft arrays live on the CPU)")
+    """A weft array over a tensor's data (no gradient), on the tensor's device."""
+    if t.device.type not in ("cpu", "cuda"):
+        raise RuntimeError(f"wp.from_torch: tensors on '{t.device}' are not supported (only CPU and CUDA tensors)")
+    device = device_from_torch(t.device)
     shape, strides, scalar = _layout(t)
     dtype, shape, strides = _memory.element_layout(shape, strides, scalar, dtype, "PyTorch tensor")
     # The detached tensor shares the storage without holding the autograd graph.
-    return _memory.wrap_memory(t.data_ptr(), dtype, shape, strides, t.detach())
+    return _memory.wrap_memory(t.data_ptr(), dtype, shape, strides, t.detach(), device)
 
 
 def _wrap_like(a: array, t) -> array:
@@ -166,7 +193,8 @@ def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False,
     """Convert a torch tensor to a weft array without copying the data.
 
     Args:
-        t: The tensor (on the CPU). Strided tensors (slices, transposes) become strided arrays.
+        t: The tensor (CPU or CUDA; the array is on the matching weft device). Strided tensors
+            (slices, transposes) become strided arrays.
         dtype: The array's dtype; default: the tensor's scalar type (a ``(n, 3)`` float32 tensor is
             then a 2-d float32 array). A vector/matrix dtype consumes the trailing dimensions, which
             must match its shape and be contiguous: ``(n, 3)`` float32 with ``wp.vec3`` is ``n`` vec3s.
@@ -181,7 +209,7 @@ def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False,
 
     Raises:
         RuntimeError: The tensor's dtype does not match ``dtype``, its trailing dimensions do not fit
-            a vector/matrix dtype, it is not on the CPU, its gradient has another layout, or it
+            a vector/matrix dtype, it is on another kind of device, its gradient has another layout, or it
             overlaps itself (``expand``) and a gradient is requested.
     """
     torch = _torch()
@@ -214,19 +242,37 @@ _signed_view = {np.dtype(np.uint16): np.int16, np.dtype(np.uint32): np.int32, np
 def _tensor_view(a: array):
     """A tensor sharing ``a``'s memory (vector/matrix components become trailing dimensions)."""
     torch = _torch()
-    if not a.device.is_cpu:
-        raise RuntimeError(f"wp.to_torch: arrays on '{a.device}' are not supported yet")
+    if a.device.is_cuda:
+        from .cuda_interface import cuda_array_interface
+
+        np_dtype = _memory_np_dtype(a)
+        signed = _signed_view.get(np_dtype)
+        view = _CudaView(cuda_array_interface(a, np.dtype(signed).str if signed else None), a)
+        return torch.as_tensor(view, device=f"cuda:{a.device.ordinal}")
     host = a.numpy()  # zero-copy; it keeps ``a`` alive, and the tensor keeps it alive
     if host.dtype in _signed_view:
         host = host.view(_signed_view[host.dtype])
     return torch.from_numpy(host) if host.flags.writeable else torch.as_tensor(host)
 
 
+class _CudaView:
+    """Presents a GPU array to torch through ``__cuda_array_interface__``; torch keeps this object
+    (hence the array) alive for as long as the tensor lives."""
+
+    def __init__(self, interface, owner):
+        self.__cuda_array_interface__ = interface
+        self.owner = owner
+
+
+def _memory_np_dtype(a):
+    return np.dtype(getattr(a.dtype, "_scalar", a.dtype).np_dtype)
+
+
 def to_torch(a, requires_grad=None):
     """Convert a weft array to a torch tensor without copying the data.
 
     Args:
-        a: The array (on the CPU).
+        a: The array (on the CPU or a GPU).
         requires_grad: Whether the tensor requires grad; default ``a.requires_grad``. When true, the
             tensor is a leaf whose ``.grad`` views ``a.grad`` (None if ``a`` has no gradient, as in Warp).
 

@@ -5,14 +5,21 @@ later ``"cuda:0"``...). ``get_device`` turns anything device-like (None, an alia
 ``Device``) into that object, and is the only way the rest of weft resolves a device argument,
 so it is kept cheap: a cached "current device" for None and one dict lookup for strings.
 
-This module never imports CUDA libraries. The CUDA runtime (``runtime/cuda.py``) will call
-``_register_device`` for each GPU it finds; until then a request for ``"cuda"`` fails with a
-clear message instead of a missing-library error.
+This module never imports CUDA libraries itself. The first question about GPUs (a ``"cuda"``
+device name, ``get_cuda_devices``, ``is_cuda_available``...) runs ``runtime/cuda.py``'s discovery
+once, which registers a ``CudaDevice`` per GPU through ``_register_device``; without cuda-python, a
+driver or a GPU it registers none and a request for ``"cuda"`` fails with a message saying why.
+CPU-only programs never trigger it, so they never import cuda-python.
+
+Every device has an ``allocator`` (``runtime/memory.py`` contract) that allocates its memory and
+moves array data in and out of it.
 """
 
 from __future__ import annotations
 
 import platform
+
+from .memory import HostAllocator
 
 
 class Device:
@@ -37,8 +44,11 @@ class Device:
         self.is_mempool_supported = False
         self.is_ipc_supported = False
         self.is_primary = False
+        self.is_mempool_enabled = False
         self.uuid = None
         self.pci_bus_id = None
+        self.total_memory = 0
+        self.allocator = None
 
     @property
     def is_cpu(self) -> bool:
@@ -68,6 +78,27 @@ class Device:
             RuntimeError: The device is not a CUDA device.
         """
         raise RuntimeError(f"Device '{self.alias}' is not a CUDA device and has no streams")
+
+    @property
+    def has_stream(self) -> bool:
+        """Whether the device has a current stream (never for the CPU)."""
+        return False
+
+    @property
+    def free_memory(self) -> int:
+        """Free memory in bytes (0 for the CPU, as in Warp)."""
+        return 0
+
+    @property
+    def is_capturing(self) -> bool:
+        """Whether a graph capture is active on the device (never for the CPU)."""
+        return False
+
+    def make_current(self):
+        """Make the device's context current (nothing to do for the CPU)."""
+
+    def synchronize(self):
+        """Wait for the device's outstanding work (CPU launches complete before returning)."""
 
     def __str__(self):
         return self.alias
@@ -100,9 +131,20 @@ def _cpu_name() -> str:
 
 
 _cpu = Device("cpu", name=_cpu_name())
+_cpu.allocator = HostAllocator()
 _devices: dict[str, Device] = {"cpu": _cpu}
 _current: Device = _cpu
 _cuda_current_ordinal = 0
+_cuda_probe: list = []  # [reason there are no GPUs ("" if there are)] once discovery ran
+
+
+def _discover_cuda() -> str:
+    """Find the GPUs once (imports the CUDA runtime, hence cuda-python); return why there are none."""
+    if not _cuda_probe:
+        from . import cuda
+
+        _cuda_probe.append(cuda.discover())
+    return _cuda_probe[0]
 
 
 def _register_device(device: Device) -> None:
@@ -111,9 +153,14 @@ def _register_device(device: Device) -> None:
 
 
 def _no_cuda_error(ident: str) -> RuntimeError:
+    cuda = get_cuda_devices()
+    if cuda:
+        names = ", ".join(d.alias for d in cuda)
+        return RuntimeError(f"Device '{ident}' does not exist: this machine's CUDA devices are {names}")
+    reason = _discover_cuda() or "weft found no GPU"
     return RuntimeError(
-        f"Device '{ident}' was requested, but no CUDA device is available on this machine "
-        f"(weft found no GPU). Use device='cpu', or check wp.is_cuda_available() first."
+        f"Device '{ident}' was requested, but no CUDA device is available on this machine ({reason}). "
+        f"Use device='cpu', or check wp.is_cuda_available() first."
     )
 
 
@@ -141,9 +188,12 @@ def get_device(ident=None) -> Device:
         if device is not None:
             return device
         if ident == "cuda" or ident.startswith("cuda:"):
-            cuda = get_cuda_devices()
+            cuda = get_cuda_devices()  # discovers the GPUs on first use
             if ident == "cuda" and cuda:
-                return cuda[_cuda_current_ordinal]
+                return _devices.get(f"cuda:{_cuda_current_ordinal}", cuda[0])
+            device = _devices.get(ident)
+            if device is not None:
+                return device
             raise _no_cuda_error(ident)
         known = ", ".join(repr(a) for a in _devices)
         raise ValueError(f"Unknown device {ident!r}: expected one of {known} (or 'cuda:N' on a GPU machine)")
@@ -157,16 +207,27 @@ def set_device(ident) -> None:
         ident: A device-like value, see ``get_device``.
     """
     global _current
-    _current = get_device(ident)
+    _current = _make_current(get_device(ident))
+
+
+def _make_current(device: Device) -> Device:
+    """Make ``device``'s context current and remember it as the current CUDA device."""
+    global _cuda_current_ordinal
+    if device.is_cuda:
+        device.make_current()
+        _cuda_current_ordinal = device.ordinal
+    return device
 
 
 def get_devices() -> list[Device]:
     """Return all devices on this machine, the CPU first."""
+    _discover_cuda()
     return list(_devices.values())
 
 
 def get_cuda_devices() -> list[Device]:
     """Return the CUDA devices on this machine (empty when there is no GPU)."""
+    _discover_cuda()
     return [d for d in _devices.values() if d.is_cuda]
 
 
@@ -183,6 +244,31 @@ def get_cuda_device(ordinal: int | None = None) -> Device:
     """
     ordinal = _cuda_current_ordinal if ordinal is None else ordinal
     return get_device(f"cuda:{ordinal}")
+
+
+def is_mempool_supported(device=None) -> bool:
+    """Whether the device supports stream-ordered allocations (``cuMemAllocAsync``); False for the CPU."""
+    return get_device(device).is_mempool_supported
+
+
+def is_mempool_enabled(device=None) -> bool:
+    """Whether the device's arrays are allocated from its stream-ordered memory pool."""
+    return get_device(device).is_mempool_enabled
+
+
+def set_mempool_enabled(device, enable: bool) -> None:
+    """Allocate the device's future arrays from its memory pool (``enable``) or with ``cuMemAlloc``.
+
+    Raises:
+        ValueError: ``device`` is not a CUDA device.
+        RuntimeError: Enabling the pool on a device that does not support one.
+    """
+    d = get_device(device)
+    if not d.is_cuda:
+        raise ValueError(f"Memory pools exist only on CUDA devices, got '{d}'")
+    if enable and not d.is_mempool_supported:
+        raise RuntimeError(f"Device {d} does not support memory pools")
+    d.is_mempool_enabled = bool(enable)
 
 
 def is_cuda_available() -> bool:
@@ -209,9 +295,13 @@ def get_preferred_device() -> Device:
 def synchronize() -> None:
     """Wait for all outstanding work on all devices.
 
-    CPU launches complete before ``wp.launch`` returns, so there is nothing to wait for on
-    the CPU; the CUDA runtime will extend this.
+    CPU launches complete before ``wp.launch`` returns, so only GPUs have work to wait for (and
+    only if discovery ran: a program that never named a GPU has none). Kernel errors recorded by
+    GPU launches since the last check are raised here.
     """
+    if _cuda_probe:
+        for d in list(_devices.values()):
+            d.synchronize()
 
 
 def synchronize_device(device=None) -> None:
@@ -220,7 +310,7 @@ def synchronize_device(device=None) -> None:
     Args:
         device: A device-like value; None means the current device.
     """
-    get_device(device)
+    get_device(device).synchronize()
 
 
 class ScopedDevice:
@@ -234,13 +324,19 @@ class ScopedDevice:
     def __init__(self, device):
         self.device = get_device(device)
         self._saved = None
+        self._saved_cuda = None
 
     def __enter__(self) -> Device:
         global _current
         self._saved = _current
-        _current = self.device
+        self._saved_cuda = _cuda_current_ordinal
+        _current = _make_current(self.device)
         return self.device
 
     def __exit__(self, exc_type, exc_value, traceback):
-        global _current
+        global _current, _cuda_current_ordinal
         _current = self._saved
+        if self.device.is_cuda:
+            _cuda_current_ordinal = self._saved_cuda
+            if self._saved.is_cuda:
+                self._saved.make_current()

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import config
 from .. import types as wt
+from . import device as _device
 from . import module as mod
 from . import recording
 
@@ -133,7 +134,12 @@ class Launcher:
         cacheable = True
         for k, ((name, is_array, info, exact), value) in enumerate(zip(self.fields, params)):
             if is_array:
-                if value.__class__ is arr_cls and value.dtype is info.dtype and value.ndim == info.ndim:
+                if (
+                    value.__class__ is arr_cls
+                    and value.dtype is info.dtype
+                    and value.ndim == info.ndim
+                    and value.device.ordinal < 0
+                ):
                     ct = value.__ctype__()
                     setattr(s, name, ct)
                     keys.append(ct)
@@ -147,13 +153,39 @@ class Launcher:
         self._cached = (keys, s) if cacheable else None
         return s
 
-    def set_arg(self, s, k, value, adj=None, adjoint=False, raw=False):
+    def pack_device(self, params, adj_params, device):
+        """``pack`` for a launch on the CUDA ``device``: every array argument must live there.
+        (No struct reuse: the GPU reads its own copy of the struct at each launch.)"""
+        if adj_params is not None:
+            s = self.struct()
+            for k, value in enumerate(params):
+                self.set_arg(s, k, value, adj_params[k], adjoint=True, device=device)
+            return s
+        arr_cls = _array_cls[0] if _array_cls else _array_class()
+        s = self.struct()
+        for k, ((name, is_array, info, exact), value) in enumerate(zip(self.fields, params)):
+            if is_array:
+                if (
+                    value.__class__ is arr_cls
+                    and value.dtype is info.dtype
+                    and value.ndim == info.ndim
+                    and value.device is device
+                ):
+                    setattr(s, name, value.__ctype__())
+                    continue
+            elif value.__class__ is exact:
+                setattr(s, name, value)
+                continue
+            self.set_arg(s, k, value, device=device)
+        return s
+
+    def set_arg(self, s, k, value, adj=None, adjoint=False, raw=False, device=None):
         """Check, convert and store argument ``k`` into struct ``s``.
 
         With ``raw``, a scalar, struct or composite ``value`` is a ctypes value (or a plain number)
         stored without conversion; an ``array_t`` is always taken raw. With ``adjoint``, ``adj`` is
         the array's adjoint (None: its own ``.grad``; an ``array_t``: taken raw); scalar adjoints
-        are not part of the ABI and are ignored.
+        are not part of the ABI and are ignored. Arrays must live on ``device`` (None: the CPU).
         """
         name, is_array, info, _ = self.fields[k]
         if not is_array:
@@ -183,6 +215,13 @@ class Launcher:
                 kt = value.kernel_type()
                 if kt != info and not (info.dtype is typing.Any and kt.ndim == info.ndim):
                     raise self.type_error(k, name, info, value)
+            expected = _device._cpu if device is None else device
+            if value.device is not expected or (isinstance(adj, _array_class()) and adj.device is not expected):
+                where = value.device if value.device is not expected else adj.device
+                raise RuntimeError(
+                    f"kernel '{self.inst.kernel.key}' argument '{name}' (position {k}) is an array on device "
+                    f"'{where}' but the kernel is launched on '{expected}'; copy it with a.to('{expected}')"
+                )
             ct = value.__ctype__()
         if adjoint:
             ct = _with_grad(ct, value, adj, name, self.inst)
@@ -388,6 +427,8 @@ def entry_point(inst, adjoint: bool) -> int:
         return inst.forward_ptr
     if inst.backward_ptr is None and inst.forward_ptr is None:
         inst.kernel.module.ensure_built(inst)
+    if inst.backward_ptr is None and inst.backward_enabled:
+        inst.kernel.module.ensure_backward(inst)  # the backward library is built on first use
     if inst.backward_ptr is None:
         raise RuntimeError(
             f"kernel '{inst.kernel.key}' was built with enable_backward=False, so it has no backward pass; "
@@ -457,11 +498,14 @@ def launch(
         inputs, outputs: kernel arguments in parameter order (outputs follow inputs).
         adj_inputs, adj_outputs: with ``adjoint=True``, the adjoint (gradient) arrays matching
             ``inputs`` and ``outputs``; ``None`` entries use the argument's own ``.grad``.
-        device: "cpu" (the only device here) or None for the current device.
+        device: "cpu", "cuda:N", a ``Device``, or None for the current device.
+        stream: on a GPU, the ``wp.Stream`` to queue the launch on (default: the device's current one).
         adjoint: run the backward (adjoint) kernel instead of the forward one.
         record_tape: record the launch on the active ``wp.Tape``.
         record_cmd: return a ``wp.Launch`` holding the packed arguments, without running the
             kernel (nor recording it on a tape); ``cmd.launch()`` runs it, forward or adjoint.
+        max_blocks, block_dim: on a GPU, the cap on thread blocks (0: hardware limit; kernels loop
+            grid-stride) and the threads per block.
 
     Returns:
         None, or the ``wp.Launch`` with ``record_cmd=True``.
@@ -478,8 +522,13 @@ def launch(
             f"kernel '{kernel.key}' takes {len(kernel.arg_names)} arguments ({', '.join(kernel.arg_names)}) "
             f"but {len(params)} were given"
         )
-    if device is not None and device != "cpu":
-        _check_device(device)
+    if (device is not None and device != "cpu") or _device._current.ordinal >= 0:
+        target = _device.get_device(device)
+        if target.ordinal >= 0:
+            return _launch_cuda(
+                kernel, dim, params, inputs, outputs, adj_inputs, adj_outputs, target, stream, adjoint, record_tape,
+                record_cmd, max_blocks, block_dim,
+            )
     inst = _instance_for(kernel, params)
     bounds = make_bounds(dim)
     launcher = inst.launcher or prepare(inst)
@@ -505,11 +554,26 @@ def launch(
     run(inst, bounds, args_struct, adjoint)
 
 
+def _launch_cuda(kernel, dim, params, inputs, outputs, adj_inputs, adj_outputs, device, stream, adjoint, record_tape,
+                 record_cmd, max_blocks, block_dim):
+    adj_params = None
+    if adjoint:
+        adj_params = [*adj_inputs, *adj_outputs]
+        if len(adj_params) != len(params):
+            raise TypeError(
+                f"kernel '{kernel.key}': an adjoint launch needs adj_inputs/adj_outputs matching its "
+                f"{len(params)} arguments, got {len(adj_params)}"
+            )
+    from . import cuda_launch
+
+    return cuda_launch.launch(
+        kernel, dim, params, inputs, outputs, adj_params, device, stream, adjoint, record_tape, record_cmd,
+        max_blocks, block_dim,
+    )
+
+
 def _check_device(device):
+    """Resolve a device argument (raising for an unknown or unavailable device)."""
     if device is None or device == "cpu":
         return
-    from .device import get_device
-
-    d = get_device(device)
-    if not d.is_cpu:
-        raise RuntimeError(f"device {d} is not supported on this machine")
+    _device.get_device(device)

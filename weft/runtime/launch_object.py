@@ -38,7 +38,7 @@ class Launch:
             their adjoints. A leading ``launch_bounds_t`` (Warp's layout) is taken as ``bounds``.
         params_addr: accepted for Warp compatibility; ignored (CUDA only).
         bounds: a ``launch_bounds_t`` for the grid (default: zero threads).
-        max_blocks, block_dim: accepted for Warp compatibility; unused on the CPU.
+        max_blocks, block_dim: the cap on thread blocks and threads per block on a GPU; unused on the CPU.
         adjoint: run the kernel's backward entry point instead of the forward one.
 
     Raises:
@@ -119,23 +119,33 @@ class Launch:
 
     def _bind(self, inst):
         """Prepare the native side for ``inst``: entry point, argument struct, packed arguments."""
-        launcher = _launch.prepare(inst)
+        if self.device.is_cuda:
+            from . import cuda, cuda_launch
+
+            launcher = cuda_launch.device_launcher(inst)
+            self._cuda = cuda
+            self._entry = cuda.entry_function(inst, self.device, self.adjoint)
+            self._library = inst.cuda_functions[self.device.ordinal][0]  # keeps the module loaded
+        else:
+            launcher = _launch.prepare(inst)
+            self._cuda = None
+            self._library = inst.library  # keeps the entry point's code loaded
+            self._entry = _launch.entry_point(inst, self.adjoint)
         self._inst = inst
         self._launcher = launcher
-        self._library = inst.library  # keeps the entry point's code loaded
-        self._entry = _launch.entry_point(inst, self.adjoint)
         self._generation = inst.generation
         self._captures = bool(inst.global_captures)
         self._args = launcher.struct()
         self._args_addr = ctypes.addressof(self._args)
         for k in range(len(self.fwd_args)):
             self._pack(k)
-        self._launch_fn = _launch.launch_fn()
+        self._launch_fn = None if self._cuda is not None else _launch.launch_fn()
 
     def _pack(self, k):
         # An array's adjoint is recognised as raw by its type (array_t), so one flag suffices.
         adj = self.adj_args[k] if self.adjoint else None
-        self._launcher.set_arg(self._args, k, self.fwd_args[k], adj, self.adjoint, self._raw[k])
+        device = None if self.device.is_cpu else self.device
+        self._launcher.set_arg(self._args, k, self.fwd_args[k], adj, self.adjoint, self._raw[k], device)
 
     # -- the grid ------------------------------------------------------------------------------
 
@@ -234,13 +244,21 @@ class Launch:
     def launch(self, stream=None):
         """Run the launch: the adjoint kernel if it was made with ``adjoint=True``.
 
-        Not recorded on an active ``wp.Tape`` (as in Warp).
+        Not recorded on an active ``wp.Tape`` (as in Warp). On a GPU it is queued on ``stream``
+        (default: the device's current stream).
 
         Raises:
-            IndexError: an array index was out of bounds while the kernel ran (debug mode).
+            IndexError: an array index was out of bounds while the kernel ran (debug mode; on a GPU
+                reported at the next device synchronisation, see ``runtime/cuda.py``).
         """
         if self._generation != _module._generation[0] or self._captures:
             self._refresh()
+        if self._cuda is not None:
+            self._cuda.launch_kernel(
+                self._inst, self.device, self._ctx.bounds, self._args, self.adjoint, stream, self.block_dim,
+                self.max_blocks, self._entry,
+            )
+            return
         if self._launch_fn(
             self._entry,
             self._ctx_addr,

@@ -1,0 +1,243 @@
+"""GPU memory across libraries: ``__cuda_array_interface__`` and DLPack capsules of kind kDLCUDA.
+
+Contract:
+  - ``cuda_array_interface(a)`` is the version-3 interface dict of a weft array on a GPU
+    (vector/matrix components as trailing dimensions, ``stream`` = the device's current stream).
+  - ``wrap_cuda_interface(obj, dtype)`` wraps an object exporting ``__cuda_array_interface__``
+    as a weft array on the GPU holding the memory, without copying; the current weft stream of that
+    device first waits for the exporter's stream (when it names one).
+  - ``export_dlpack(a, stream)`` builds a legacy ``"dltensor"`` capsule (kDLCUDA) for a weft
+    array on a GPU; the consumer's ``stream`` waits for weft's current stream. The capsule keeps
+    the array alive until the consumer calls the deleter (or the unconsumed capsule is collected).
+  - ``import_dlpack(source, dtype)`` takes a kDLCUDA producer: the capsule is opened by hand
+    (NumPy only opens CPU capsules), renamed ``"used_dltensor"`` as the protocol requires, and
+    its deleter runs when the weft array that wraps it is garbage collected.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from .. import types
+from ..array import array
+from ..array_layout import _contiguous_strides, _np_layout
+from . import _memory
+
+KDL_CPU, KDL_CUDA, KDL_CUDA_HOST = 1, 2, 3
+
+
+def cuda_array_interface(a, typestr=None) -> dict:
+    """The ``__cuda_array_interface__`` (version 3) of the GPU array ``a``."""
+    np_dtype, trailing = _np_layout(a.dtype)
+    strides = a.strides + _contiguous_strides(trailing, np_dtype.itemsize)
+    return {
+        "shape": a.shape + trailing,
+        "typestr": typestr or np_dtype.str,
+        "data": (a.ptr or 0, False),
+        "strides": None if a.is_contiguous else strides,
+        "version": 3,
+        "stream": a.device.stream.cuda_stream,
+    }
+
+
+def _device_of_pointer(ptr: int):
+    from ..runtime import cuda_driver as cu
+    from ..runtime.device import get_device
+
+    drv = cu.api()
+    attr = drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    ordinal = cu.check(drv.cuPointerGetAttribute(attr, ptr), "cuPointerGetAttribute")
+    return get_device(f"cuda:{int(ordinal)}")
+
+
+def _wait_foreign_stream(device, handle: int):
+    """Make ``device``'s current stream wait for the work queued on a foreign stream handle."""
+    from ..runtime import cuda_driver as cu
+    from ..runtime.cuda import ContextGuard
+
+    stream = device.stream
+    if handle in (None, 0) or handle == stream.cuda_stream:
+        return
+    drv = cu.api()
+    event = stream.cached_event
+    with ContextGuard(device):
+        cu.check(drv.cuEventRecord(event.cuda_event, handle), "cuEventRecord")
+    stream.wait_event(event)
+
+
+def wrap_cuda_interface(obj, dtype=None) -> array:
+    """A weft array over the GPU memory an object exports with ``__cuda_array_interface__``."""
+    desc = obj.__cuda_array_interface__
+    np_dtype = np.dtype(desc["typestr"])
+    scalar = types.dtype_from_numpy(np_dtype) if np_dtype.kind != "V" else None
+    if scalar is None:
+        raise TypeError(f"Cannot wrap CUDA memory of type {desc['typestr']} as a weft array: weft has no such type")
+    shape = tuple(desc["shape"])
+    strides = desc.get("strides")
+    strides = tuple(strides) if strides is not None else _contiguous_strides(shape, np_dtype.itemsize)
+    ptr = int(desc["data"][0])
+    device = _device_of_pointer(ptr) if ptr else _current_cuda()
+    _wait_foreign_stream(device, desc.get("stream"))
+    dtype, shape, strides = _memory.element_layout(shape, strides, scalar, dtype, "CUDA array")
+    return _memory.wrap_memory(ptr or None, dtype, shape, strides, obj, device)
+
+
+def _current_cuda():
+    from ..runtime.device import get_device
+
+    return get_device("cuda")
+
+
+# ---------------------------------------------------------------------------------------------
+# DLPack
+# ---------------------------------------------------------------------------------------------
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_Deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
+DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _Deleter)]
+
+_CAPSULE_NAME = b"dltensor"
+_USED_NAME = b"used_dltensor"
+_exported: dict = {}  # address of a DLManagedTensor we made -> what it keeps alive
+
+_api = ctypes.pythonapi
+_api.PyCapsule_New.restype = ctypes.py_object
+_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_api.PyCapsule_IsValid.restype = ctypes.c_int
+_api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_SetName.restype = ctypes.c_int
+_api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+_DL_CODES = {"i": 0, "u": 1, "f": 2, "b": 6}
+
+
+def _release(managed_ptr):
+    _exported.pop(ctypes.cast(managed_ptr, ctypes.c_void_p).value, None)
+
+
+_deleter = _Deleter(_release)
+
+
+# The destructor receives a capsule that is being deallocated: it must not become a Python object
+# again (its reference count is zero), so it is inspected through raw-pointer prototypes.
+_raw_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_IsValid", _api))
+_raw_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_GetPointer", _api))
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _capsule_destructor(capsule_ptr):
+    # A capsule still named "dltensor" was never consumed: its tensor must be released here.
+    if _raw_is_valid(capsule_ptr, _CAPSULE_NAME):
+        _exported.pop(_raw_get_pointer(capsule_ptr, _CAPSULE_NAME), None)
+
+
+def export_dlpack(a, stream=None):
+    """A DLPack capsule (kDLCUDA) viewing the GPU array ``a``.
+
+    Args:
+        a: The array.
+        stream: The consumer's stream handle (1: legacy default, 2: per-thread default, None: no
+            synchronisation); it is made to wait for weft's current stream of the device.
+    """
+    if stream not in (None, -1):
+        consumer = int(stream)
+        from ..runtime import cuda_driver as cu
+        from ..runtime.cuda import ContextGuard
+
+        own = a.device.stream
+        if consumer != own.cuda_stream:
+            event = own.record_event(own.cached_event)
+            with ContextGuard(a.device):
+                cu.check(cu.api().cuStreamWaitEvent(consumer, event.cuda_event, 0), "cuStreamWaitEvent")
+    np_dtype, trailing = _np_layout(a.dtype)
+    shape = a.shape + trailing
+    elem = np_dtype.itemsize
+    strides = tuple(s // elem for s in a.strides) + tuple(s // elem for s in _contiguous_strides(trailing, elem))
+    shape_arr = (ctypes.c_int64 * len(shape))(*shape)
+    strides_arr = (ctypes.c_int64 * len(shape))(*strides)
+    managed = DLManagedTensor()
+    t = managed.dl_tensor
+    t.data = a.ptr or 0
+    t.device = DLDevice(KDL_CUDA, a.device.ordinal)
+    t.ndim = len(shape)
+    t.dtype = DLDataType(_DL_CODES[np_dtype.kind], 8 * elem, 1)
+    t.shape = shape_arr
+    t.strides = strides_arr
+    t.byte_offset = 0
+    managed.deleter = _deleter
+    addr = ctypes.addressof(managed)
+    _exported[addr] = (managed, shape_arr, strides_arr, a)
+    return _api.PyCapsule_New(addr, _CAPSULE_NAME, ctypes.cast(_capsule_destructor, ctypes.c_void_p))
+
+
+class _ImportedTensor:
+    """Owns a consumed DLManagedTensor: calls its deleter when the wrapping array goes away."""
+
+    def __init__(self, managed_ptr: int):
+        self.managed = ctypes.cast(managed_ptr, ctypes.POINTER(DLManagedTensor))
+
+    def __del__(self):
+        deleter = self.managed.contents.deleter
+        if deleter:
+            deleter(self.managed)
+
+
+def import_dlpack(source, dtype=None) -> array:
+    """A weft array over the GPU memory of a kDLCUDA DLPack producer (no copy)."""
+    from ..runtime.device import get_device
+
+    _, ordinal = source.__dlpack_device__()
+    device = get_device(f"cuda:{int(ordinal)}")
+    capsule = source.__dlpack__(stream=device.stream.cuda_stream)
+    if not _api.PyCapsule_IsValid(capsule, _CAPSULE_NAME):
+        raise BufferError("the DLPack producer returned a capsule that is not an unconsumed 'dltensor'")
+    ptr = _api.PyCapsule_GetPointer(capsule, _CAPSULE_NAME)
+    t = ctypes.cast(ptr, ctypes.POINTER(DLManagedTensor)).contents.dl_tensor
+    if t.device.device_type != KDL_CUDA:
+        raise BufferError(f"expected a CUDA DLPack tensor, got device type {t.device.device_type}")
+    kinds = {v: k for k, v in _DL_CODES.items()}
+    if t.dtype.lanes != 1 or t.dtype.code not in kinds:
+        raise TypeError(f"Cannot wrap DLPack data of type code {t.dtype.code} ({t.dtype.bits} bits) as a weft array")
+    np_dtype = np.dtype("bool") if kinds[t.dtype.code] == "b" else np.dtype(f"{kinds[t.dtype.code]}{t.dtype.bits // 8}")
+    scalar = types.dtype_from_numpy(np_dtype)
+    if scalar is None:
+        raise TypeError(f"Cannot wrap DLPack data of NumPy type {np_dtype} as a weft array: weft has no such type")
+    shape = tuple(t.shape[k] for k in range(t.ndim))
+    elem = np_dtype.itemsize
+    if t.strides:
+        strides = tuple(t.strides[k] * elem for k in range(t.ndim))
+    else:
+        strides = _contiguous_strides(shape, elem)
+    _api.PyCapsule_SetName(capsule, _USED_NAME)  # consumed: the producer's capsule no longer owns it
+    owner = _ImportedTensor(ptr)
+    dtype, shape, strides = _memory.element_layout(shape, strides, scalar, dtype, "DLPack tensor")
+    data = (t.data or 0) + t.byte_offset
+    return _memory.wrap_memory(data or None, dtype, shape, strides, owner, device)

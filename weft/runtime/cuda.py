@@ -1,0 +1,522 @@
+"""The CUDA runtime: GPU devices, their primary contexts, loaded modules and kernel launches.
+
+Contract:
+  - ``discover()`` runs once (from ``device.get_cuda_devices``): it probes the driver through
+    ``cuda_driver`` and registers one ``CudaDevice`` per GPU under ``"cuda:N"``. Without
+    cuda-python, a driver or a GPU it registers nothing and returns the reason.
+  - A ``CudaDevice`` is the PRIMARY context of its GPU (shared with the CUDA runtime API, hence with
+    torch/JAX), retained on first use. Every driver call that needs a context runs inside
+    ``ContextGuard(device)``, which makes the device's context current and restores the previous one.
+  - ``load_module(device, image)`` loads PTX (JIT-compiled by the driver) or CUBIN and returns a
+    ``CudaModule`` whose ``function(name)`` gives a ``CUfunction``. Kernel instances keep their
+    per-device functions in ``inst.cuda_functions[ordinal] = (module, forward, backward, locs)``; the
+    CPU fields (``forward_ptr``...) are untouched.
+  - ``launch_kernel`` calls ``{symbol}_cuda_forward/backward(bounds, args, ctx)`` with a grid that
+    covers ``bounds.size`` threads (capped; the kernels loop grid-stride) on a stream.
+
+Kernel errors (out-of-bounds indices, debug mode) on a GPU: each debug launch gets one
+``launch_context`` record in device memory (``ErrorSlots``, a per-device ring; graph captures get
+their own). Errors are read back, and raised as ``IndexError`` exactly like on the CPU, when the
+device is synchronised (``wp.synchronize``, ``wp.synchronize_device``, the ring filling up), or
+right after the launch when ``wp.config.verify_cuda`` is true.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+from .. import config
+from . import cuda_driver as cu
+from .device import Device, _register_device
+
+_lock = threading.RLock()
+
+
+def discover() -> str:
+    """Register every CUDA device; return why there are none ("" when there are some)."""
+    count, reason = cu.probe()
+    for ordinal in range(count):
+        try:
+            _register_device(CudaDevice(ordinal))
+        except cu.CudaError as e:
+            return f"querying CUDA device {ordinal} failed: {e}"
+    return reason
+
+
+def _attr(drv, handle, name: str) -> int:
+    return cu.check(drv.cuDeviceGetAttribute(getattr(drv.CUdevice_attribute, name), handle), name)
+
+
+class CudaDevice(Device):
+    """One GPU (its primary context). Created by ``discover``; get it with ``wp.get_device("cuda:N")``.
+
+    Attributes beyond ``Device``'s: ``handle`` (the ``CUdevice``), ``max_shared_memory_per_block``,
+    ``is_mempool_enabled`` (allocations use the stream-ordered pool when true).
+    """
+
+    def __init__(self, ordinal: int):
+        drv = cu.api()
+        handle = cu.check(drv.cuDeviceGet(ordinal), f"cuDeviceGet({ordinal})")
+        raw_name = cu.check(drv.cuDeviceGetName(256, handle), "cuDeviceGetName")
+        major = _attr(drv, handle, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR")
+        minor = _attr(drv, handle, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR")
+        super().__init__(f"cuda:{ordinal}", raw_name.split(b"\0")[0].decode(), ordinal, 10 * major + minor)
+        self.handle = handle
+        self.sm_count = _attr(drv, handle, "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT")
+        self.max_shared_memory_per_block = _attr(drv, handle, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK")
+        self.is_uva = bool(_attr(drv, handle, "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING"))
+        self.is_mempool_supported = bool(_attr(drv, handle, "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED"))
+        self.is_mempool_enabled = self.is_mempool_supported
+        self.is_ipc_supported = bool(_attr(drv, handle, "CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED"))
+        self.is_cubin_supported = self.arch in nvrtc_archs()
+        self.is_primary = True
+        uuid = bytes(cu.check(drv.cuDeviceGetUuid(handle), "cuDeviceGetUuid").bytes)
+        h = uuid.hex()
+        self.uuid = f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+        bus = cu.check(drv.cuDeviceGetPCIBusId(64, handle), "cuDeviceGetPCIBusId")
+        self.pci_bus_id = bytes(bus).split(b"\0")[0].decode() if not isinstance(bus, str) else bus
+        self.total_memory = cu.check(drv.cuDeviceTotalMem(handle), "cuDeviceTotalMem")
+        self._context = None
+        self._stream = None
+        self._captures: dict = {}  # id(stream) -> graph.Capture, while capturing
+        self._deferred_frees: list = []  # allocations released during a capture
+        self._errors = None  # ErrorSlots ring for debug launches (created on first use)
+        self._pending_slots: list = []  # graph ErrorSlots replayed since the last check
+        from .cuda_memory import CudaAllocator
+
+        self.allocator = CudaAllocator(self)
+
+    # -- context ---------------------------------------------------------------------------------
+
+    @property
+    def context(self):
+        """The device's primary ``CUcontext`` (retained on first access)."""
+        if self._context is None:
+            with _lock:
+                if self._context is None:
+                    drv = cu.api()
+                    self._context = cu.check(drv.cuDevicePrimaryCtxRetain(self.handle), f"retaining {self}'s context")
+        return self._context
+
+    @property
+    def has_context(self) -> bool:
+        return self._context is not None
+
+    def make_current(self):
+        """Make this device's context current on the calling thread."""
+        cu.check(cu.api().cuCtxSetCurrent(self.context), f"cuCtxSetCurrent({self})")
+
+    @property
+    def free_memory(self) -> int:
+        """Bytes of free device memory (as the driver reports them now)."""
+        with ContextGuard(self):
+            free, _ = cu.check(cu.api().cuMemGetInfo(), "cuMemGetInfo")
+        return free
+
+    # -- streams ---------------------------------------------------------------------------------
+
+    @property
+    def stream(self):
+        """The device's current ``wp.Stream`` (a stream weft creates on first use)."""
+        if self._stream is None:
+            with _lock:
+                if self._stream is None:
+                    from .stream import Stream
+
+                    self._stream = Stream(self)
+        return self._stream
+
+    @stream.setter
+    def stream(self, stream):
+        self.set_stream(stream)
+
+    @property
+    def has_stream(self) -> bool:
+        return self._stream is not None
+
+    def set_stream(self, stream, sync: bool = True):
+        """Make ``stream`` the device's current stream.
+
+        Args:
+            stream: A ``wp.Stream`` of this device.
+            sync: Make the new stream wait for the work queued on the previous one.
+
+        Raises:
+            RuntimeError: The stream belongs to another device.
+        """
+        if stream.device is not self:
+            raise RuntimeError(f"Stream of device {stream.device} cannot be made current on device {self}")
+        if sync and self._stream is not None and self._stream is not stream:
+            stream.wait_stream(self._stream)
+        self._stream = stream
+
+    @property
+    def is_capturing(self) -> bool:
+        """Whether a graph capture is active on one of this device's streams."""
+        return bool(self._captures)
+
+    def get_cuda_output_format(self) -> str:
+        """``"ptx"`` or ``"cubin"``: what kernels are compiled to for this device (see ``module_format``)."""
+        return module_format(self)
+
+    def get_cuda_compile_arch(self) -> int:
+        """The architecture kernels are compiled for on this device."""
+        return compile_arch(self)
+
+    # -- synchronisation and kernel errors ---------------------------------------------------------
+
+    def synchronize(self):
+        """Wait for all work on the device, then raise the first kernel error recorded since the last check."""
+        if self._context is None:
+            return
+        with ContextGuard(self):
+            cu.check(cu.api().cuCtxSynchronize(), f"synchronizing {self}")
+        self.check_kernel_errors()
+
+    def check_kernel_errors(self):
+        """Raise (as ``IndexError``) the first error recorded by a debug launch (device synchronised)."""
+        slots = [s for s in [self._errors] + self._pending_slots if s is not None]
+        self._pending_slots = []
+        error = None
+        for s in slots:
+            found = s.collect()
+            if error is None:
+                error = found
+        if error is not None:
+            raise error
+
+    def error_slot(self, inst, stream) -> int:
+        """The device address of a ``launch_context`` for one debug launch of ``inst`` on ``stream``."""
+        capture = self._captures.get(id(stream)) if self._captures else None
+        if capture is not None:
+            return capture.error_slot(inst)
+        if self._errors is None:
+            self._errors = ErrorSlots(self, 1024)
+        addr = self._errors.take(inst)
+        if addr is None:  # the ring is full: wait for the launches that use it and report their errors
+            self.synchronize()
+            addr = self._errors.take(inst)
+        return addr
+
+
+class ContextGuard:
+    """``with ContextGuard(device):`` makes the device's context current, restoring the previous one."""
+
+    __slots__ = ("device", "previous")
+
+    def __init__(self, device):
+        self.device = device
+        self.previous = None
+
+    def __enter__(self):
+        drv = cu.api()
+        ctx = self.device.context
+        current = cu.check(drv.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        if int(current) != int(ctx):
+            cu.check(drv.cuCtxSetCurrent(ctx), f"cuCtxSetCurrent({self.device})")
+            self.previous = current
+        return self.device
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.previous is not None:
+            cu.api().cuCtxSetCurrent(self.previous)
+            self.previous = None
+
+
+# ---------------------------------------------------------------------------------------------
+# kernel errors
+# ---------------------------------------------------------------------------------------------
+
+
+def _context_type():
+    from .launch import launch_context_t
+
+    return launch_context_t
+
+
+class ErrorSlots:
+    """Device memory for ``capacity`` launch contexts, and the kernel instance using each one."""
+
+    def __init__(self, device, capacity: int, persistent: bool = False):
+        self.device = device
+        self.capacity = capacity
+        self.persistent = persistent
+        self.size = ctypes.sizeof(_context_type())
+        # plain (not stream-ordered) memory, zeroed synchronously: usable from any stream at once
+        self.ptr, self._owner = device.allocator.alloc_raw(capacity * self.size, zero=False, pooled=False)
+        device.allocator.clear_raw(self.ptr, capacity * self.size)
+        self.insts: list = []
+
+    def take(self, inst):
+        """The address of the next free record (None when full), assigned to ``inst``."""
+        k = len(self.insts)
+        if k >= self.capacity:
+            return None
+        self.insts.append(inst)
+        return self.ptr + k * self.size
+
+    def collect(self):
+        """Read the used records; return the ``IndexError`` of the first failing launch (or None)
+        and clear them. The device must be synchronised."""
+        n = len(self.insts)
+        if n == 0:
+            return None
+        records = (_context_type() * n)()
+        self.device.allocator.read_raw(ctypes.addressof(records), self.ptr, n * self.size)
+        error = None
+        for inst, ctx in zip(self.insts, records):
+            if ctx.has_error:
+                error = kernel_error(inst, self.device, ctx)
+                break
+        if error is not None:
+            self.device.allocator.clear_raw(self.ptr, n * self.size)
+        if not self.persistent:
+            self.insts = []  # the ring starts over; a graph's records belong to its launches for good
+        return error
+
+
+def kernel_error(inst, device, ctx):
+    """The ``IndexError`` for an error a kernel recorded on the GPU (worded as on the CPU)."""
+    from .launch import kernel_error as cpu_kernel_error
+
+    locs = inst.cuda_functions[device.ordinal][3]
+    view = _ErrorView(locs)
+    return cpu_kernel_error(view.bind(inst), ctx)
+
+
+class _ErrorView:
+    """Presents a CUDA image's source locations to ``launch.kernel_error`` (which reads
+    ``module_locs[loc_base + loc]``): the image's error ids index its ``locs`` directly."""
+
+    def __init__(self, locs):
+        self.module_locs = _Locs(locs)
+        self.loc_base = 0
+        self.kernel = None
+
+    def bind(self, inst):
+        self.kernel = inst.kernel
+        return self
+
+
+class _Locs:
+    def __init__(self, locs):
+        self.locs = locs
+
+    def __getitem__(self, k):
+        if 0 <= k < len(self.locs):
+            return tuple(self.locs[k])
+        return ("<unknown file>", 0, "<no source location>")
+
+
+# ---------------------------------------------------------------------------------------------
+# modules
+# ---------------------------------------------------------------------------------------------
+
+
+class CudaModule:
+    """A loaded CUDA module (PTX or CUBIN image) on one device."""
+
+    def __init__(self, device, image: bytes):
+        self.device = device
+        if not image.startswith(b"\x7fELF") and not image.endswith(b"\0"):
+            image = image + b"\0"  # PTX text must be NUL-terminated for cuModuleLoadData
+        with ContextGuard(device):
+            self.handle = cu.check(cu.api().cuModuleLoadData(image), f"loading a CUDA module on {device}")
+        self._functions: dict = {}
+
+    def function(self, name: str):
+        """The ``CUfunction`` called ``name``.
+
+        Raises:
+            CudaError: The module has no such function.
+        """
+        f = self._functions.get(name)
+        if f is None:
+            f = cu.check(cu.api().cuModuleGetFunction(self.handle, name.encode()), f"cuModuleGetFunction({name})")
+            self._functions[name] = f
+        return f
+
+    def __del__(self):
+        handle = getattr(self, "handle", None)
+        if handle is None:
+            return
+        try:
+            with ContextGuard(self.device):
+                cu.api().cuModuleUnload(handle)
+        except Exception:  # interpreter shutdown: the driver may already be gone
+            pass
+
+
+def load_module(device, image: bytes) -> CudaModule:
+    """Load a PTX or CUBIN ``image`` on the CUDA ``device``."""
+    from .device import get_device
+
+    return CudaModule(get_device(device), image)
+
+
+_nvrtc_archs: list = []
+
+
+def nvrtc_archs() -> tuple:
+    """The architectures NVRTC can build CUBIN for (empty when NVRTC is missing)."""
+    if not _nvrtc_archs:
+        try:
+            from cuda.bindings import nvrtc
+
+            archs = cu.check(nvrtc.nvrtcGetSupportedArchs(), "nvrtcGetSupportedArchs")
+            _nvrtc_archs.append(tuple(int(a) for a in archs))
+        except Exception:  # no NVRTC: modules can still be loaded from AOT images
+            _nvrtc_archs.append(())
+    return _nvrtc_archs[0]
+
+
+def compile_arch(device) -> int:
+    """The newest architecture NVRTC supports that the device can run (the device's own if none)."""
+    fitting = [a for a in nvrtc_archs() if a <= device.arch]
+    return max(fitting) if fitting else device.arch
+
+
+def module_format(device) -> str:
+    """``config.cuda_output`` when set, else CUBIN when the driver is older than NVRTC (its JIT could
+    not read NVRTC's newer PTX) and NVRTC supports the device's arch, else PTX."""
+    fmt = getattr(config, "cuda_output", None)
+    if fmt in ("ptx", "cubin"):
+        return fmt
+    driver_version = cu.check(cu.api().cuDriverGetVersion(), "cuDriverGetVersion")
+    try:
+        from cuda.bindings import nvrtc
+
+        major, minor = cu.check(nvrtc.nvrtcVersion(), "nvrtcVersion")
+        nvrtc_version = 1000 * major + 10 * minor
+    except Exception:
+        nvrtc_version = 0
+    if device.is_cubin_supported and driver_version < nvrtc_version:
+        return "cubin"
+    return "ptx"
+
+
+def functions(inst, device):
+    """``(module, forward, backward, locs)`` of ``inst`` on ``device``, loading on first use.
+
+    An image loaded with ``wp.load_aot_module`` for the device is used when it has the instance;
+    otherwise all not-yet-loaded instances of the kernel's module are compiled into one image
+    (a module's kernels usually launch together), as on the CPU.
+    """
+    entry = inst.cuda_functions.get(device.ordinal)
+    if entry is not None:
+        return entry
+    from . import module as mod
+
+    module = inst.kernel.module
+    with mod._lock:
+        entry = inst.cuda_functions.get(device.ordinal)
+        if entry is not None:
+            return entry
+        aot = getattr(module, "cuda_loaded", {}).get(device.alias)
+        if aot is not None and inst.symbol in aot.functions:
+            fwd, bwd = aot.functions[inst.symbol]
+            inst.cuda_functions[device.ordinal] = (aot.loaded, fwd, bwd, aot.locs)
+            return inst.cuda_functions[device.ordinal]
+        module.lower_unlaunched_kernels()
+        batch = [
+            i
+            for k in module.kernels
+            for i in k._instances.values()
+            if device.ordinal not in i.cuda_functions and i.generation == mod._generation[0]
+        ]
+        if inst not in batch:
+            batch.append(inst)
+        use_ptx = module_format(device) == "ptx"
+        build = module.cuda_build(batch, compile_arch(device) if use_ptx else device.arch, use_ptx)
+        loaded = load_module(device, build.image)
+        for i in batch:
+            fwd = loaded.function(f"{i.symbol}_cuda_forward")
+            bwd = loaded.function(f"{i.symbol}_cuda_backward") if i.backward_enabled else None
+            i.cuda_functions[device.ordinal] = (loaded, fwd, bwd, build.locs)
+    return inst.cuda_functions[device.ordinal]
+
+
+def force_load(device):
+    """Compile and load every lowered kernel of every module on ``device`` (before a graph capture)."""
+    from . import module as mod
+
+    for module in list(mod._modules.values()):
+        module.lower_unlaunched_kernels()
+        for k in module.kernels:
+            for inst in list(k._instances.values()):
+                if inst.generation == mod._generation[0]:
+                    functions(inst, device)
+
+
+# ---------------------------------------------------------------------------------------------
+# launches
+# ---------------------------------------------------------------------------------------------
+
+_MAX_GRID = 2**31 - 1
+
+
+class _Params(ctypes.Structure):
+    """The ``void*`` array ``cuLaunchKernel`` reads: pointers to bounds, args and the context pointer."""
+
+    _fields_ = [("ptrs", ctypes.c_void_p * 3), ("ctx", ctypes.c_uint64)]
+
+
+def entry_function(inst, device, adjoint: bool):
+    """The forward or backward ``CUfunction`` of ``inst`` on ``device``.
+
+    Raises:
+        RuntimeError: A backward launch of a kernel built without (or unable to have) a backward pass.
+    """
+    _, fwd, bwd, _ = functions(inst, device)
+    if not adjoint:
+        return fwd
+    if bwd is None:
+        raise RuntimeError(
+            f"kernel '{inst.kernel.key}' was built with enable_backward=False, so it has no backward pass; "
+            "enable it with @wp.kernel(enable_backward=True) or wp.set_module_options({'enable_backward': True})"
+        )
+    if inst.ir.adjoint_error:
+        raise RuntimeError(inst.ir.adjoint_error)
+    return bwd
+
+
+def launch_kernel(inst, device, bounds, args_struct, adjoint, stream=None, block_dim=256, max_blocks=0, fn=None):
+    """Launch ``inst`` on ``device`` over ``bounds`` (asynchronously, on ``stream`` or the device's).
+
+    Args:
+        inst: The kernel instance.
+        device: Its ``CudaDevice``.
+        bounds: The ``launch_bounds_t`` of the grid.
+        args_struct: The packed ``wp_args_<symbol>`` struct (device pointers in its arrays).
+        adjoint: Run the backward entry point.
+        stream: A ``wp.Stream`` of the device (default: the device's current stream).
+        block_dim: Threads per block.
+        max_blocks: Cap on the number of blocks (0: the hardware limit; kernels loop grid-stride).
+        fn: The ``CUfunction`` when the caller already has it (``wp.Launch``).
+    """
+    size = bounds.size
+    if size == 0:
+        return
+    if fn is None:
+        fn = entry_function(inst, device, adjoint)
+    if stream is None:
+        stream = device.stream
+    blocks = (size + block_dim - 1) // block_dim
+    cap = max_blocks if max_blocks > 0 else _MAX_GRID
+    params = _Params()
+    params.ptrs[0] = ctypes.addressof(bounds)
+    params.ptrs[1] = ctypes.addressof(args_struct)
+    params.ptrs[2] = ctypes.addressof(params) + _Params.ctx.offset
+    if config.mode != "release":
+        params.ctx = device.error_slot(inst, stream)
+    drv = cu.api()
+    with ContextGuard(device):
+        cu.check(
+            drv.cuLaunchKernel(
+                fn, min(blocks, cap), 1, 1, block_dim, 1, 1, 0, stream.cuda_stream, ctypes.addressof(params), 0
+            ),
+            f"launching kernel '{inst.kernel.key}' on {device}",
+        )
+    if getattr(config, "verify_cuda", False) and not device._captures:
+        device.synchronize()

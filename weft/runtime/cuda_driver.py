@@ -1,0 +1,92 @@
+"""Access to the CUDA driver API through cuda-python, imported lazily and guarded.
+
+Contract: nothing here runs at import time. ``probe()`` imports ``cuda.bindings.driver``, calls
+``cuInit`` and counts the devices, once per process; it never raises and returns the number of
+devices together with the reason there are none (cuda-python missing, no driver library, ``cuInit``
+failing...). ``api()`` returns the driver module after a successful probe. Every driver function of
+cuda-python returns a tuple ``(CUresult, *values)``; ``check`` turns a failing result into a
+``CudaError`` naming the call and the driver's message, and returns the values otherwise (one value
+as itself, none as None).
+"""
+
+from __future__ import annotations
+
+import threading
+
+_lock = threading.Lock()
+_state: list = []  # [(driver module or None, device count, reason)] once probed
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed."""
+
+
+def probe() -> tuple[int, str]:
+    """Initialise the driver once; return ``(device_count, reason_if_zero)``."""
+    if not _state:
+        with _lock:
+            if not _state:
+                _state.append(_probe())
+    _, count, reason = _state[0]
+    return count, reason
+
+
+def _probe():
+    try:
+        from cuda.bindings import driver
+    except ImportError as e:
+        return None, 0, f"cuda-python is not installed ({e}); install it with `pip install cuda-python`"
+    try:
+        (err,) = driver.cuInit(0)
+    except Exception as e:  # cuda-python raises when the driver library (libcuda) cannot be loaded
+        return None, 0, f"the NVIDIA driver could not be loaded ({e})"
+    if err != driver.CUresult.CUDA_SUCCESS:
+        return None, 0, f"cuInit failed: {_error_text(driver, err)}"
+    err, count = driver.cuDeviceGetCount()
+    if err != driver.CUresult.CUDA_SUCCESS:
+        return None, 0, f"cuDeviceGetCount failed: {_error_text(driver, err)}"
+    if count == 0:
+        return driver, 0, "the NVIDIA driver reports no CUDA device"
+    return driver, count, ""
+
+
+def api():
+    """The ``cuda.bindings.driver`` module (after a successful ``probe``).
+
+    Raises:
+        RuntimeError: CUDA is not available, with the reason.
+    """
+    count, reason = probe()
+    if count == 0:
+        raise RuntimeError(f"CUDA is not available: {reason}")
+    return _state[0][0]
+
+
+def _error_text(driver, err) -> str:
+    try:
+        _, name = driver.cuGetErrorName(err)
+        _, text = driver.cuGetErrorString(err)
+        return f"{name.decode()} ({text.decode()})"
+    except Exception:  # the error strings are a courtesy; the code itself is always shown
+        return str(err)
+
+
+def check(result, what: str):
+    """Unpack a cuda-python result tuple, raising ``CudaError`` if the call failed.
+
+    Args:
+        result: The tuple a driver function returned.
+        what: The call, for the message (e.g. ``"cuMemAlloc(1024 bytes) on cuda:0"``).
+
+    Returns:
+        None, the single value, or a tuple of the values.
+    """
+    err = result[0]
+    if err != 0:  # CUresult is an int enum; CUDA_SUCCESS is 0
+        driver = _state[0][0] if _state else None
+        text = _error_text(driver, err) if driver is not None else str(err)
+        raise CudaError(f"CUDA error in {what}: {text}")
+    n = len(result)
+    if n == 1:
+        return None
+    return result[1] if n == 2 else result[1:]

@@ -1,0 +1,322 @@
+"""Memory on CUDA devices: allocation, memsets, host<->device and device<->device copies.
+
+Contract: ``CudaAllocator`` is the ``allocator`` of every ``CudaDevice``, with the same methods as
+the CPU's ``memory.HostAllocator`` (``alloc``, ``download``, ``upload``, ``fill``), so the array code
+never branches on the device kind. An allocation is owned by a ``DeviceBuffer`` that frees it when
+the last array (or view) using it is garbage collected; frees requested while a graph capture is
+active on the device are deferred to the end of the capture. Work is queued on the device's
+current stream: uploads and device-side copies are asynchronous, downloads (``a.numpy()``) wait.
+
+Strided (non-contiguous) arrays are copied through the host: the byte span the array covers is
+moved in one transfer and NumPy gathers or scatters the elements (a read-modify-write for uploads).
+Contiguous arrays and flat ranges move with a single driver copy.
+
+Pinned host memory (``pinned=True`` on CPU arrays) is allocated with ``cuMemHostAlloc`` in the
+first GPU's context (portable, so every context sees it as pinned).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from ..array_layout import _byte_span, _dtype_size, _np_layout
+from . import cuda_driver as cu
+from .cuda import ContextGuard
+
+
+class DeviceBuffer:
+    """Owns one device allocation; frees it when garbage collected."""
+
+    __slots__ = ("__weakref__", "device", "nbytes", "pooled", "ptr")
+
+    def __init__(self, device, ptr: int, nbytes: int, pooled: bool):
+        self.device = device
+        self.ptr = ptr
+        self.nbytes = nbytes
+        self.pooled = pooled
+
+    def __del__(self):
+        try:
+            self.device.allocator.free(self)
+        except Exception:  # interpreter shutdown: the driver may already be gone
+            pass
+
+
+class PinnedBuffer:
+    """Owns page-locked host memory from ``cuMemHostAlloc``."""
+
+    __slots__ = ("device", "nbytes", "ptr")
+
+    def __init__(self, ptr: int, nbytes: int, device):
+        self.ptr = ptr
+        self.nbytes = nbytes
+        self.device = device
+
+    def __del__(self):
+        try:
+            with ContextGuard(self.device):
+                cu.api().cuMemFreeHost(self.ptr)
+        except Exception:  # interpreter shutdown
+            pass
+
+
+def alloc_pinned(nbytes: int, zero: bool):
+    """Page-locked host memory: ``(ptr, owner)``, the owner being a NumPy byte view that keeps the
+    ``PinnedBuffer`` alive (so host code sees an ordinary NumPy buffer)."""
+    from .device import get_cuda_devices
+
+    if nbytes == 0:
+        return None, None
+    device = get_cuda_devices()[0]
+    drv = cu.api()
+    with ContextGuard(device):
+        ptr = int(cu.check(drv.cuMemHostAlloc(nbytes, drv.CU_MEMHOSTALLOC_PORTABLE), f"cuMemHostAlloc({nbytes})"))
+    owner = PinnedBuffer(ptr, nbytes, device)
+    view = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(ptr))
+    holder = _Holder(view, owner)
+    if zero:
+        view[...] = 0
+    return ptr, holder
+
+
+class _Holder:
+    """A NumPy view of foreign memory together with the object that owns that memory."""
+
+    __slots__ = ("owner", "view")
+
+    def __init__(self, view, owner):
+        self.view = view
+        self.owner = owner
+
+
+def is_pinned(a) -> bool:
+    return a.device.is_cpu and a.pinned
+
+
+class CudaAllocator:
+    """Allocation and data movement for one ``CudaDevice``."""
+
+    def __init__(self, device):
+        self.device = device
+
+    # -- allocation ------------------------------------------------------------------------------
+
+    def alloc(self, nbytes: int, zero: bool, pinned: bool = False):
+        """``(ptr, owner)`` for ``nbytes`` of device memory (``pinned`` is meaningless here)."""
+        if nbytes == 0:
+            return None, None
+        return self.alloc_raw(nbytes, zero)
+
+    def alloc_raw(self, nbytes: int, zero: bool, pooled: bool | None = None):
+        """``(ptr, DeviceBuffer)``: stream-ordered from the memory pool when ``pooled`` (default:
+        when the pool is enabled), else ``cuMemAlloc``; zeroed on the current stream if ``zero``."""
+        device = self.device
+        drv = cu.api()
+        pooled = device.is_mempool_enabled if pooled is None else pooled
+        with ContextGuard(device):
+            stream = device.stream.cuda_stream
+            if pooled:
+                ptr = cu.check(drv.cuMemAllocAsync(nbytes, stream), f"cuMemAllocAsync({nbytes} bytes) on {device}")
+            else:
+                ptr = cu.check(drv.cuMemAlloc(nbytes), f"cuMemAlloc({nbytes} bytes) on {device}")
+            ptr = int(ptr)
+            if zero:
+                cu.check(drv.cuMemsetD8Async(ptr, 0, nbytes, stream), "cuMemsetD8Async")
+        return ptr, DeviceBuffer(device, ptr, nbytes, pooled)
+
+    def free(self, buf: DeviceBuffer):
+        device = self.device
+        if device._captures:
+            device._deferred_frees.append((buf.ptr, buf.pooled))
+            return
+        self.free_ptr(buf.ptr, buf.pooled)
+
+    def free_ptr(self, ptr: int, pooled: bool):
+        drv = cu.api()
+        with ContextGuard(self.device):
+            if pooled:
+                drv.cuMemFreeAsync(ptr, self.device.stream.cuda_stream)
+            else:
+                drv.cuMemFree(ptr)
+
+    # -- raw bytes (kernel error records) --------------------------------------------------------
+
+    def read_raw(self, host_addr: int, dev_ptr: int, nbytes: int):
+        """Copy ``nbytes`` from the device to host memory and wait for it."""
+        with ContextGuard(self.device):
+            cu.check(cu.api().cuMemcpyDtoH(host_addr, dev_ptr, nbytes), "cuMemcpyDtoH")
+
+    def clear_raw(self, dev_ptr: int, nbytes: int):
+        with ContextGuard(self.device):
+            cu.check(cu.api().cuMemsetD8(dev_ptr, 0, nbytes), "cuMemsetD8")
+
+    # -- arrays ----------------------------------------------------------------------------------
+
+    def download(self, a, raw: bool = False) -> np.ndarray:
+        """A host copy of ``a``'s elements (shape ``a.shape`` + element dims; opaque bytes if ``raw``)."""
+        if a.ptr is None or a.size == 0:
+            return np.zeros(a.shape + _trailing(a, raw), dtype=_host_dtype(a, raw))
+        lo, hi = _span(a)
+        buf = np.empty(hi - lo, dtype=np.uint8)
+        stream = self.device.stream
+        with ContextGuard(self.device):
+            drv = cu.api()
+            cu.check(
+                drv.cuMemcpyDtoHAsync(buf.ctypes.data, a.ptr + lo, hi - lo, stream.cuda_stream), "cuMemcpyDtoHAsync"
+            )
+            cu.check(drv.cuStreamSynchronize(stream.cuda_stream), f"synchronizing {stream}")
+        if a.is_contiguous:
+            return buf.view(_host_dtype(a, raw)).reshape(a.shape + _trailing(a, raw))
+        return np.ascontiguousarray(_strided_view(buf, a, -lo, raw))
+
+    def upload(self, a, values: np.ndarray, raw: bool = False):
+        """Store ``values`` (shaped like ``download(a, raw)``) into ``a`` (asynchronously)."""
+        if a.ptr is None or a.size == 0:
+            return
+        dtype = _host_dtype(a, raw)
+        values = np.broadcast_to(np.asarray(values, dtype=dtype), a.shape + _trailing(a, raw))
+        lo, hi = _span(a)
+        if a.is_contiguous:
+            host = np.ascontiguousarray(values)
+        else:  # read the span, scatter the elements into it, write it back
+            host = np.empty(hi - lo, dtype=np.uint8)
+            self._read_into(host, a.ptr + lo)
+            _strided_view(host, a, -lo, raw)[...] = values
+        self.write_bytes(a.ptr + lo, host)
+
+    def fill(self, a, value: np.ndarray):
+        """Set every element of ``a`` to the element ``value`` (NumPy, element dims trailing)."""
+        if a.ptr is None or a.size == 0:
+            return
+        itemsize = _dtype_size(a.dtype)
+        pattern = np.ascontiguousarray(value).tobytes()
+        if not a.is_contiguous or len(pattern) != itemsize:
+            self.upload(a, np.broadcast_to(value, a.shape + _trailing(a, False)))
+            return
+        nbytes = a.size * itemsize
+        drv = cu.api()
+        with ContextGuard(self.device):
+            stream = self.device.stream.cuda_stream
+            if pattern == pattern[:1] * itemsize:
+                cu.check(drv.cuMemsetD8Async(a.ptr, pattern[0], nbytes, stream), "cuMemsetD8Async")
+            elif itemsize % 4 == 0 and pattern == pattern[:4] * (itemsize // 4):
+                word = int.from_bytes(pattern[:4], "little")
+                cu.check(drv.cuMemsetD32Async(a.ptr, word, nbytes // 4, stream), "cuMemsetD32Async")
+            elif itemsize == 2:
+                half = int.from_bytes(pattern, "little")
+                cu.check(drv.cuMemsetD16Async(a.ptr, half, nbytes // 2, stream), "cuMemsetD16Async")
+            else:
+                self.write_bytes(a.ptr, np.frombuffer(pattern * a.size, dtype=np.uint8))
+
+    def write_bytes(self, dev_ptr: int, host: np.ndarray):
+        """Queue a copy of the contiguous host array ``host`` to ``dev_ptr`` on the current stream.
+
+        The copy reads pageable host memory before returning (the driver stages it), so ``host``
+        may be released afterwards."""
+        with ContextGuard(self.device):
+            cu.check(
+                cu.api().cuMemcpyHtoDAsync(dev_ptr, host.ctypes.data, host.nbytes, self.device.stream.cuda_stream),
+                "cuMemcpyHtoDAsync",
+            )
+
+    def _read_into(self, host: np.ndarray, dev_ptr: int):
+        stream = self.device.stream.cuda_stream
+        with ContextGuard(self.device):
+            drv = cu.api()
+            cu.check(drv.cuMemcpyDtoHAsync(host.ctypes.data, dev_ptr, host.nbytes, stream), "cuMemcpyDtoHAsync")
+            cu.check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize")
+
+
+def _trailing(a, raw: bool) -> tuple:
+    return () if raw else _np_layout(a.dtype)[1]
+
+
+def _host_dtype(a, raw: bool) -> np.dtype:
+    return np.dtype(f"V{_dtype_size(a.dtype)}") if raw else _np_layout(a.dtype)[0]
+
+
+def _span(a):
+    """``(lo, hi)``: the byte range ``a`` covers, relative to ``a.ptr``."""
+    return _byte_span(a.shape, a.strides, _dtype_size(a.dtype))
+
+
+def _strided_view(buf: np.ndarray, a, offset: int, raw: bool) -> np.ndarray:
+    """A NumPy view of ``a``'s elements inside the byte buffer ``buf``, element 0 at byte ``offset``."""
+    dtype = _host_dtype(a, raw)
+    trailing = _trailing(a, raw)
+    inner = []
+    step = dtype.itemsize
+    for n in reversed(trailing):
+        inner.insert(0, step)
+        step *= n
+    return np.ndarray(a.shape + trailing, dtype=dtype, buffer=buf, offset=offset, strides=a.strides + tuple(inner))
+
+
+# ---------------------------------------------------------------------------------------------
+# copies between arrays
+# ---------------------------------------------------------------------------------------------
+
+
+def _copy_stream(dest, src, stream):
+    """The stream a copy runs on: the given one, else the current stream of the CUDA side (dest first)."""
+    if stream is not None:
+        return stream
+    return dest.device.stream if dest.device.is_cuda else src.device.stream
+
+
+def copy_bytes(dest, src, dest_byte: int, src_byte: int, nbytes: int, stream=None):
+    """Copy ``nbytes`` contiguous bytes between two arrays' memory (at least one on a GPU).
+
+    Device-to-host copies into pageable memory wait for completion; into pinned memory they are
+    asynchronous (as in Warp: synchronise before reading the host array).
+    """
+    if nbytes == 0:
+        return
+    s = _copy_stream(dest, src, stream)
+    drv = cu.api()
+    d, sp = dest.ptr + dest_byte, src.ptr + src_byte
+    with ContextGuard(s.device):
+        h = s.cuda_stream
+        if dest.device.is_cuda and src.device.is_cuda:
+            if dest.device is src.device:
+                cu.check(drv.cuMemcpyDtoDAsync(d, sp, nbytes, h), "cuMemcpyDtoDAsync")
+            else:
+                other = src.device if s.device is dest.device else dest.device
+                s.wait_stream(other.stream)
+                cu.check(
+                    drv.cuMemcpyPeerAsync(d, dest.device.context, sp, src.device.context, nbytes, h),
+                    "cuMemcpyPeerAsync",
+                )
+        elif dest.device.is_cuda:
+            cu.check(drv.cuMemcpyHtoDAsync(d, sp, nbytes, h), "cuMemcpyHtoDAsync")
+        else:
+            cu.check(drv.cuMemcpyDtoHAsync(d, sp, nbytes, h), "cuMemcpyDtoHAsync")
+            if not is_pinned(dest):
+                cu.check(drv.cuStreamSynchronize(h), "cuStreamSynchronize")
+
+
+def copy_arrays(dest, src, dest_offset: int, src_offset: int, count: int, flat: bool, stream=None):
+    """``wp.copy`` when at least one side is on a GPU (arguments already validated by the caller).
+
+    ``flat``: copy ``count`` elements between flat element ranges; otherwise whole arrays of equal shape.
+    """
+    itemsize = _dtype_size(src.dtype)
+    if not flat:
+        dest_offset, src_offset, count = 0, 0, src.size
+    if count == 0 or dest.ptr is None or src.ptr is None:
+        return
+    if dest.is_contiguous and src.is_contiguous:
+        copy_bytes(dest, src, dest_offset * itemsize, src_offset * itemsize, count * itemsize, stream)
+        return
+    # strided: gather the source elements on the host, scatter them into the destination
+    values = src.device.allocator.download(src, raw=True)
+    if flat:
+        values = values.reshape(-1)[src_offset : src_offset + count]
+        target = dest.device.allocator.download(dest, raw=True)
+        flat_target = target.reshape(-1)  # flat copies are between contiguous or 1-d arrays
+        flat_target[dest_offset : dest_offset + count] = values
+        dest.device.allocator.upload(dest, flat_target.reshape(dest.shape), raw=True)
+    else:
+        dest.device.allocator.upload(dest, values, raw=True)

@@ -1,0 +1,187 @@
+"""CUDA graphs: capture a stream's launches, copies and memsets once, replay them cheaply.
+
+Contract: ``capture_begin`` starts a stream capture (``cuStreamBeginCapture``, thread-local mode)
+on a stream of a CUDA device and registers a ``Capture`` on the device, so that launches queued on
+that stream during the capture take their kernel-error records from the capture (they stay valid
+for every replay); memory released during the capture is freed at its end. ``capture_end`` ends it
+(``cuStreamEndCapture``), instantiates the graph (``cuGraphInstantiate``) and returns a ``Graph``;
+``capture_launch`` replays it with ``cuGraphLaunch``. A ``Graph`` keeps the modules and buffers its
+kernels use alive.
+"""
+
+from __future__ import annotations
+
+from . import cuda_driver as cu
+from .cuda import ContextGuard, ErrorSlots, force_load
+from .device import get_device
+
+_GRAPH_ERROR_SLOTS = 4096
+
+
+class Capture:
+    """State of one active capture: its stream and the kernel-error records of its launches.
+
+    The records are allocated (and zeroed) before the capture begins, since memory cannot be
+    allocated synchronously during a capture; launches beyond their number run without error
+    reporting (a null context: failing threads still stop before touching memory).
+    """
+
+    def __init__(self, device, stream, external: bool):
+        self.device = device
+        self.stream = stream
+        self.external = external
+        self.slots = [ErrorSlots(device, _GRAPH_ERROR_SLOTS, persistent=True)]
+
+    def error_slot(self, inst) -> int:
+        addr = self.slots[0].take(inst)
+        return 0 if addr is None else addr
+
+
+class Graph:
+    """A captured, instantiated CUDA graph (returned by ``wp.capture_end``)."""
+
+    def __init__(self, device, graph, graph_exec, slots):
+        self.device = device
+        self.graph = graph
+        self.graph_exec = graph_exec
+        self.slots = slots  # kernel-error records of the captured launches
+
+    def __del__(self):
+        try:
+            with ContextGuard(self.device):
+                drv = cu.api()
+                if self.graph_exec is not None:
+                    drv.cuGraphExecDestroy(self.graph_exec)
+                if self.graph is not None:
+                    drv.cuGraphDestroy(self.graph)
+        except Exception:  # interpreter shutdown
+            pass
+
+
+def _capture_stream(device, stream):
+    if stream is not None:
+        if device is not None and get_device(device) is not stream.device:
+            raise RuntimeError(f"The stream belongs to {stream.device}, not to {get_device(device)}")
+        return stream.device, stream
+    d = get_device(device)
+    if not d.is_cuda:
+        raise RuntimeError(f"Graph capture needs a CUDA device, got '{d}'")
+    return d, d.stream
+
+
+def _driver_needs_preload() -> bool:
+    """Drivers before CUDA 12.3 cannot load modules during a capture."""
+    return cu.check(cu.api().cuDriverGetVersion(), "cuDriverGetVersion") < 12030
+
+
+def capture_begin(device=None, stream=None, force_module_load=None, external: bool = False):
+    """Begin capturing the work queued on a stream into a CUDA graph.
+
+    Args:
+        device: The CUDA device (default: the current device); its current stream is captured.
+        stream: The ``wp.Stream`` to capture instead.
+        force_module_load: Compile and load every kernel first (default: only on drivers older than
+            CUDA 12.3, which cannot load modules during a capture).
+        external: The capture was already begun by other code on this stream.
+
+    Raises:
+        RuntimeError: The device is not a CUDA device, or a capture is already active on the stream.
+    """
+    device, stream = _capture_stream(device, stream)
+    if id(stream) in device._captures:
+        raise RuntimeError(f"A graph capture is already active on {stream}")
+    if force_module_load is None:
+        force_module_load = _driver_needs_preload()
+    if force_module_load:
+        force_load(device)
+    capture = Capture(device, stream, external)
+    if not external:
+        drv = cu.api()
+        mode = drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+        with ContextGuard(device):
+            cu.check(drv.cuStreamBeginCapture(stream.cuda_stream, mode), "cuStreamBeginCapture")
+    device._captures[id(stream)] = capture
+
+
+def capture_end(device=None, stream=None) -> Graph | None:
+    """End the capture begun by ``capture_begin`` and return the instantiated ``Graph``.
+
+    For an external capture (``external=True``) the capture is only unregistered and None is
+    returned: the code that began it ends it.
+
+    Raises:
+        RuntimeError: No capture is active on the stream, or the driver rejected the capture.
+    """
+    device, stream = _capture_stream(device, stream)
+    capture = device._captures.pop(id(stream), None)
+    if capture is None:
+        raise RuntimeError(f"No graph capture is active on {stream}; call wp.capture_begin() first")
+    try:
+        if capture.external:
+            return None
+        drv = cu.api()
+        with ContextGuard(device):
+            graph = cu.check(drv.cuStreamEndCapture(stream.cuda_stream), "cuStreamEndCapture")
+            try:
+                graph_exec = cu.check(drv.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+            except cu.CudaError:
+                drv.cuGraphDestroy(graph)
+                raise
+        return Graph(device, graph, graph_exec, capture.slots)
+    finally:
+        if not device._captures:
+            _release_deferred(device)
+
+
+def _release_deferred(device):
+    frees, device._deferred_frees = device._deferred_frees, []
+    for ptr, pooled in frees:
+        device.allocator.free_ptr(ptr, pooled)
+
+
+def capture_launch(graph: Graph, stream=None):
+    """Replay a captured graph on ``stream`` (default: the current stream of the graph's device)."""
+    if stream is None:
+        stream = graph.device.stream
+    elif stream.device is not graph.device:
+        raise RuntimeError(f"A graph captured on {graph.device} cannot be launched on a stream of {stream.device}")
+    with ContextGuard(graph.device):
+        cu.check(cu.api().cuGraphLaunch(graph.graph_exec, stream.cuda_stream), "cuGraphLaunch")
+    pending = graph.device._pending_slots
+    for s in graph.slots:
+        if s not in pending:
+            pending.append(s)
+
+
+class ScopedCapture:
+    """Capture the work of a ``with`` block into a CUDA graph, available as ``.graph`` afterwards.
+
+    Args:
+        device, stream, force_module_load, external: As for ``wp.capture_begin``.
+
+    Example:
+        >>> with wp.ScopedCapture() as capture:
+        ...     wp.launch(step, dim=n, inputs=[x])
+        >>> wp.capture_launch(capture.graph)
+    """
+
+    def __init__(self, device=None, stream=None, force_module_load=None, external: bool = False):
+        self.device = device
+        self.stream = stream
+        self.force_module_load = force_module_load
+        self.external = external
+        self.graph = None
+        self.active = False
+
+    def __enter__(self):
+        capture_begin(self.device, self.stream, self.force_module_load, self.external)
+        self.active = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.active = False
+        try:
+            self.graph = capture_end(self.device, self.stream)
+        except Exception:
+            if exc_type is None:
+                raise  # a failed capture with no other error in flight is reported
