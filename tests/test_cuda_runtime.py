@@ -276,7 +276,9 @@ def test_constructors_and_host_round_trips(dev):
     np.testing.assert_array_equal(wp.zeros((3, 2), dtype=wp.int32, device=dev).numpy(), np.zeros((3, 2)))
     np.testing.assert_array_equal(wp.ones(4, dtype=wp.float64, device=dev).numpy(), np.ones(4))
     np.testing.assert_array_equal(wp.full(5, 7, dtype=wp.int16, device=dev).numpy(), [7] * 5)
-    np.testing.assert_array_equal(wp.full(3, wp.vec3(1.0, 2.0, 3.0), device=dev).numpy(), [[1, 2, 3]] * 3)
+    np.testing.assert_array_equal(
+        wp.full(3, wp.vec3(1.0, 2.0, 3.0), dtype=wp.vec3, device=dev).numpy(), [[1, 2, 3]] * 3
+    )
     assert wp.empty(4, device=dev).shape == (4,)
     z = wp.zeros_like(a)
     assert z.device is dev and not z.numpy().any()

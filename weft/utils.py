@@ -206,6 +206,23 @@ def _reduce(arrays, count, axis, inner_product):
     return p.sum(axis=1, dtype=p.dtype)
 
 
+class _HostWrite:
+    """``with _HostWrite(a) as h:`` gives ``h``, a writable NumPy view of ``a``'s elements; for an
+    array on a GPU ``h`` is a host copy, written back to the array when the block ends."""
+
+    def __init__(self, a):
+        self.a = a
+        self.host = None
+
+    def __enter__(self):
+        self.host = self.a.numpy()
+        return self.host
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None and not self.a.device.is_cpu:
+            self.a.assign(self.host)
+
+
 def _check_numeric(a, what):
     scalar, _, _ = _scalar_info(a.dtype)
     if scalar not in _types.scalar_types or scalar is _types.bool:
@@ -235,7 +252,8 @@ def array_sum(values, out=None, value_count=None, axis=None):
         res = r.reshape(shape) if shape else r.reshape(())[()]
         if out is None:
             return res
-        out.numpy().reshape(-1)[:comps] = np.asarray(res).reshape(-1)
+        with _HostWrite(out) as h:
+            h.reshape(-1)[:comps] = np.asarray(res).reshape(-1)
         return out
     axis %= values.ndim
     out_shape = values.shape[:axis] + (1,) + values.shape[axis + 1 :]
@@ -243,7 +261,8 @@ def array_sum(values, out=None, value_count=None, axis=None):
         out = _zeros(out_shape, dtype=values.dtype, device=values.device)
     if tuple(out.shape) != out_shape:
         raise ValueError(f"array_sum: out has shape {out.shape}, expected {out_shape}")
-    out.numpy()[...] = r.reshape(out.numpy().shape)
+    with _HostWrite(out) as h:
+        h[...] = r.reshape(h.shape)
     return out
 
 
@@ -275,7 +294,8 @@ def array_inner(a, b, out=None, count=None, axis=None):
         res = r.reshape(())[()]
         if out is None:
             return res
-        out.numpy().reshape(-1)[0] = res
+        with _HostWrite(out) as h:
+            h.reshape(-1)[0] = res
         return out
     axis %= a.ndim
     r = r.reshape(r.shape[0], -1, comps).sum(axis=2, dtype=r.dtype)
@@ -284,7 +304,8 @@ def array_inner(a, b, out=None, count=None, axis=None):
         out = _zeros(out_shape, dtype=scalar, device=a.device)
     if tuple(out.shape) != out_shape:
         raise ValueError(f"array_inner: out has shape {out.shape}, expected {out_shape}")
-    out.numpy()[...] = r.reshape(out_shape)
+    with _HostWrite(out) as h:
+        h[...] = r.reshape(out_shape)
     return out
 
 
@@ -302,14 +323,15 @@ def array_scan(in_array, out_array, inclusive=True):
     if in_array.size == 0:
         return
     src = in_array.numpy().reshape(-1)
-    dst = out_array.numpy().reshape(-1)
-    dt = dst.dtype
-    if inclusive:
-        np.cumsum(src, dtype=dt, out=dst)
-    else:
-        s = np.cumsum(src, dtype=dt)  # separate buffer: in and out may alias
-        dst[1:] = s[:-1]
-        dst[0] = 0
+    with _HostWrite(out_array) as out_host:
+        dst = out_host.reshape(-1)
+        dt = dst.dtype
+        if inclusive:
+            np.cumsum(src, dtype=dt, out=dst)
+        else:
+            s = np.cumsum(src, dtype=dt)  # separate buffer: in and out may alias
+            dst[1:] = s[:-1]
+            dst[0] = 0
 
 
 def _stable_order(keys):
@@ -345,8 +367,11 @@ def radix_sort_pairs(keys, values, count, begin_bit=0, end_bit=None):
         raise ValueError(f"radix_sort_pairs: count {count} exceeds the array lengths {keys.shape[0]}, {values.shape[0]}")
     if count <= 0:
         return
-    k = keys.numpy()[:count]
-    v = values.numpy()[:count]
+    with _HostWrite(keys) as keys_host, _HostWrite(values) as values_host:
+        _sort_pairs(keys_host[:count], values_host[:count], begin_bit, end_bit)
+
+
+def _sort_pairs(k, v, begin_bit, end_bit):
     sort_key = k
     if np.issubdtype(k.dtype, np.integer):
         bits = k.dtype.itemsize * 8
@@ -379,12 +404,14 @@ def runlength_encode(values, run_values, run_lengths, run_count=None, value_coun
     if n:
         starts = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1])))
         runs = len(starts)
-        run_values.numpy()[:runs] = v[starts]
-        run_lengths.numpy()[:runs] = np.diff(np.append(starts, n))
+        with _HostWrite(run_values) as rv, _HostWrite(run_lengths) as rl:
+            rv[:runs] = v[starts]
+            rl[:runs] = np.diff(np.append(starts, n))
     else:
         runs = 0
     if run_count is not None:
-        run_count.numpy()[0] = runs
+        with _HostWrite(run_count) as rc:
+            rc[0] = runs
         return run_count
     return runs
 
@@ -404,11 +431,11 @@ def array_cast(in_array, out_array, count=None):
         if tuple(in_array.shape) != tuple(out_array.shape):
             raise ValueError(f"array_cast: shapes differ: {in_array.shape} and {out_array.shape}")
         src = in_array.numpy()
-        dst = out_array.numpy()
     else:
         count = int(count)
         if in_array.ndim != 1 or out_array.ndim != 1:
             raise ValueError("array_cast: count needs 1-d arrays")
         src = in_array.numpy()[:count]
-        dst = out_array.numpy()[:count]
-    dst[...] = src.astype(dst.dtype).reshape(dst.shape)
+    with _HostWrite(out_array) as out_host:
+        dst = out_host if count is None else out_host[:count]
+        dst[...] = src.astype(dst.dtype).reshape(dst.shape)
