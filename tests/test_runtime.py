@@ -584,6 +584,7 @@ def test_clear_kernel_cache(cache_env):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.skipif(wp.is_cuda_available(), reason="checks a machine without a GPU (test_cuda_runtime covers GPUs)")
 def test_devices_and_launch_device_argument():
     cpu = wp.get_device()
     assert cpu.is_cpu and cpu == "cpu" and wp.get_device("cpu") is cpu

@@ -17,10 +17,8 @@ Contract:
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import types
-from ..array import array, zeros
+from ..array import array, copy, zeros
 from ..runtime.launch import launch
 from ..tape import Tape
 from . import _kernel_call
@@ -103,7 +101,6 @@ class TorchFunction:
         return tensors[0] if single else tuple(tensors)
 
     def backward(self, ctx, grad_outputs):
-        torch = _torch()
         _ = ctx.saved_tensors  # raises if an input was modified in place since forward
         tape = ctx.tape
         tape.zero()
@@ -112,14 +109,17 @@ class TorchFunction:
                 continue
             if o.grad is None:
                 o.requires_grad = True
-            view = o.grad.numpy()
-            view[...] = 0 if g is None else g.detach().reshape(view.shape).numpy()
+            if g is None:
+                o.grad.zero_()
+            else:  # on the output's device (CPU or GPU): a copy between two weft views
+                seed = from_torch(g.detach().contiguous(), dtype=o.dtype, requires_grad=False)
+                copy(o.grad, seed.reshape(o.grad.shape))
         tape.backward()
         grads = [None] * (len(ctx.params))
         for k, shape in zip(ctx.tensor_pos, ctx.input_shapes):
             a = ctx.params[k]
             if a.grad is not None and ctx.needs_input_grad[k + 1]:
-                grads[k] = torch.from_numpy(np.array(a.grad.numpy())).reshape(shape)
+                grads[k] = to_torch(a.grad, requires_grad=False).clone().reshape(shape)
         return tuple(grads)
 
 
@@ -164,8 +164,11 @@ class TorchKernel:
         out_shapes = sig.output_shapes(dims, output_dims if output_dims is not None else self.output_dims)
 
         def run(*params):
-            outs = [zeros(s, dtype=t.dtype, requires_grad=True) for s, t in zip(out_shapes, sig.output_types)]
-            launch(sig.kernel, dims, inputs=list(params), outputs=outs)
+            device = next((p.device for p in params if isinstance(p, array)), None)  # the tensors' device
+            outs = [
+                zeros(s, dtype=t.dtype, requires_grad=True, device=device) for s, t in zip(out_shapes, sig.output_types)
+            ]
+            launch(sig.kernel, dims, inputs=list(params), outputs=outs, device=device)
             return tuple(outs)
 
         dtypes = [t.dtype if isinstance(t, types.ArrayType) else None for t in sig.input_types]
