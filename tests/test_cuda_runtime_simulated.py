@@ -168,3 +168,17 @@ def test_array_utilities_write_gpu_outputs(sim):
     f = wp.zeros(5, dtype=float, device=dev)
     wp.utils.array_cast(a, f)
     np.testing.assert_array_equal(f.numpy(), x.astype(np.float32))
+
+
+def test_jacobians_of_gpu_arrays(sim):
+    _, dev = sim
+    x = wp.array(np.array([0.3, -0.7, 1.1], dtype=np.float32), dtype=float, device=dev, requires_grad=True)
+    loss = wp.zeros(1, dtype=float, device=dev, requires_grad=True)
+    kwargs = {"dim": 3, "inputs": [x], "outputs": [loss], "device": dev}
+    jac = wp.autograd.jacobian(real.k_square_sum, **kwargs)
+    jac_fd = wp.autograd.jacobian_fd(real.k_square_sum, **kwargs)
+    xs = x.numpy().astype(np.float64)
+    expected = 2 * xs * np.sin(xs) + xs * xs * np.cos(xs)
+    np.testing.assert_allclose(jac[(0, 0)].numpy().reshape(-1), expected, rtol=1e-4)
+    np.testing.assert_allclose(jac_fd[(0, 0)].numpy().reshape(-1), expected, rtol=2e-2, atol=2e-3)
+    np.testing.assert_array_equal(x.numpy(), np.array([0.3, -0.7, 1.1], dtype=np.float32))  # restored

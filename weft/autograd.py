@@ -170,7 +170,10 @@ class _Target:
         """Put the original contents back into the argument arrays."""
         for a, saved in self._saved:
             if self.restore_inputs or any(a is o for o in self.given_outputs or []):
-                a.numpy()[...] = saved
+                if a.device.is_cpu:
+                    a.numpy()[...] = saved
+                else:
+                    a.assign(saved)  # numpy() of a GPU array is a copy
 
     def evaluate(self) -> list:
         """Run the kernel / call the function once; return the output arrays."""
@@ -317,8 +320,12 @@ def _fd_columns(target, i, outs, jac, max_inputs_per_var, eps):
         values, points = [], []
         for sign in (1.0, -1.0):
             target.restore()
+            if not arr.device.is_cpu:
+                view = arr.numpy()  # a host copy of the GPU array: the perturbation is written back below
             base = view[idx]
             view[idx] = base + view.dtype.type(sign * eps)
+            if not arr.device.is_cpu:
+                arr.assign(view)
             points.append(float(view[idx]))
             values.append([_flat(o) for o in target.evaluate()])
         # divide by the perturbation actually applied (in the array's precision), not by 2 eps
