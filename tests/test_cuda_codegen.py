@@ -18,9 +18,13 @@ from weft.codegen.errors import WeftBuildError
 from weft.runtime import module as wmod
 from weft.runtime import nvrtc
 
-pytest.importorskip("cuda.bindings.nvrtc", reason="CUDA codegen tests need NVRTC: pip install cuda-python nvidia-cuda-nvrtc")
+pytest.importorskip(
+    "cuda.bindings.nvrtc", reason="CUDA codegen tests need NVRTC: pip install cuda-python nvidia-cuda-nvrtc"
+)
 if not nvrtc.available():
-    pytest.skip("cuda-python is installed but no NVRTC library loads (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
+    pytest.skip(
+        "cuda-python is installed but no NVRTC library loads (pip install nvidia-cuda-nvrtc)", allow_module_level=True
+    )
 
 ARCHS = (75, 90)
 
@@ -340,14 +344,37 @@ def test_cpu_results_unchanged_by_cuda_rendering():
     np.testing.assert_allclose(x.grad.numpy(), np.tanh(10 * x.numpy()), rtol=1e-6)
 
 
+def test_joint_compile_gives_the_compute_ptx_and_the_sm_cubin():
+    """compile_both (used to check the whole suite) returns exactly what the separate PTX and
+    CUBIN compilations return."""
+    insts = [k.default_instance() for k in (k_scalar, k_dynamic_loop, k_atomics)]
+    src = CUDARenderer().render_module(insts, wmod.Module.funcs_of(insts))
+    ptx, cubin = nvrtc.compile_both(src, "joint.cu", 75)
+    assert ptx == nvrtc.compile_source(src, "joint.cu", 75, True)
+    assert cubin[:4] == b"\x7fELF" and entries(ptx.decode()) <= {
+        n.decode() for n in re.findall(rb"\w+_cuda_\w+", cubin)
+    }
+
+
+def test_load_aot_module_picks_an_image_the_device_can_run(tmp_path):
+    from weft.runtime.aot import _candidate_archs
+
+    for name in ("wp_m_0.sm75.ptx", "wp_m_0.sm90.ptx", "wp_m_0.sm80.cubin", "wp_m_0.sm86.cubin"):
+        (tmp_path / name).write_bytes(b"")
+    base = str(tmp_path / "wp_m_0")
+    assert _candidate_archs(base, "ptx", None, 86) == [75]  # PTX JIT-compiles forward, never back
+    assert _candidate_archs(base, "ptx", None, 120) == [90, 75]
+    assert _candidate_archs(base, "cubin", None, 89) == [86, 80]  # same major version only
+    assert _candidate_archs(base, "cubin", None, 90) == [90]  # nothing fits: the exact name is reported
+    assert _candidate_archs(base, "ptx", 80, 86) == [80]
+
+
 # ------------------------------------------------------------------ every kernel of the session
-TARGETS = [(75, True), (90, True), (75, False), (90, False)]
-
-
 @pytest.mark.run_last
 def test_every_suite_kernel_compiles_for_cuda(cpu_builds):
     """Each batch of kernels the CPU path built in this session, rendered for CUDA and compiled to
-    PTX and CUBIN for sm_75 and sm_90 (through the cache, on all cores)."""
+    PTX and CUBIN for sm_75 and sm_90 (one NVRTC run per arch gives both; through the cache, on
+    all cores, largest sources first so that the cores finish together)."""
     if not cpu_builds:
         pytest.skip("no CPU kernels were built in this session")
     jobs, failures = {}, []
@@ -356,24 +383,25 @@ def test_every_suite_kernel_compiles_for_cuda(cpu_builds):
         names = ", ".join(f"{i.kernel.module.name}.{i.kernel.key}" for i in insts)
         try:
             src = r.render_module(insts, m.funcs_of(insts))
-        except Exception as e:  # a renderer bug is a CUDA failure of these kernels too
+        except Exception as e:  # noqa: BLE001 -- a renderer bug is a CUDA failure of these kernels too
             failures.append(f"{names}: rendering failed: {e!r}")
             continue
         jobs.setdefault(src, (m.stem(), names, [n for i in insts for n in r.entry_points(i)]))
     defines = wmod.build_options()
-    work = [(src, arch, ptx) for src in jobs for arch, ptx in TARGETS]
-    args = [(wmod.cache_dir(), jobs[s][0], s, a, p, defines) for s, a, p in work]
+    work = sorted(((src, arch) for src in jobs for arch in ARCHS), key=lambda w: -len(w[0]))
+    args = [(wmod.cache_dir(), jobs[src][0], src, arch, defines) for src, arch in work]
     ctx = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=ctx) as pool:
-        results = list(pool.map(nvrtc.image_job, args, chunksize=4))
-    for (src, arch, ptx), (ok, out) in zip(work, results):
+        results = list(pool.map(nvrtc.images_job, args))
+    for (src, arch), (ok, out) in zip(work, results):
         _, names, entry_names = jobs[src]
-        kind = f"{'PTX' if ptx else 'CUBIN'} sm_{arch}"
         if not ok:
-            failures.append(f"{names} ({kind}): {out}")
+            failures.append(f"{names} (sm_{arch}): {out}")
             continue
-        found = entries(out.decode()) if ptx else None
-        missing = [n for n in entry_names if (n not in found if ptx else n.encode() not in out)]
+        ptx, cubin = out
+        found = entries(ptx.decode())
+        missing = [f"{n} (PTX)" for n in entry_names if n not in found]
+        missing += [f"{n} (CUBIN)" for n in entry_names if n.encode() not in cubin]
         if missing:
-            failures.append(f"{names} ({kind}): missing entry points {missing}")
+            failures.append(f"{names} (sm_{arch}): missing entry points {missing}")
     assert not failures, f"{len(failures)} CUDA build(s) failed:\n" + "\n\n".join(failures)[:20000]

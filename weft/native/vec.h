@@ -77,7 +77,7 @@ WEFT_FN acc_t<T> acc(T x) {
 }  // namespace vec_detail
 
 // Normalises a component index: negative indices count from the end (like Python and Warp);
-// anything outside [-n, n) raises a component error (on CUDA, which cannot throw, 0 is used).
+// anything outside [-n, n) raises a component error (on CUDA: recorded, then the thread exits).
 template <typename I>
 WEFT_FN int component_index(int32 loc, I i, int32 n) {
     if constexpr (I(-1) < I(0)) {  // signed index

@@ -144,7 +144,8 @@ def load_aot_module(module, device=None, arch=None, module_dir=None, use_ptx=Non
     Args:
         module: a Python module, its name, or a weft Module (the same kernels as when compiled).
         device: the CUDA device (default: the current device, which must be a CUDA device).
-        arch: which image to load (default: the device's arch).
+        arch: which image to load (default: the best one for the device: PTX of its arch or the
+            newest older arch, CUBIN of its arch or an older one of the same major version).
         module_dir: where the files are (default: the kernel cache directory).
         use_ptx: load the PTX (True) or CUBIN (False) image; None tries PTX first, then CUBIN.
         strip_hash: the files were written with ``strip_hash=True``.
@@ -169,12 +170,13 @@ def load_aot_module(module, device=None, arch=None, module_dir=None, use_ptx=Non
     source = CUDARenderer().render_module(instances, m.funcs_of(instances))
     out_dir = os.fspath(module_dir) if module_dir is not None else mod.cache_dir()
     base = os.path.join(out_dir, _module_id(m, source, strip_hash))
-    a = int(arch if arch is not None else dev.arch)
     kinds = ["ptx", "cubin"] if use_ptx is None else (["ptx"] if use_ptx else ["cubin"])
-    tried = [f"{base}.sm{a}.{k}" for k in kinds]
+    tried = [f"{base}.sm{a}.{k}" for k in kinds for a in _candidate_archs(base, k, arch, int(dev.arch))]
     path = next((p for p in tried if os.path.isfile(p)), None)
     if path is None or not os.path.isfile(base + ".meta"):
-        raise FileNotFoundError(f"no AOT build of module '{m.name}' for sm_{a}: tried {tried + [base + '.meta']}")
+        raise FileNotFoundError(
+            f"no AOT build of module '{m.name}' for {dev.alias} (sm_{dev.arch}): tried {tried + [base + '.meta']}"
+        )
     with open(base + ".meta") as f:
         meta = json.load(f)
     missing = [inst.kernel.key for inst in instances if inst.symbol not in meta["kernels"]]
@@ -190,6 +192,22 @@ def load_aot_module(module, device=None, arch=None, module_dir=None, use_ptx=Non
         names = meta["kernels"][inst.symbol]["entry_points"]
         functions[inst.symbol] = (loaded.function(names[0]), loaded.function(names[1]) if len(names) > 1 else None)
     m.cuda_loaded[dev.alias] = AotModule(dev, loaded, functions, [tuple(x) for x in meta["locs"]], path)
+
+
+def _candidate_archs(base: str, kind: str, arch, device_arch: int) -> list:
+    """Archs whose image can run on the device, best first: the requested one; else PTX for the
+    device's arch or the newest older one (the driver JIT-compiles PTX forward), or CUBIN for the
+    device's arch or an older one of the same major version (binary compatible)."""
+    if arch is not None:
+        return [int(arch)]
+    d, name = os.path.dirname(base), os.path.basename(base)
+    built = []
+    for f in os.listdir(d) if os.path.isdir(d) else ():
+        head, _, ext = f.rpartition(".")
+        if ext == kind and head.startswith(name + ".sm") and head[len(name) + 3 :].isdigit():
+            built.append(int(head[len(name) + 3 :]))
+    ok = [a for a in built if a <= device_arch and (kind == "ptx" or a // 10 == device_arch // 10)]
+    return sorted(ok, reverse=True) or [device_arch]
 
 
 def _any_cuda() -> bool:

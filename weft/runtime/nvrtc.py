@@ -56,15 +56,13 @@ def _check(result, what: str):
     return values[0] if len(values) == 1 else values
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def version() -> tuple:
     """NVRTC (major, minor); part of the cache key."""
     try:
         major, minor = _check(_nvrtc().nvrtcVersion(), "version query")
     except (OSError, RuntimeError) as e:  # the bindings load the shared library lazily
-        raise WeftBuildError(
-            f"cuda-python found no NVRTC library ({e}); `pip install nvidia-cuda-nvrtc`"
-        ) from e
+        raise WeftBuildError(f"cuda-python found no NVRTC library ({e}); `pip install nvidia-cuda-nvrtc`") from e
     return int(major), int(minor)
 
 
@@ -84,7 +82,21 @@ def options(arch: int, use_ptx: bool, defines=()) -> list:
 
 
 def compile_source(source: str, name: str, arch: int, use_ptx: bool, defines=()) -> bytes:
-    """Compile CUDA C++ ``source`` (``name`` is the file name shown in diagnostics)."""
+    """Compile CUDA C++ ``source`` (``name`` is the file name shown in diagnostics) to PTX for
+    ``compute_<arch>`` or CUBIN for ``sm_<arch>``."""
+    kind = "ptx" if use_ptx else "cubin"
+    return _compile(source, name, arch, use_ptx, (kind,), defines)[kind]
+
+
+def compile_both(source: str, name: str, arch: int, defines=()) -> tuple:
+    """One NVRTC run for ``sm_<arch>`` giving ``(ptx, cubin)``: NVRTC lowers to PTX for
+    ``compute_<arch>`` before assembling, and that PTX is the one a ``compute_<arch>`` compilation
+    returns (tests/test_cuda_codegen.py checks), at the cost of one compilation instead of two."""
+    out = _compile(source, name, arch, False, ("ptx", "cubin"), defines)
+    return out["ptx"], out["cubin"]
+
+
+def _compile(source: str, name: str, arch: int, use_ptx: bool, kinds, defines) -> dict:
     nvrtc = _nvrtc()
     opts = [o.encode() for o in options(arch, use_ptx, defines)]
     prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []), "program creation")
@@ -96,15 +108,18 @@ def compile_source(source: str, name: str, arch: int, use_ptx: bool, defines=())
                 f"NVRTC failed on generated CUDA code ({name}, sm_{arch})"
                 f"{python_origin(source, name, log)}:\n{log.strip()[:6000]}"
             )
-        if use_ptx:
+        out = {}
+        if "ptx" in kinds:
             size = _check(nvrtc.nvrtcGetPTXSize(prog), "PTX size")
             buf = b" " * size
             _check((nvrtc.nvrtcGetPTX(prog, buf)[0], None), "PTX fetch")
-            return buf.rstrip(b"\0")
-        size = _check(nvrtc.nvrtcGetCUBINSize(prog), "CUBIN size")
-        buf = b" " * size
-        _check((nvrtc.nvrtcGetCUBIN(prog, buf)[0], None), "CUBIN fetch")
-        return buf
+            out["ptx"] = buf.rstrip(b"\0")
+        if "cubin" in kinds:
+            size = _check(nvrtc.nvrtcGetCUBINSize(prog), "CUBIN size")
+            buf = b" " * size
+            _check((nvrtc.nvrtcGetCUBIN(prog, buf)[0], None), "CUBIN fetch")
+            out["cubin"] = buf
+        return out
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 
@@ -132,27 +147,47 @@ def cache_key(source: str, arch: int, use_ptx: bool, defines=()) -> str:
     """sha256 over the weft version, source, headers, NVRTC version, options and output kind."""
     from .module import VERSION, headers_digest
 
-    parts = [VERSION, source, headers_digest(), "nvrtc %d.%d" % version(), *options(arch, use_ptx, defines)]
+    parts = [VERSION, source, headers_digest(), "nvrtc {}.{}".format(*version()), *options(arch, use_ptx, defines)]
     parts.append("ptx" if use_ptx else "cubin")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def cached_image(stem: str, source: str, arch: int, use_ptx: bool, defines=()) -> bytes:
-    """The compiled image of ``source``, from the disk cache when a verified entry exists."""
-    from .module import _write_atomic, cache_dir
+def _cache_paths(stem: str, source: str, arch: int, use_ptx: bool, defines) -> tuple:
+    from .module import cache_dir
 
-    key = cache_key(source, arch, use_ptx, defines)
-    base = os.path.join(cache_dir(), f"{stem}_sm{arch}_{key}")
+    base = os.path.join(cache_dir(), f"{stem}_sm{arch}_{cache_key(source, arch, use_ptx, defines)}")
     image_path = base + (".ptx" if use_ptx else ".cubin")
-    sum_path = image_path + ".sha256"
-    image = _read_verified(image_path, sum_path)
-    if image is not None:
-        return image
+    return base, image_path, image_path + ".sha256"
+
+
+def _store(base: str, image_path: str, sum_path: str, source: str, image: bytes):
+    from .module import _write_atomic
+
     _write_atomic(base + ".cu", source.encode())
-    image = compile_source(source, os.path.basename(base) + ".cu", arch, use_ptx, defines)
     _write_atomic(image_path, image)
     _write_atomic(sum_path, hashlib.sha256(image).hexdigest().encode())
+
+
+def cached_image(stem: str, source: str, arch: int, use_ptx: bool, defines=()) -> bytes:
+    """The compiled image of ``source``, from the disk cache when a verified entry exists."""
+    base, image_path, sum_path = _cache_paths(stem, source, arch, use_ptx, defines)
+    image = _read_verified(image_path, sum_path)
+    if image is None:
+        image = compile_source(source, os.path.basename(base) + ".cu", arch, use_ptx, defines)
+        _store(base, image_path, sum_path, source, image)
     return image
+
+
+def cached_images(stem: str, source: str, arch: int, defines=()) -> tuple:
+    """``(ptx, cubin)`` of ``source`` for ``arch``, from the cache or from one NVRTC run."""
+    ptx_paths = _cache_paths(stem, source, arch, True, defines)
+    cubin_paths = _cache_paths(stem, source, arch, False, defines)
+    ptx, cubin = _read_verified(*ptx_paths[1:]), _read_verified(*cubin_paths[1:])
+    if ptx is None or cubin is None:
+        ptx, cubin = compile_both(source, os.path.basename(cubin_paths[0]) + ".cu", arch, defines)
+        _store(*ptx_paths, source, ptx)
+        _store(*cubin_paths, source, cubin)
+    return ptx, cubin
 
 
 def _read_verified(image_path: str, sum_path: str):
@@ -167,15 +202,15 @@ def _read_verified(image_path: str, sum_path: str):
     return data if hashlib.sha256(data).hexdigest() == expected else None
 
 
-def image_job(job: tuple) -> tuple:
-    """Process-pool worker: ``job = (cache_dir, stem, source, arch, use_ptx, defines)`` ->
-    ``(True, image)`` or ``(False, error message)``. Lets callers compile many modules or archs
-    on all cores (NVRTC compiles one program per thread of work)."""
+def images_job(job: tuple) -> tuple:
+    """Process-pool worker: ``job = (cache_dir, stem, source, arch, defines)`` ->
+    ``(True, (ptx, cubin))`` or ``(False, error message)``. Lets callers compile many modules or
+    archs on all cores (one NVRTC compilation runs on one core)."""
     from .. import config
 
-    cache, stem, source, arch, use_ptx, defines = job
+    cache, stem, source, arch, defines = job
     config.kernel_cache_dir = cache
     try:
-        return True, cached_image(stem, source, arch, use_ptx, defines)
+        return True, cached_images(stem, source, arch, defines)
     except WeftBuildError as e:
         return False, str(e)
