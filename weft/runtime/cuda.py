@@ -438,7 +438,11 @@ def functions(inst, device):
 
 
 def force_load(device):
-    """Compile and load every lowered kernel of every module on ``device`` (before a graph capture)."""
+    """Compile and load every lowered kernel of every module on ``device`` (before a graph capture).
+
+    A module that fails to build is skipped here: launching one of its kernels reports the error.
+    """
+    from ..codegen.errors import WarpCodegenError, WeftBuildError
     from . import module as mod
 
     for module in list(mod._modules.values()):
@@ -446,7 +450,10 @@ def force_load(device):
         for k in module.kernels:
             for inst in list(k._instances.values()):
                 if inst.generation == mod._generation[0]:
-                    functions(inst, device)
+                    try:
+                        functions(inst, device)
+                    except (WarpCodegenError, WeftBuildError, cu.CudaError):
+                        break
 
 
 # ---------------------------------------------------------------------------------------------
