@@ -447,13 +447,12 @@ def force_load(device):
 
     for module in list(mod._modules.values()):
         module.lower_unlaunched_kernels()
-        for k in module.kernels:
-            for inst in list(k._instances.values()):
-                if inst.generation == mod._generation[0]:
-                    try:
-                        functions(inst, device)
-                    except (WarpCodegenError, WeftBuildError, cu.CudaError):
-                        break
+        current = [i for k in module.kernels for i in k._instances.values() if i.generation == mod._generation[0]]
+        try:
+            for inst in current:
+                functions(inst, device)  # the first call builds the module's whole batch
+        except (WarpCodegenError, WeftBuildError, cu.CudaError):
+            continue
 
 
 # ---------------------------------------------------------------------------------------------
