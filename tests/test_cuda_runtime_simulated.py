@@ -17,6 +17,10 @@ import weft as wp
 
 pytest.importorskip("cuda.bindings.driver")
 pytest.importorskip("cuda.bindings.nvrtc")
+from weft.runtime import nvrtc as _nvrtc  # noqa: E402
+
+if not _nvrtc.available():
+    pytest.skip("no NVRTC library loads (pip install nvidia-cuda-nvrtc)", allow_module_level=True)
 if wp.is_cuda_available():
     pytest.skip("a real GPU is present: test_cuda_runtime.py runs against it", allow_module_level=True)
 
@@ -182,3 +186,18 @@ def test_jacobians_of_gpu_arrays(sim):
     np.testing.assert_allclose(jac[(0, 0)].numpy().reshape(-1), expected, rtol=1e-4)
     np.testing.assert_allclose(jac_fd[(0, 0)].numpy().reshape(-1), expected, rtol=2e-2, atol=2e-3)
     np.testing.assert_array_equal(x.numpy(), np.array([0.3, -0.7, 1.1], dtype=np.float32))  # restored
+
+
+def test_external_capture_is_only_registered(sim):
+    fake, dev = sim
+    x = wp.zeros(4, dtype=float, device=dev)
+    stream = dev.stream
+    fake.cuStreamBeginCapture(stream.cuda_stream, 0)  # begun by "other code"
+    wp.capture_begin(dev, external=True)
+    wp.launch(real.k_add_one, dim=4, inputs=[x], device=dev)  # no error record: a null context
+    assert wp.capture_end(dev) is None  # the code that began the capture ends it
+    _, ops = fake.cuStreamEndCapture(stream.cuda_stream)
+    assert len(ops) == 1
+    for op in ops:
+        op()
+    np.testing.assert_array_equal(x.numpy(), 1.0)

@@ -22,18 +22,19 @@ class Capture:
     """State of one active capture: its stream and the kernel-error records of its launches.
 
     The records are allocated (and zeroed) before the capture begins, since memory cannot be
-    allocated synchronously during a capture; launches beyond their number run without error
-    reporting (a null context: failing threads still stop before touching memory).
+    allocated synchronously during a capture; launches beyond their number, and all launches of
+    an external capture (already begun by other code), run without error reporting (a null
+    context: failing threads still stop before touching memory).
     """
 
     def __init__(self, device, stream, external: bool):
         self.device = device
         self.stream = stream
         self.external = external
-        self.slots = [ErrorSlots(device, _GRAPH_ERROR_SLOTS, persistent=True)]
+        self.slots = [] if external else [ErrorSlots(device, _GRAPH_ERROR_SLOTS, persistent=True)]
 
     def error_slot(self, inst) -> int:
-        addr = self.slots[0].take(inst)
+        addr = self.slots[0].take(inst) if self.slots else None
         return 0 if addr is None else addr
 
 
