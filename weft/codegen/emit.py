@@ -103,8 +103,12 @@ def _atomic(name):
     kind = {intr.ATOMICS["atomic_add"]: "add", intr.ATOMICS["atomic_sub"]: "sub"}.get(name)
     if kind is None:
         return plain
-    accumulate = _with_loc("accumulate_" + kind)
-    return lambda r, fn, s, a: (accumulate if id(s) in fn.accum_calls else plain)(r, fn, s, a)
+    def render(r, fn, s, a):
+        if id(s) not in fn.accum_calls:
+            return plain(r, fn, s, a)
+        return f"weft::accumulate_{kind}(tc, {a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
+
+    return render
 
 
 forward_formats = {
@@ -136,12 +140,17 @@ forward_formats = {
 
 
 def _adj_load(r, fn, s, a, adjs, ret) -> str:
+    """The gradient of a read: a plain add for thread-exclusive elements; in a kernel body an add
+    through its thread_ctx (combined per thread for read-only arrays); in a func an atomic."""
+    args = [a[0], r.loc(fn, s)] + a[1:] + ret
     if s.attr == "exclusive":
         name = "adj_load_exclusive"
+    elif fn.is_kernel:
+        name = "adj_load_accum" if id(s) in fn.accum_calls else "adj_load_shared"
+        args = ["tc"] + args
     else:
-        name = "adj_load_accum" if id(s) in fn.accum_calls else "adj_load"
-    name += _nc(r, fn, s)
-    return f"weft::{name}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:] + ret)});"
+        name = "adj_load"
+    return f"weft::{name}{_nc(r, fn, s)}({', '.join(args)});"
 
 
 def _adj_with_loc(name):
@@ -191,7 +200,7 @@ class CPURenderer:
 
     target = "cpu"
     fn_qualifier = "static inline"
-    body_qualifier = "static"  # the per-thread kernel bodies called by the entry points
+    body_qualifier = "static inline __attribute__((always_inline))"  # per-thread bodies, inlined into the task loops
     entry_qualifier = "WEFT_EXPORT"
     stack_type = "std::vector<{}>"  # loop checkpoints in backward bodies (push_back/[]/clear/reserve)
 
@@ -438,7 +447,10 @@ class CPURenderer:
             if fn.tid_ndim > 1
             else []
         )
-        head = f"{self.body_qualifier} void {sym}_MODE_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, weft::int64 task) {{"
+        head = (
+            f"{self.body_qualifier} void {sym}_MODE_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, "
+            "weft::int64 task, weft::thread_ctx& tc) {"
+        )
         variants = [("", False)] + ([("_fast", True)] if fn.tid_arrays else [])
         modes = ("forward", "backward") if inst.backward_enabled else ("forward",)
         for suffix, unchecked in variants:
@@ -465,16 +477,17 @@ class CPURenderer:
         """The exported range function: runs tasks [begin, end), catching kernel errors. With a
         fast variant, it is used when every thread-indexed array covers the launch grid."""
         fn, sym = inst.ir, inst.symbol
-        call = f"{sym}_{mode}{{}}_body((const wp_args_{sym}*)args, &ctx->bounds, t);"
+        call = f"{sym}_{mode}{{}}_body((const wp_args_{sym}*)args, &ctx->bounds, t, tc);"
         loop = "for (weft::int64 t = begin; t < end; ++t) "
         out = [
             f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_context* ctx, const void* args, "
             "weft::int64 begin, weft::int64 end) {",
             "    weft::serial_launch = ctx->serial != 0;",
+            "    weft::thread_ctx tc{ctx->serial != 0, nullptr};",
             "    try {",
         ]
         if fn.accum_params:
-            out.append(f"        weft::accumulate_scope accumulate({self.accumulate_condition(inst)});")
+            out.append(f"        weft::accumulate_scope accumulate(tc, {self.accumulate_condition(inst)});")
         if has_fast:
             out.append(f"        if ({self.fast_condition(fn, f'((const wp_args_{sym}*)args)->', 'ctx->bounds')}) {{")
             out.append("            " + loop + call.format("_fast"))

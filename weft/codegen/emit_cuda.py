@@ -35,7 +35,7 @@ class CUDARenderer(CPURenderer):
 
     def kernel_entry(self, inst, mode, has_fast) -> list:
         fn, sym = inst.ir, inst.symbol
-        call = f"{sym}_{mode}{{}}_body(&args, &bounds, t);"
+        call = f"{sym}_{mode}{{}}_body(&args, &bounds, t, tc);"
         # 64-bit grid-stride loop: launches may exceed 2^31 threads in total.
         loop = (
             "for (weft::int64 t = weft::int64(blockIdx.x) * blockDim.x + threadIdx.x; t < bounds.size; "
@@ -45,6 +45,7 @@ class CUDARenderer(CPURenderer):
             f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_bounds bounds, "
             f"wp_args_{sym} args, weft::launch_context* ctx) {{",
             "    weft::cuda_set_context(ctx);",
+            "    weft::thread_ctx tc;",
         ]
         if has_fast:
             out.append(f"    if ({self.fast_condition(fn, 'args.', 'bounds')}) {{")

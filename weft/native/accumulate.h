@@ -1,7 +1,9 @@
-// Accumulations: atomic adds (and subtractions) whose result nobody reads, into arrays that the kernel only
-// accumulates into (forward: `wp.atomic_add(a, i, v)` with the old value unused and no other
-// access to `a`; backward: gradients of arrays the kernel only reads). access.py proves those
-// conditions and the renderer calls accumulate_add/_sub and adj_load_accum for them.
+// Accumulations: atomic adds (and subtractions) whose result nobody reads, into arrays that the
+// kernel only accumulates into (forward: `wp.atomic_add/atomic_sub(a, i, v)` with the old value
+// unused and no other access to `a`; backward: gradients of arrays the kernel only reads).
+// access.py proves those conditions and the renderer calls accumulate_add/_sub and adj_load_accum
+// for them; other gradient adds of a kernel body go through adj_load_shared. Kernel bodies pass
+// their thread_ctx (core.h), so none of these needs a thread-local lookup.
 //
 // On the CPU, when several threads run a launch, each thread sums its contributions in a small
 // direct-mapped table of (address, partial sum) and adds each partial sum atomically once, when
@@ -18,6 +20,11 @@
 namespace weft {
 
 #ifndef WEFT_CUDA
+template <typename T>
+inline void cas_add(T* p, T v) {
+    atomic_update_float(p, [v](T o) { return o + v; });
+}
+
 struct accumulator {
     static constexpr uint32 SLOTS = 4096;  // float slots: 4096 consecutive floats map apart
     static constexpr uint32 DSLOTS = 1024;
@@ -40,7 +47,7 @@ struct accumulator {
             return;
         }
         if (s.key)
-            atomic_add_raw(s.key, s.val);
+            cas_add(s.key, s.val);
         else
             used[n++] = uint16_t(h);
         s.key = p;
@@ -53,7 +60,7 @@ struct accumulator {
     static inline void flush(slot<T>* table, uint16_t* used, uint32& n) {
         for (uint32 k = 0; k < n; ++k) {
             slot<T>& s = table[used[k]];
-            atomic_add_raw(s.key, s.val);
+            cas_add(s.key, s.val);
             s.key = nullptr;
         }
         n = 0;
@@ -64,70 +71,81 @@ struct accumulator {
     }
 };
 
-// The table of the thread running a multi-threaded launch's share with accumulations (else null).
-inline thread_local accumulator* active_accumulator = nullptr;
-
 inline accumulator* thread_accumulator() {
     static thread_local accumulator* table = nullptr;
     if (!table) table = new accumulator();  // zeroed; one per thread and module, kept for reuse
     return table;
 }
 
-// Opened by a kernel entry point around its share of the launch: enables the table when the
-// launch is multi-threaded and the runtime checks passed (no accumulated array overlaps another
-// array argument); flushes the partial sums when the share ends, normally or by a kernel error.
+// Opened by a kernel entry point around its share of the launch: gives `tc` the thread's table
+// when the launch is multi-threaded and the runtime checks passed (no accumulated array overlaps
+// another array argument); flushes the partial sums when the share ends, normally or by a kernel
+// error.
 struct accumulate_scope {
-    accumulator* acc;
-    explicit accumulate_scope(bool enable) : acc(enable && !serial_launch ? thread_accumulator() : nullptr) {
-        active_accumulator = acc;
+    thread_ctx& tc;
+    accumulate_scope(thread_ctx& tc_, bool enable) : tc(tc_) {
+        tc.acc = enable && !tc.serial ? thread_accumulator() : nullptr;
     }
     ~accumulate_scope() {
-        if (acc) {
-            acc->flush();
-            active_accumulator = nullptr;
+        if (tc.acc) {
+            tc.acc->flush();
+            tc.acc = nullptr;
         }
     }
 };
 
-inline void accumulate_raw(float* p, float v) {
-    if (accumulator* a = active_accumulator)
-        a->add(p, v);
+// One float add of a kernel body: into the table, plainly (one-thread launch) or atomically.
+template <typename T>
+inline void float_add(const thread_ctx& tc, T* p, T v) {
+    if (tc.acc)
+        tc.acc->add(p, v);
+    else if (tc.serial)
+        *p += v;
     else
-        atomic_add_raw(p, v);
+        cas_add(p, v);
 }
-inline void accumulate_raw(double* p, double v) {
-    if (accumulator* a = active_accumulator)
-        a->add(p, v);
-    else
-        atomic_add_raw(p, v);
+inline void accumulate_raw(const thread_ctx& tc, float* p, float v) { float_add(tc, p, v); }
+inline void accumulate_raw(const thread_ctx& tc, double* p, double v) { float_add(tc, p, v); }
+// Adds that another access of the same array may observe: never through the table.
+inline void shared_add_raw(const thread_ctx& tc, float* p, float v) { float_add(thread_ctx{tc.serial, nullptr}, p, v); }
+inline void shared_add_raw(const thread_ctx& tc, double* p, double v) {
+    float_add(thread_ctx{tc.serial, nullptr}, p, v);
 }
 #endif
 
 // Other scalar types (and every type on CUDA): the atomic itself.
 template <typename T>
-WEFT_FN void accumulate_raw(T* p, T v) {
+WEFT_FN void accumulate_raw(const thread_ctx&, T* p, T v) {
+    atomic_add_raw(p, v);
+}
+template <typename T>
+WEFT_FN void shared_add_raw(const thread_ctx&, T* p, T v) {
     atomic_add_raw(p, v);
 }
 
 // Composite elements: per component.
-template <unsigned N, typename T>
-WEFT_FN void accumulate_raw(vec_t<N, T>* p, vec_t<N, T> v) {
-    for (unsigned i = 0; i < N; ++i) accumulate_raw(&p->c[i], v.c[i]);
-}
-template <unsigned R, unsigned C, typename T>
-WEFT_FN void accumulate_raw(mat_t<R, C, T>* p, mat_t<R, C, T> v) {
-    for (unsigned i = 0; i < R; ++i)
-        for (unsigned j = 0; j < C; ++j) accumulate_raw(&p->data[i][j], v.data[i][j]);
-}
-template <typename T>
-WEFT_FN void accumulate_raw(quat_t<T>* p, quat_t<T> v) {
-    for (int i = 0; i < 4; ++i) accumulate_raw(&(*p)[i], v[i]);
-}
-template <typename T>
-WEFT_FN void accumulate_raw(transform_t<T>* p, transform_t<T> v) {
-    accumulate_raw(&p->p, v.p);
-    accumulate_raw(&p->q, v.q);
-}
+#define WEFT_ACCUM_COMPOSITES(NAME)                                                       \
+    template <unsigned N, typename T>                                                     \
+    WEFT_FN void NAME(const thread_ctx& tc, vec_t<N, T>* p, vec_t<N, T> v) {              \
+        for (unsigned i = 0; i < N; ++i) NAME(tc, &p->c[i], v.c[i]);                      \
+    }                                                                                     \
+    template <unsigned R, unsigned C, typename T>                                         \
+    WEFT_FN void NAME(const thread_ctx& tc, mat_t<R, C, T>* p, mat_t<R, C, T> v) {        \
+        for (unsigned i = 0; i < R; ++i)                                                  \
+            for (unsigned j = 0; j < C; ++j) NAME(tc, &p->data[i][j], v.data[i][j]);      \
+    }                                                                                     \
+    template <typename T>                                                                 \
+    WEFT_FN void NAME(const thread_ctx& tc, quat_t<T>* p, quat_t<T> v) {                  \
+        for (int i = 0; i < 4; ++i) NAME(tc, &(*p)[i], v[i]);                             \
+    }                                                                                     \
+    template <typename T>                                                                 \
+    WEFT_FN void NAME(const thread_ctx& tc, transform_t<T>* p, transform_t<T> v) {        \
+        NAME(tc, &p->p, v.p);                                                             \
+        NAME(tc, &p->q, v.q);                                                             \
+    }
+WEFT_ACCUM_COMPOSITES(accumulate_raw)
+WEFT_ACCUM_COMPOSITES(shared_add_raw)
+#undef WEFT_ACCUM_COMPOSITES
 
 // Whether two arrays' data (and gradient) byte ranges are apart: the runtime condition for
 // accumulating into one while the kernel reads or writes the other.
@@ -161,8 +179,8 @@ WEFT_FN bool arrays_apart(const array_t<T>& a, const array_t<U>& b) {
            spans_apart(a.data, a, b.grad, b) && spans_apart(a.grad, a, b.data, b);
 }
 
-// accumulate_add / accumulate_sub(a, loc, i..., v): wp.atomic_add / atomic_sub whose previous
-// value is not used.
+// accumulate_add / accumulate_sub(tc, a, loc, i..., v): wp.atomic_add / atomic_sub in a kernel
+// body whose previous value is not used.
 template <typename T>
 WEFT_FN T negated(const T& v) {
     return neg(v);
@@ -175,45 +193,54 @@ WEFT_FN transform_t<T> negated(const transform_t<T>& v) {
     return r;
 }
 template <typename T, typename... I>
-WEFT_FN T accumulate_at(const array_t<T>& a, int32 loc, T v, I... idx) {
-    accumulate_raw(element<true>(a.data, a, loc, idx...), v);
+WEFT_FN T accumulate_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T v, I... idx) {
+    accumulate_raw(tc, element<true>(a.data, a, loc, idx...), v);
     return T{};
 }
 template <typename T, typename... I>
-WEFT_FN T accumulate_sub_at(const array_t<T>& a, int32 loc, T v, I... idx) {
-    accumulate_raw(element<true>(a.data, a, loc, idx...), negated(v));
+WEFT_FN T accumulate_sub_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T v, I... idx) {
+    accumulate_raw(tc, element<true>(a.data, a, loc, idx...), negated(v));
     return T{};
 }
-// adj_load_accum[_nc](a, loc, i..., adj): the gradient of a read, accumulated.
+// adj_load_accum[_nc] / adj_load_shared[_nc](tc, a, loc, i..., adj): the gradient of a read in a
+// kernel body; accumulated (the array is only read), or added where other accesses may see it.
 template <bool CHECK, typename T, typename... I>
-WEFT_FN void adj_load_accum_at(const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
-    if (a.grad) accumulate_raw(element<CHECK>(a.grad, a, loc, idx...), adj_ret);
+WEFT_FN void adj_load_accum_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
+    if (a.grad) accumulate_raw(tc, element<CHECK>(a.grad, a, loc, idx...), adj_ret);
+}
+template <bool CHECK, typename T, typename... I>
+WEFT_FN void adj_load_shared_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
+    if (a.grad) shared_add_raw(tc, element<CHECK>(a.grad, a, loc, idx...), adj_ret);
 }
 
-// NAME(a, loc, i0[, i1[, i2[, i3]]], last) -> IMPL<flags>(a, loc, last, indices...) (as in array.h).
-// accumulate_add returns a zero T only so that it renders like atomic_add (its result is unused).
-#define WEFT_ACCUM_INDEXED(RET, NAME, IMPL, ...)                                             \
-    template <typename T, typename I0>                                                      \
-    WEFT_FN RET NAME(const array_t<T>& a, int32 loc, I0 i0, T last) {                       \
-        return IMPL<__VA_ARGS__>(a, loc, last, i0);                                         \
-    }                                                                                       \
-    template <typename T, typename I0, typename I1>                                         \
-    WEFT_FN RET NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T last) {                \
-        return IMPL<__VA_ARGS__>(a, loc, last, i0, i1);                                     \
-    }                                                                                       \
-    template <typename T, typename I0, typename I1, typename I2>                            \
-    WEFT_FN RET NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T last) {         \
-        return IMPL<__VA_ARGS__>(a, loc, last, i0, i1, i2);                                 \
-    }                                                                                       \
-    template <typename T, typename I0, typename I1, typename I2, typename I3>               \
-    WEFT_FN RET NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T last) {  \
-        return IMPL<__VA_ARGS__>(a, loc, last, i0, i1, i2, i3);                             \
+// NAME(tc, a, loc, i0[, i1[, i2[, i3]]], last) -> IMPL<flags>(tc, a, loc, last, indices...) (as
+// in array.h). accumulate_add returns a zero T only so that it renders like atomic_add.
+#define WEFT_ACCUM_INDEXED(RET, NAME, IMPL, ...)                                                      \
+    template <typename T, typename I0>                                                               \
+    WEFT_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, T last) {          \
+        return IMPL<__VA_ARGS__>(tc, a, loc, last, i0);                                              \
+    }                                                                                                \
+    template <typename T, typename I0, typename I1>                                                  \
+    WEFT_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, I1 i1, T last) {   \
+        return IMPL<__VA_ARGS__>(tc, a, loc, last, i0, i1);                                          \
+    }                                                                                                \
+    template <typename T, typename I0, typename I1, typename I2>                                     \
+    WEFT_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2,      \
+                     T last) {                                                                       \
+        return IMPL<__VA_ARGS__>(tc, a, loc, last, i0, i1, i2);                                      \
+    }                                                                                                \
+    template <typename T, typename I0, typename I1, typename I2, typename I3>                        \
+    WEFT_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2,      \
+                     I3 i3, T last) {                                                                \
+        return IMPL<__VA_ARGS__>(tc, a, loc, last, i0, i1, i2, i3);                                  \
     }
 
 WEFT_ACCUM_INDEXED(T, accumulate_add, accumulate_at, T)
 WEFT_ACCUM_INDEXED(T, accumulate_sub, accumulate_sub_at, T)
 WEFT_ACCUM_INDEXED(void, adj_load_accum, adj_load_accum_at, true, T)
 WEFT_ACCUM_INDEXED(void, adj_load_accum_nc, adj_load_accum_at, false, T)
+WEFT_ACCUM_INDEXED(void, adj_load_shared, adj_load_shared_at, true, T)
+WEFT_ACCUM_INDEXED(void, adj_load_shared_nc, adj_load_shared_at, false, T)
 #undef WEFT_ACCUM_INDEXED
 
 }  // namespace weft

@@ -73,6 +73,11 @@ struct float16 {
         return *this;
     }
     static WEFT_FN uint16_t from_float(float f) {
+#ifdef __CUDA_ARCH__
+        uint16_t r;  // the hardware conversion (round to nearest even, like the code below)
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
+        return r;
+#endif
         uint32_t x;
         memcpy(&x, &f, 4);
         uint32_t sign = (x >> 16) & 0x8000u;
@@ -95,6 +100,11 @@ struct float16 {
         return uint16_t(h);
     }
     static WEFT_FN float to_float(uint16_t h) {
+#ifdef __CUDA_ARCH__
+        float r;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h));
+        return r;
+#endif
         uint32_t sign = uint32_t(h & 0x8000u) << 16;
         uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
         if (exp == 0) {
@@ -176,8 +186,18 @@ struct launch_context {
 
 #ifndef WEFT_CUDA
 // True while this thread runs a launch that no other thread takes part in: atomics on floats
-// may then be plain read-modify-writes (no compare-and-swap loop).
-inline thread_local bool serial_launch = false;
+// may then be plain read-modify-writes (no compare-and-swap loop). Read by atomics in funcs;
+// kernel bodies get the same facts through thread_ctx, without a thread-local lookup per atomic
+// (__tls_get_addr in a dlopen'ed library cost 40% of a scatter kernel).
+static thread_local bool serial_launch = false;
+
+struct accumulator;  // accumulate.h
+struct thread_ctx {
+    bool serial;       // the launch runs on this thread only
+    accumulator* acc;  // this thread's accumulation table, or null (accumulate.h)
+};
+#else
+struct thread_ctx {};
 #endif
 
 #ifndef WEFT_CUDA
