@@ -104,6 +104,7 @@ class Launcher:
         self.index = {name: k for k, name in enumerate(self.names)}
         self.tid_ndim = inst.tid_ndim
         self._cached = None  # (keys, struct) of the last forward launch (see pack)
+        self._device_cached: dict = {}  # the same per CUDA device ordinal (see pack_device)
 
     def pack(self, params, adj_params=None):
         """The argument struct holding ``params`` (with ``adj_params`` as the arrays' adjoints).
@@ -155,14 +156,28 @@ class Launcher:
 
     def pack_device(self, params, adj_params, device):
         """``pack`` for a launch on the CUDA ``device``: every array argument must live there.
-        (No struct reuse: the GPU reads its own copy of the struct at each launch.)"""
+
+        The struct of the previous launch on the device is reused for the same arguments, as in
+        ``pack`` (``cuLaunchKernel`` copies the parameters, so a struct may be reused at once)."""
         if adj_params is not None:
             s = self.struct()
             for k, value in enumerate(params):
                 self.set_arg(s, k, value, adj_params[k], adjoint=True, device=device)
             return s
         arr_cls = _array_cls[0] if _array_cls else _array_class()
+        cached = self._device_cached.get(device.ordinal)
+        if cached is not None:
+            for (_, is_array, info, exact), value, key in zip(self.fields, params, cached[0]):
+                if is_array:
+                    if value.__class__ is not arr_cls or value.__ctype__() is not key:
+                        break
+                elif value.__class__ is not exact or (value is not key and (value != key or not value)):
+                    break
+            else:
+                return cached[1]
         s = self.struct()
+        keys = []
+        cacheable = True
         for k, ((name, is_array, info, exact), value) in enumerate(zip(self.fields, params)):
             if is_array:
                 if (
@@ -171,12 +186,17 @@ class Launcher:
                     and value.ndim == info.ndim
                     and value.device is device
                 ):
-                    setattr(s, name, value.__ctype__())
+                    ct = value.__ctype__()
+                    setattr(s, name, ct)
+                    keys.append(ct)
                     continue
             elif value.__class__ is exact:
                 setattr(s, name, value)
+                keys.append(value)
                 continue
             self.set_arg(s, k, value, device=device)
+            cacheable = False
+        self._device_cached[device.ordinal] = (keys, s) if cacheable else None
         return s
 
     def set_arg(self, s, k, value, adj=None, adjoint=False, raw=False, device=None):
@@ -526,8 +546,20 @@ def launch(
         target = _device.get_device(device)
         if target.ordinal >= 0:
             return _launch_cuda(
-                kernel, dim, params, inputs, outputs, adj_inputs, adj_outputs, target, stream, adjoint, record_tape,
-                record_cmd, max_blocks, block_dim,
+                kernel,
+                dim,
+                params,
+                inputs,
+                outputs,
+                adj_inputs,
+                adj_outputs,
+                target,
+                stream,
+                adjoint,
+                record_tape,
+                record_cmd,
+                max_blocks,
+                block_dim,
             )
     inst = _instance_for(kernel, params)
     bounds = make_bounds(dim)
@@ -554,8 +586,22 @@ def launch(
     run(inst, bounds, args_struct, adjoint)
 
 
-def _launch_cuda(kernel, dim, params, inputs, outputs, adj_inputs, adj_outputs, device, stream, adjoint, record_tape,
-                 record_cmd, max_blocks, block_dim):
+def _launch_cuda(
+    kernel,
+    dim,
+    params,
+    inputs,
+    outputs,
+    adj_inputs,
+    adj_outputs,
+    device,
+    stream,
+    adjoint,
+    record_tape,
+    record_cmd,
+    max_blocks,
+    block_dim,
+):
     adj_params = None
     if adjoint:
         adj_params = [*adj_inputs, *adj_outputs]
@@ -567,8 +613,19 @@ def _launch_cuda(kernel, dim, params, inputs, outputs, adj_inputs, adj_outputs, 
     from . import cuda_launch
 
     return cuda_launch.launch(
-        kernel, dim, params, inputs, outputs, adj_params, device, stream, adjoint, record_tape, record_cmd,
-        max_blocks, block_dim,
+        kernel,
+        dim,
+        params,
+        inputs,
+        outputs,
+        adj_params,
+        device,
+        stream,
+        adjoint,
+        record_tape,
+        record_cmd,
+        max_blocks,
+        block_dim,
     )
 
 
