@@ -50,6 +50,7 @@ class FakeDriver:
         self._capturing: dict = {}  # stream handle -> list of recorded operations
         self._event_times: dict = {}
         self.launches = 0
+        self.copies_2d = 0
         self.loaded_images: list = []
 
     def __getattr__(self, name):  # enums and constants come from the real bindings
@@ -169,6 +170,20 @@ class FakeDriver:
 
     def cuMemcpyPeerAsync(self, dst, dst_ctx, src, src_ctx, n, stream):
         return self._memcpy(dst, src, n, stream)
+
+    def cuMemcpy2DAsync(self, m, stream):
+        device = _real.CUmemorytype.CU_MEMORYTYPE_DEVICE
+        dst = int(m.dstDevice) if m.dstMemoryType == device else int(m.dstHost)
+        src = int(m.srcDevice) if m.srcMemoryType == device else int(m.srcHost)
+        width, height, dpitch, spitch = int(m.WidthInBytes), int(m.Height), int(m.dstPitch), int(m.srcPitch)
+        assert dpitch >= width and spitch >= width
+        self.copies_2d += 1
+
+        def op():
+            for r in range(height):
+                ctypes.memmove(dst + r * dpitch, src + r * spitch, width)
+
+        return self._queue(stream, op)
 
     def _memset(self, ptr, value, count, width, stream=0):
         ptr, pattern = int(ptr), int(value).to_bytes(width, "little")

@@ -228,6 +228,20 @@ def test_strided_host_staging_gathers_and_scatters():
     assert raw.dtype == np.dtype("V4") and raw.shape == v.shape
 
 
+def test_row_layouts_for_2d_copies():
+    """Which layouts one cuMemcpy2D can copy: rows of one width at one pitch."""
+    from weft.runtime.cuda_memory import _rows
+
+    assert _rows((3, 4), (16, 4), 4) == (48, 1, 48)  # contiguous
+    assert _rows((4, 4), (32, 4), 4) == (16, 4, 32)  # a block of a (.., 8) matrix
+    assert _rows((6, 4), (32, 8), 4) == (4, 24, 8)  # every other column: one element per row
+    assert _rows((5,), (24,), 12) == (12, 5, 24)  # strided vec3s
+    assert _rows((2, 1, 3), (48, 7, 4), 4) == (12, 2, 48)  # size-1 dimensions do not matter
+    assert _rows((3, 4), (64, 8), 4) is None  # two different pitches
+    assert _rows((4, 3), (4, 16), 4) is None  # a transpose
+    assert _rows((3,), (-4,), 4) is None  # negative strides
+
+
 # ---------------------------------------------------------------------------------------------
 # on a GPU
 # ---------------------------------------------------------------------------------------------

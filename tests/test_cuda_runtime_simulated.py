@@ -220,3 +220,31 @@ def test_repeated_gpu_launches_reuse_the_argument_struct(sim):
     x.requires_grad = True  # a new descriptor (now with a gradient): not the cached one
     wp.launch(real.k_axpy, dim=4, inputs=[1.0, x, x, y], device=dev)
     np.testing.assert_array_equal(y.numpy(), 4.0)
+
+
+def test_row_strided_copies_use_one_2d_copy(sim):
+    fake, dev = sim
+    ref = np.arange(48, dtype=np.float32).reshape(6, 8)
+    a = wp.array(ref, dtype=float, device=dev)
+    before = fake.copies_2d
+    np.testing.assert_array_equal(a[1:5, 2:6].numpy(), ref[1:5, 2:6])  # rows of 4 floats, pitch 32
+    np.testing.assert_array_equal(a[:, ::2].numpy(), ref[:, ::2])  # single elements, pitch 8
+    np.testing.assert_array_equal(a[::2, ::2].numpy(), ref[::2, ::2])  # no single pitch: through the host
+    v = wp.array(np.arange(30, dtype=np.float32).reshape(10, 3), dtype=wp.vec3, device=dev)
+    np.testing.assert_array_equal(v[1::3].numpy(), np.arange(30).reshape(10, 3)[1::3])
+    a[2:4, 1:7].assign(np.full((2, 6), -1.0, dtype=np.float32))  # upload without touching the gaps
+    expected = ref.copy()
+    expected[2:4, 1:7] = -1.0
+    np.testing.assert_array_equal(a.numpy(), expected)
+    b = wp.zeros((4, 4), dtype=float, device=dev)
+    wp.copy(b, a[1:5, 2:6])  # device -> device
+    np.testing.assert_array_equal(b.numpy(), expected[1:5, 2:6])
+    h = wp.zeros(3, dtype=float)
+    wp.copy(h, a[0], dest_offset=0, src_offset=0, count=3)  # contiguous: a plain copy
+    c = wp.zeros(8, dtype=float, device=dev)
+    wp.copy(c, wp.array(np.arange(16, dtype=np.float32), dtype=float)[::2], dest_offset=2, src_offset=1, count=5)
+    np.testing.assert_array_equal(c.numpy(), [0, 0, 2, 4, 6, 8, 10, 0])  # strided host -> device range
+    assert fake.copies_2d - before == 6
+    t = a.transpose()  # not rows: through the host
+    np.testing.assert_array_equal(t.numpy(), expected.T)
+    assert fake.copies_2d - before == 6

@@ -7,9 +7,10 @@ the last array (or view) using it is garbage collected; frees requested while a 
 active on the device are deferred to the end of the capture. Work is queued on the device's
 current stream: uploads and device-side copies are asynchronous, downloads (``a.numpy()``) wait.
 
-Strided (non-contiguous) arrays are copied through the host: the byte span the array covers is
+Contiguous arrays and flat ranges move with a single driver copy; strided arrays whose elements
+form rows of one width at one pitch (row slices, strided 1-d views...) with one ``cuMemcpy2D``.
+Other layouts (transposes...) are copied through the host: the byte span the array covers is
 moved in one transfer and NumPy gathers or scatters the elements (a read-modify-write for uploads).
-Contiguous arrays and flat ranges move with a single driver copy.
 
 Pinned host memory (``pinned=True`` on CPU arrays) is allocated with ``cuMemHostAlloc`` in the
 first GPU's context (portable, so every context sees it as pinned).
@@ -158,6 +159,15 @@ class CudaAllocator:
         """A host copy of ``a``'s elements (shape ``a.shape`` + element dims; opaque bytes if ``raw``)."""
         if a.ptr is None or a.size == 0:
             return np.zeros(a.shape + _trailing(a, raw), dtype=_host_dtype(a, raw))
+        rows = None if a.is_contiguous else _rows(a.shape, a.strides, _dtype_size(a.dtype))
+        if rows is not None:  # rows of contiguous bytes at one pitch: a single 2-D copy
+            out = np.empty(a.shape + _trailing(a, raw), dtype=_host_dtype(a, raw))
+            width, height, pitch = rows
+            stream = self.device.stream
+            _memcpy_2d((out.ctypes.data, False, width), (a.ptr, True, pitch), width, height, stream)
+            with ContextGuard(self.device):
+                cu.check(cu.api().cuStreamSynchronize(stream.cuda_stream), f"synchronizing {stream}")
+            return out
         lo, hi = _span(a)
         buf = np.empty(hi - lo, dtype=np.uint8)
         stream = self.device.stream
@@ -178,8 +188,14 @@ class CudaAllocator:
         dtype = _host_dtype(a, raw)
         values = np.broadcast_to(np.asarray(values, dtype=dtype), a.shape + _trailing(a, raw))
         lo, hi = _span(a)
+        rows = None if a.is_contiguous else _rows(a.shape, a.strides, _dtype_size(a.dtype))
         if a.is_contiguous:
             host = np.ascontiguousarray(values)
+        elif rows is not None:  # rows of contiguous bytes at one pitch: a single 2-D copy
+            host = np.ascontiguousarray(values)
+            width, height, pitch = rows
+            _memcpy_2d((a.ptr, True, pitch), (host.ctypes.data, False, width), width, height, self.device.stream)
+            return
         else:  # read the span, scatter the elements into it, write it back
             host = np.empty(hi - lo, dtype=np.uint8)
             self._read_into(host, a.ptr + lo)
@@ -227,6 +243,54 @@ class CudaAllocator:
             drv = cu.api()
             cu.check(drv.cuMemcpyDtoHAsync(host.ctypes.data, dev_ptr, host.nbytes, stream), "cuMemcpyDtoHAsync")
             cu.check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize")
+
+
+def _rows(shape, strides, itemsize):
+    """``(width_bytes, height, pitch)`` when the layout is ``height`` rows of ``width_bytes``
+    contiguous bytes, ``pitch`` bytes apart (what ``cuMemcpy2D`` copies); None otherwise."""
+    if any(st <= 0 for n, st in zip(shape, strides) if n > 1):
+        return None
+    width = itemsize
+    d = len(shape) - 1
+    while d >= 0 and (shape[d] == 1 or strides[d] == width):
+        width *= shape[d]
+        d -= 1
+    if d < 0:
+        return width, 1, width
+    height, pitch = shape[d], strides[d]
+    step = pitch * height
+    for e in range(d - 1, -1, -1):
+        if shape[e] == 1:
+            continue
+        if strides[e] != step:
+            return None
+        height *= shape[e]
+        step *= shape[e]
+    return (width, height, pitch) if pitch >= width else None
+
+
+def _memcpy_2d(dst, src, width: int, height: int, stream):
+    """Queue a ``cuMemcpy2DAsync``; ``dst``/``src`` are ``(address, on_device, pitch)``."""
+    drv = cu.api()
+    m = drv.CUDA_MEMCPY2D()
+    host, device = drv.CUmemorytype.CU_MEMORYTYPE_HOST, drv.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    (d_addr, d_dev, d_pitch), (s_addr, s_dev, s_pitch) = dst, src
+    m.dstMemoryType = device if d_dev else host
+    if d_dev:
+        m.dstDevice = d_addr
+    else:
+        m.dstHost = d_addr
+    m.dstPitch = d_pitch
+    m.srcMemoryType = device if s_dev else host
+    if s_dev:
+        m.srcDevice = s_addr
+    else:
+        m.srcHost = s_addr
+    m.srcPitch = s_pitch
+    m.WidthInBytes = width
+    m.Height = height
+    with ContextGuard(stream.device):
+        cu.check(drv.cuMemcpy2DAsync(m, stream.cuda_stream), "cuMemcpy2DAsync")
 
 
 def _trailing(a, raw: bool) -> tuple:
@@ -297,6 +361,47 @@ def copy_bytes(dest, src, dest_byte: int, src_byte: int, nbytes: int, stream=Non
                 cu.check(drv.cuStreamSynchronize(h), "cuStreamSynchronize")
 
 
+def _region_rows(a, offset: int, count: int, flat: bool):
+    """``(address, width, height, pitch)`` of the copied elements of ``a`` as rows, or None."""
+    itemsize = _dtype_size(a.dtype)
+    if not flat:
+        rows = _rows(a.shape, a.strides, itemsize)
+        return None if rows is None else (a.ptr,) + rows
+    if a.is_contiguous:
+        return a.ptr + offset * itemsize, count * itemsize, 1, count * itemsize
+    stride = a.strides[0]  # a 1-d strided array (flat copies are between contiguous or 1-d arrays)
+    if stride < itemsize:
+        return None
+    return a.ptr + offset * stride, itemsize, count, stride
+
+
+def _copy_rows(dest, src, dest_offset, src_offset, count, flat, stream) -> bool:
+    """Copy with one ``cuMemcpy2DAsync`` when both sides are rows of one width; False if not."""
+    d = _region_rows(dest, dest_offset, count, flat)
+    s = _region_rows(src, src_offset, count, flat)
+    if d is None or s is None:
+        return False
+    total = count * _dtype_size(src.dtype)
+    if d[2] == 1:  # contiguous destination: shaped like the source's rows
+        d = (d[0], s[1], s[2], s[1])
+    if s[2] == 1:
+        s = (s[0], d[1], d[2], d[1])
+    if (
+        d[1:3] != s[1:3]
+        or d[1] * d[2] != total
+        or dest.device.is_cuda
+        and src.device.is_cuda
+        and dest.device is not src.device
+    ):
+        return False
+    st = _copy_stream(dest, src, stream)
+    _memcpy_2d((d[0], dest.device.is_cuda, d[3]), (s[0], src.device.is_cuda, s[3]), s[1], s[2], st)
+    if dest.device.is_cpu and not is_pinned(dest):
+        with ContextGuard(st.device):
+            cu.check(cu.api().cuStreamSynchronize(st.cuda_stream), "cuStreamSynchronize")
+    return True
+
+
 def copy_arrays(dest, src, dest_offset: int, src_offset: int, count: int, flat: bool, stream=None):
     """``wp.copy`` when at least one side is on a GPU (arguments already validated by the caller).
 
@@ -310,7 +415,9 @@ def copy_arrays(dest, src, dest_offset: int, src_offset: int, count: int, flat: 
     if dest.is_contiguous and src.is_contiguous:
         copy_bytes(dest, src, dest_offset * itemsize, src_offset * itemsize, count * itemsize, stream)
         return
-    # strided: gather the source elements on the host, scatter them into the destination
+    if _copy_rows(dest, src, dest_offset, src_offset, count, flat, stream):
+        return
+    # other layouts: gather the source elements on the host, scatter them into the destination
     values = src.device.allocator.download(src, raw=True)
     if flat:
         values = values.reshape(-1)[src_offset : src_offset + count]
