@@ -245,6 +245,9 @@ class CudaAllocator:
             cu.check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize")
 
 
+_MAX_PITCH = 2**31  # cuMemcpy2D rejects larger pitches (CU_DEVICE_ATTRIBUTE_MAX_PITCH)
+
+
 def _rows(shape, strides, itemsize):
     """``(width_bytes, height, pitch)`` when the layout is ``height`` rows of ``width_bytes``
     contiguous bytes, ``pitch`` bytes apart (what ``cuMemcpy2D`` copies); None otherwise."""
@@ -266,7 +269,7 @@ def _rows(shape, strides, itemsize):
             return None
         height *= shape[e]
         step *= shape[e]
-    return (width, height, pitch) if pitch >= width else None
+    return (width, height, pitch) if width <= pitch < _MAX_PITCH else None
 
 
 def _memcpy_2d(dst, src, width: int, height: int, stream):
