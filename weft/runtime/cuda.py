@@ -48,6 +48,23 @@ def _attr(drv, handle, name: str) -> int:
     return cu.check(drv.cuDeviceGetAttribute(getattr(drv.CUdevice_attribute, name), handle), name)
 
 
+def _optional(query):
+    try:
+        return query()
+    except (cu.CudaError, AttributeError, TypeError, ValueError):
+        return None
+
+
+def _uuid(drv, handle) -> str:
+    h = bytes(cu.check(drv.cuDeviceGetUuid(handle), "cuDeviceGetUuid").bytes).hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def _pci_bus_id(drv, handle) -> str:
+    bus = cu.check(drv.cuDeviceGetPCIBusId(64, handle), "cuDeviceGetPCIBusId")
+    return bus if isinstance(bus, str) else bytes(bus).split(b"\0")[0].decode()
+
+
 class CudaDevice(Device):
     """One GPU (its primary context). Created by ``discover``; get it with ``wp.get_device("cuda:N")``.
 
@@ -66,17 +83,18 @@ class CudaDevice(Device):
         self.sm_count = _attr(drv, handle, "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT")
         self.max_shared_memory_per_block = _attr(drv, handle, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK")
         self.is_uva = bool(_attr(drv, handle, "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING"))
-        self.is_mempool_supported = bool(_attr(drv, handle, "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED"))
+        # attributes that older drivers may not know
+        self.is_mempool_supported = bool(
+            _optional(lambda: _attr(drv, handle, "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED"))
+        )
         self.is_mempool_enabled = self.is_mempool_supported
-        self.is_ipc_supported = bool(_attr(drv, handle, "CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED"))
+        self.is_ipc_supported = _optional(lambda: bool(_attr(drv, handle, "CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED")))
         self.is_cubin_supported = self.arch in nvrtc_archs()
         self.is_primary = True
-        uuid = bytes(cu.check(drv.cuDeviceGetUuid(handle), "cuDeviceGetUuid").bytes)
-        h = uuid.hex()
-        self.uuid = f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-        bus = cu.check(drv.cuDeviceGetPCIBusId(64, handle), "cuDeviceGetPCIBusId")
-        self.pci_bus_id = bytes(bus).split(b"\0")[0].decode() if not isinstance(bus, str) else bus
         self.total_memory = cu.check(drv.cuDeviceTotalMem(handle), "cuDeviceTotalMem")
+        # identification only: a driver that cannot report it still gives a usable device
+        self.uuid = _optional(lambda: _uuid(drv, handle))
+        self.pci_bus_id = _optional(lambda: _pci_bus_id(drv, handle))
         self._context = None
         self._stream = None
         self._captures: dict = {}  # id(stream) -> graph.Capture, while capturing
