@@ -204,7 +204,10 @@ class CPURenderer:
     entry_qualifier = "WEFT_EXPORT"
     stack_type = "std::vector<{}>"  # loop checkpoints in backward bodies (push_back/[]/clear/reserve)
 
-    def __init__(self):
+    def __init__(self, passes=("forward", "backward")):
+        # Which passes to render: the CPU build compiles the backward pass into a second library
+        # on first use, so a module's first build only compiles (and waits for) the forward pass.
+        self.passes = passes
         self.unchecked = False  # rendering the body variant whose thread-indexed accesses skip checks
         self.locs: list = []  # module-wide source locations (file, line, text)
         self._loc_ids: dict = {}
@@ -401,9 +404,10 @@ class CPURenderer:
             if body_fn.ret is not None:
                 out.append(f"    return {self.v(body_fn.ret)};")
             out.append("}")
-        if inst.grad_ir is not None:
+        adjoint = "backward" in self.passes
+        if adjoint and inst.grad_ir is not None:
             out.append(self.render_custom_adjoint(inst))
-        elif inst.differentiable:
+        elif adjoint and inst.differentiable:
             adj_params = [f"{ctype_name(p.var.type)}& {self.a(p.var)}" for p in fn.params]
             if fn.ret is not None:
                 adj_params.append(f"{ret_t} adj_ret")
@@ -452,14 +456,15 @@ class CPURenderer:
             "weft::int64 task, weft::thread_ctx& tc) {"
         )
         variants = [("", False)] + ([("_fast", True)] if fn.tid_arrays else [])
-        modes = ("forward", "backward") if inst.backward_enabled else ("forward",)
+        modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
         for suffix, unchecked in variants:
             self.unchecked = unchecked
-            out.append(head.replace("MODE", "forward" + suffix))
-            out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
-            self.forward_block(fn, fn.body, out, "    ", False)
-            out.append("}")
-            if inst.backward_enabled:
+            if "forward" in modes:
+                out.append(head.replace("MODE", "forward" + suffix))
+                out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
+                self.forward_block(fn, fn.body, out, "    ", False)
+                out.append("}")
+            if "backward" in modes:
                 out.append(head.replace("MODE", "backward" + suffix))
                 out += unpack + tid
                 out += [f"    {ctype_name(p.var.type)} {self.a(p.var)} = {{}};" for p in fn.params]

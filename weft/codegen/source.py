@@ -6,7 +6,67 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import linecache
 import textwrap
+
+
+def function_source(pyfunc, file: str):
+    """``(lines, first line number, ast.Module)`` of a function's source: what
+    ``inspect.getsourcelines`` returns, parsed.
+
+    ``inspect`` finds the end of the function by tokenizing the file from its first line, which
+    costs about a millisecond per function, most of a warm module load's Python-side work. The
+    code object already tells where the body's last statement starts; the function ends at the
+    first later line indented no deeper than its first line (trailing blank lines, and comments
+    indented less than the body, left out, as ``inspect`` does). Such a line can still belong to
+    the function only inside a bracket, a string or after a backslash, where the text cut there
+    does not parse: then ``inspect`` decides.
+    """
+    code = pyfunc.__code__
+    linecache.checkcache(file)
+    all_lines = linecache.getlines(file, pyfunc.__globals__)
+    first = code.co_firstlineno
+    starts = [line for _, _, line in code.co_lines() if line is not None]
+    if all_lines and starts and 0 < first <= len(all_lines):
+        head = all_lines[first - 1]
+        indent = len(head) - len(head.lstrip())
+        end = max(max(starts), first)
+        while end < len(all_lines) and not _ends_block(all_lines[end], indent):
+            end += 1
+        try:
+            tree = ast.parse(textwrap.dedent("".join(all_lines[first - 1 : end])))
+        except SyntaxError:
+            tree = None
+        if tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef):
+            body_col = _body_column(tree.body[0], all_lines, first, indent)
+            while end > first and _trailing_filler(all_lines[end - 1], body_col):
+                end -= 1
+            return all_lines[first - 1 : end], first, tree
+    lines, first = inspect.getsourcelines(pyfunc)
+    return lines, first, ast.parse(textwrap.dedent("".join(lines)))
+
+
+def _body_column(node, all_lines, first: int, indent: int):
+    """Column of the body's first statement, None when it shares the line of the ``def``."""
+    stmt = node.body[0]
+    line = all_lines[first - 1 + stmt.lineno - 1]
+    col = indent + stmt.col_offset
+    return col if not line[:col].strip() else None
+
+
+def _trailing_filler(line: str, body_col) -> bool:
+    """A blank line, or a comment that ``inspect`` leaves out of a function's end."""
+    text = line.strip()
+    return not text or (text.startswith("#") and (body_col is None or len(line) - len(line.lstrip()) < body_col))
+
+
+def _blank_or_comment(line: str) -> bool:
+    text = line.strip()
+    return not text or text.startswith("#")
+
+
+def _ends_block(line: str, indent: int) -> bool:
+    return not _blank_or_comment(line) and len(line) - len(line.lstrip()) <= indent
 
 
 class Source:
@@ -16,8 +76,8 @@ class Source:
         self.pyfunc = pyfunc
         self.name = pyfunc.__name__
         try:
-            lines, first = inspect.getsourcelines(pyfunc)
             self.file = inspect.getsourcefile(pyfunc) or "<unknown>"
+            lines, first, tree = function_source(pyfunc, self.file)
         except (OSError, TypeError) as e:
             raise RuntimeError(
                 f"weft needs the source code of '{pyfunc.__qualname__}' to compile it, but Python cannot find it "
@@ -27,7 +87,6 @@ class Source:
         self.lines = lines
         self.text = textwrap.dedent("".join(lines))
         self.indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
-        tree = ast.parse(self.text)
         self.tree = tree.body[0]
         self.globals = pyfunc.__globals__
         self.closure = {}

@@ -8,10 +8,12 @@ message includes the compiler's diagnostics and the generated source path.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 
 from ..codegen.errors import WeftBuildError
 
@@ -40,16 +42,39 @@ def find_compiler() -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def compiler_identity() -> str:
-    """Compiler path and version, part of the cache key."""
+def compiler_identity(memo_dir: str) -> str:
+    """Compiler path and version, part of the cache key.
+
+    Running ``$CXX --version`` costs a process start (10-30 ms, most of a warm module load), so
+    its answer is memoised in ``memo_dir`` under a name keyed by the compiler binary's path,
+    size and modification time: an upgraded compiler gets a new memo.
+    """
     cxx = find_compiler()
+    try:
+        st = os.stat(cxx)
+        stamp = f"{os.path.realpath(cxx)}|{st.st_size}|{st.st_mtime_ns}"
+    except OSError:
+        stamp = cxx
+    memo = os.path.join(memo_dir, "compiler_" + hashlib.sha256(stamp.encode()).hexdigest()[:16] + ".txt")
+    try:
+        with open(memo) as f:
+            version = f.read()
+    except OSError:
+        version = _version_line(cxx)
+        tmp = f"{memo}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(version)
+        os.replace(tmp, memo)
+    # -march=native output depends on the processor: a shared cache must not mix machines.
+    return cxx + "\n" + version + "\n" + _cpu_model()
+
+
+def _version_line(cxx: str) -> str:
     try:
         out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         out = ""
-    ident = cxx + "\n" + (out.splitlines()[0] if out else "")
-    # -march=native output depends on the processor: a shared cache must not mix machines.
-    return ident + "\n" + _cpu_model()
+    return out.splitlines()[0] if out else ""
 
 
 def _cpu_model() -> str:

@@ -1,15 +1,20 @@
 """Modules: group kernels by Python module, render them into one translation unit, build it
 through the on-disk cache and bind the native entry points.
 
-Contract: ``Module.ensure_built(instance)`` returns with ``instance.forward_ptr`` (and
-``backward_ptr`` when enabled) set. All not-yet-built instances of the module are built
-together, as one C++ file keyed by a sha256 over the source, headers, compiler and flags.
+Contract: ``Module.ensure_built(instance)`` returns with ``instance.forward_ptr`` set, and
+``Module.ensure_backward(instance)`` with ``backward_ptr`` set (when the backward pass is
+enabled). All not-yet-built instances of the module are built together, as one C++ file keyed by
+a sha256 over the source, headers, compiler and flags. The backward pass of such a batch is a
+second library, built on the first backward launch of one of its kernels: most builds are for
+forward launches, and compiling the forward pass alone takes half the time. (When a tape is
+recording at the first launch, both passes are compiled into one library at once.)
 Cache entries are written atomically and verified by a checksum before loading; a damaged entry
 is rebuilt.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import ctypes
 import hashlib
 import os
@@ -17,7 +22,7 @@ import threading
 
 from .. import config
 from ..codegen.emit import CPURenderer
-from . import cpu
+from . import cpu, recording
 
 VERSION = "0.1.0"
 
@@ -77,13 +82,13 @@ def build_options() -> tuple:
 
 def cached_library(stem: str, source: str, defines, include_dirs=()) -> ctypes.CDLL:
     """Build (or reuse from the cache) a shared library for ``source``; return it loaded."""
+    d = cache_dir()
     key = hashlib.sha256(
         "\n".join(
-            [VERSION, source, headers_digest(), cpu.compiler_identity(), " ".join(cpu.BASE_FLAGS)]
+            [VERSION, source, headers_digest(), cpu.compiler_identity(d), " ".join(cpu.BASE_FLAGS)]
             + [*defines, *include_dirs]
         ).encode()
     ).hexdigest()[:16]
-    d = cache_dir()
     base = os.path.join(d, f"{stem}_{key}")
     so_path, sum_path, cpp_path = base + ".so", base + ".sha256", base + ".cpp"
     lib = _load_verified(so_path, sum_path)
@@ -129,7 +134,7 @@ class Module:
         self.kernels: list = []
         self.pending: list = []
         self.options: dict = {"enable_backward": True}
-        self.locs: list = []  # source locations of all built instances (runtime errors)
+        self.lazy_backward: list = []  # _Batch objects whose backward library is not built yet
         self.cuda_loaded: dict = {}  # device alias -> aot.AotModule (set by load_aot_module)
         self._func_names: dict = {}
 
@@ -189,23 +194,33 @@ class Module:
         return "".join(ch if ch.isalnum() else "_" for ch in self.name)[-40:]
 
     def build(self, instances):
-        renderer = CPURenderer()
+        """Build the forward pass of ``instances`` (and their backward pass if a tape is recording)."""
+        prefetch_runtime()  # every launch needs it: build it while the compiler works on this module
+        both = recording.active_tape() is not None
+        renderer = CPURenderer(("forward", "backward") if both else ("forward",))
         source = renderer.render_module(instances, self.funcs_of(instances))
-        stem = self.stem()
-        lib = cached_library(stem, source, build_options())
-        base = len(self.locs)
-        self.locs.extend(renderer.locs)
+        lib = cached_library(self.stem(), source, build_options())
+        if not both and any(inst.backward_enabled for inst in instances):
+            self.lazy_backward.append(_Batch(instances, renderer))
         for inst in instances:
             inst.library = lib
-            inst.loc_base = base
-            inst.module_locs = self.locs
-            inst.backward_ptr = (
-                ctypes.cast(getattr(lib, f"{inst.symbol}_cpu_backward"), ctypes.c_void_p).value
-                if inst.backward_enabled
-                else None
-            )
-            inst.forward_ptr = ctypes.cast(getattr(lib, f"{inst.symbol}_cpu_forward"), ctypes.c_void_p).value
+            inst.loc_base = 0
+            # The batch's error locations; the backward render appends its own to the same list.
+            inst.module_locs = renderer.locs
+            if both and inst.backward_enabled:
+                inst.backward_ptr = _entry_address(lib, inst, "backward")
+            inst.forward_ptr = _entry_address(lib, inst, "forward")
             inst.source = source
+
+    def ensure_backward(self, inst):
+        """Build (or load from the cache) the backward library of ``inst``'s batch, if not yet done."""
+        self.ensure_built(inst)
+        with _lock:
+            for batch in self.lazy_backward:
+                if inst in batch.instances:
+                    self.lazy_backward.remove(batch)
+                    batch.build_backward(self)
+                    return
 
     def cuda_build(self, instances, arch: int, use_ptx: bool = True) -> "CudaBuild":
         """Render the instances for CUDA and compile them with NVRTC for ``sm_<arch>`` (PTX for
@@ -226,6 +241,28 @@ class Module:
     def cuda_image(self, instances, arch: int, use_ptx: bool = True) -> bytes:
         """PTX text or CUBIN bytes of the instances' CUDA entry points (see ``cuda_build``)."""
         return self.cuda_build(instances, arch, use_ptx).image
+
+
+def _entry_address(lib, inst, mode: str) -> int:
+    return ctypes.cast(getattr(lib, f"{inst.symbol}_cpu_{mode}"), ctypes.c_void_p).value
+
+
+class _Batch:
+    """Instances whose forward pass was built together, with the renderer that rendered it: the
+    backward render continues its table of error locations, so that a location id means the same
+    in both libraries (the instances' ``module_locs``)."""
+
+    def __init__(self, instances, renderer):
+        self.instances = list(instances)
+        self.renderer = renderer
+
+    def build_backward(self, module):
+        todo = [inst for inst in self.instances if inst.backward_enabled and inst.forward_ptr is not None]
+        self.renderer.passes = ("backward",)
+        source = self.renderer.render_module(todo, module.funcs_of(todo))
+        lib = cached_library(module.stem() + "_adj", source, build_options())
+        for inst in todo:  # (ctypes never unloads a library: the addresses stay valid)
+            inst.backward_ptr = _entry_address(lib, inst, "backward")
 
 
 class CudaBuild:
@@ -261,7 +298,7 @@ def runtime_launch():
     if not _runtime_ext:
         with _lock:
             if not _runtime_ext:
-                _runtime_ext.append(_load_runtime_extension())
+                _runtime_ext.append(_runtime_future[0].result() if _runtime_future else _load_runtime_extension())
     ext = _runtime_ext[0]
     return ext.launch if ext is not None else runtime_library().weft_launch
 
@@ -286,6 +323,25 @@ def _load_runtime_extension():
 
 
 _runtime_ext: list = []
+_runtime_future: list = []
+
+
+def prefetch_runtime():
+    """Start loading (on a cold cache: compiling) the runtime extension in a background thread.
+    Called before the first module build: the host compiler then builds the runtime and the
+    module's kernels at the same time, on two cores."""
+    if _runtime_ext or _runtime_future:
+        return
+    future = concurrent.futures.Future()
+
+    def work():
+        try:
+            future.set_result(_load_runtime_extension())
+        except BaseException as e:  # noqa: BLE001 -- re-raised by runtime_launch's result()
+            future.set_exception(e)
+
+    _runtime_future.append(future)
+    threading.Thread(target=work, name="weft-runtime-build", daemon=True).start()
 
 
 def runtime_library() -> ctypes.CDLL:
@@ -341,6 +397,7 @@ def clear_kernel_cache():
             except OSError:
                 pass
     for m in _modules.values():
+        m.lazy_backward.clear()
         for k in m.kernels:
             for inst in k._instances.values():
                 inst.forward_ptr = None

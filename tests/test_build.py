@@ -1,0 +1,135 @@
+"""Build stage: what a module build compiles (the forward pass first, the backward pass as a second
+library on first use, both at once under a recording tape), error locations of the backward
+library, and the memoised compiler identity of the cache key."""
+
+import os
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.runtime import cpu
+from weft.runtime import module as weft_module
+
+THIS_FILE = os.path.abspath(__file__)
+
+
+def line_of(marker):
+    with open(THIS_FILE) as f:
+        for n, text in enumerate(f, 1):
+            if text.rstrip().endswith("# " + marker):
+                return n
+    raise AssertionError(f"marker {marker} not found")
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """(stem, source) of every kernel library requested from the cache during the test (not the
+    runtime's, which the first build of a process loads too)."""
+    seen = []
+    real = weft_module.cached_library
+
+    def record(stem, source, *args, **kwargs):
+        if not stem.startswith("weft_runtime"):
+            seen.append((stem, source))
+        return real(stem, source, *args, **kwargs)
+
+    monkeypatch.setattr(weft_module, "cached_library", record)
+    return seen
+
+
+@wp.kernel(module="tb_lazy")
+def k_lazy_square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * x[i]
+
+
+@wp.kernel(module="tb_lazy")
+def k_lazy_scale(x: wp.array(dtype=float), s: float, y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * s
+
+
+def test_forward_launch_compiles_forward_pass_and_backward_is_built_on_first_use(builds):
+    x = wp.array([1.0, 2.0, 3.0], dtype=float, requires_grad=True)
+    y = wp.zeros(3, dtype=float, requires_grad=True)
+    z = wp.zeros(3, dtype=float, requires_grad=True)
+    wp.launch(k_lazy_square, dim=3, inputs=[x, y])
+    [(stem, source)] = builds
+    assert stem == "tb_lazy"
+    assert "k_lazy_square" in source and "k_lazy_scale" in source  # one build for the module
+    assert "_cpu_forward" in source and "_cpu_backward" not in source
+
+    wp.launch(k_lazy_scale, dim=3, inputs=[y, 2.0, z])  # already built: nothing compiled
+    assert len(builds) == 1
+    np.testing.assert_allclose(z.numpy(), [2.0, 8.0, 18.0])
+
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_lazy_square, dim=3, inputs=[x, y])
+        wp.launch(k_lazy_scale, dim=3, inputs=[y, 2.0, z])
+    assert len(builds) == 1
+    tape.backward(grads={z: wp.ones(3, dtype=float)})
+    [(stem, source)] = builds[1:]  # the backward library of both kernels, built once
+    assert stem == "tb_lazy_adj"
+    assert "k_lazy_square" in source and "k_lazy_scale" in source
+    assert "_cpu_backward" in source and "_cpu_forward" not in source
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0, 12.0])  # d(2 x^2)/dx
+
+
+@wp.kernel(module="tb_taped")
+def k_taped(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.sin(x[i])
+
+
+def test_first_launch_under_a_recording_tape_compiles_both_passes_at_once(builds):
+    x = wp.array([0.5, 1.0], dtype=float, requires_grad=True)
+    y = wp.zeros(2, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_taped, dim=2, inputs=[x, y])
+    tape.backward(grads={y: wp.ones(2, dtype=float)})
+    [(stem, source)] = builds
+    assert stem == "tb_taped" and "_cpu_forward" in source and "_cpu_backward" in source
+    np.testing.assert_allclose(x.grad.numpy(), np.cos([0.5, 1.0]), rtol=1e-6)
+
+
+@wp.kernel(module="tb_backward_error")
+def k_gather(x: wp.array(dtype=float), idx: wp.array(dtype=int), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.exp(x[idx[i]])  # OOB:gather
+
+
+def test_backward_library_reports_errors_at_the_python_line():
+    x = wp.array([1.0, 2.0], dtype=float)
+    y = wp.zeros(2, dtype=float)
+    wp.launch(k_gather, dim=2, inputs=[x, wp.array([1, 0], dtype=int)], outputs=[y])  # forward library only
+    bad = wp.array([0, 7], dtype=int)
+    with pytest.raises(IndexError) as info:
+        wp.launch(
+            k_gather,
+            dim=2,
+            inputs=[x, bad],
+            outputs=[y],
+            adj_inputs=[wp.zeros(2, dtype=float), None],
+            adj_outputs=[wp.ones(2, dtype=float)],
+            adjoint=True,
+        )
+    msg = str(info.value)
+    assert "index 7" in msg and "k_gather" in msg and f"{THIS_FILE}:{line_of('OOB:gather')}" in msg, msg
+
+
+def test_compiler_identity_is_memoised_per_compiler_binary(tmp_path, monkeypatch):
+    calls = []
+    real = cpu._version_line
+    monkeypatch.setattr(cpu, "_version_line", lambda cxx: calls.append(cxx) or real(cxx))
+    identity = cpu.compiler_identity.__wrapped__  # without the in-process cache
+    first = identity(str(tmp_path))
+    assert len(calls) == 1 and real(cpu.find_compiler()) in first
+    [memo] = os.listdir(tmp_path)
+    assert identity(str(tmp_path)) == first and len(calls) == 1  # read back, no process started
+    # another compiler binary (different path or modification time) gets its own memo
+    monkeypatch.setattr(cpu, "find_compiler", lambda: str(tmp_path / memo))
+    identity(str(tmp_path))
+    assert len(calls) == 2 and len(os.listdir(tmp_path)) == 2
