@@ -123,29 +123,51 @@ WEFT_FN void shared_add_raw(const thread_ctx&, T* p, T v) {
     atomic_add_raw(p, v);
 }
 
-// Composite elements: per component.
-#define WEFT_ACCUM_COMPOSITES(NAME)                                                       \
-    template <unsigned N, typename T>                                                     \
-    WEFT_FN void NAME(const thread_ctx& tc, vec_t<N, T>* p, vec_t<N, T> v) {              \
-        for (unsigned i = 0; i < N; ++i) NAME(tc, &p->c[i], v.c[i]);                      \
-    }                                                                                     \
-    template <unsigned R, unsigned C, typename T>                                         \
-    WEFT_FN void NAME(const thread_ctx& tc, mat_t<R, C, T>* p, mat_t<R, C, T> v) {        \
-        for (unsigned i = 0; i < R; ++i)                                                  \
-            for (unsigned j = 0; j < C; ++j) NAME(tc, &p->data[i][j], v.data[i][j]);      \
-    }                                                                                     \
-    template <typename T>                                                                 \
-    WEFT_FN void NAME(const thread_ctx& tc, quat_t<T>* p, quat_t<T> v) {                  \
-        for (int i = 0; i < 4; ++i) NAME(tc, &(*p)[i], v[i]);                             \
-    }                                                                                     \
-    template <typename T>                                                                 \
-    WEFT_FN void NAME(const thread_ctx& tc, transform_t<T>* p, transform_t<T> v) {        \
-        NAME(tc, &p->p, v.p);                                                             \
-        NAME(tc, &p->q, v.q);                                                             \
+// Composite elements: per component. A one-thread launch adds the whole element at once (one
+// test instead of one per component, and the component adds unrolled).
+#ifndef WEFT_CUDA
+#define WEFT_SERIAL_ELEMENT_ADD(COMPONENTS, EXPR)    \
+    if (tc.serial) {                                 \
+        for (unsigned i = 0; i < (COMPONENTS); ++i) { \
+            auto& dst = EXPR(p);                     \
+            dst = dst + EXPR(&v);                    \
+        }                                            \
+        return;                                      \
+    }
+#else
+#define WEFT_SERIAL_ELEMENT_ADD(COMPONENTS, EXPR)
+#endif
+#define WEFT_COMPONENT(ptr) (((S*)(ptr))[i])
+#define WEFT_ACCUM_COMPOSITES(NAME)                                                         \
+    template <unsigned N, typename T>                                                       \
+    WEFT_FN void NAME(const thread_ctx& tc, vec_t<N, T>* p, vec_t<N, T> v) {                \
+        typedef T S;                                                                        \
+        WEFT_SERIAL_ELEMENT_ADD(N, WEFT_COMPONENT)                                          \
+        for (unsigned i = 0; i < N; ++i) NAME(tc, &p->c[i], v.c[i]);                        \
+    }                                                                                       \
+    template <unsigned R, unsigned C, typename T>                                           \
+    WEFT_FN void NAME(const thread_ctx& tc, mat_t<R, C, T>* p, mat_t<R, C, T> v) {          \
+        typedef T S;                                                                        \
+        WEFT_SERIAL_ELEMENT_ADD(R * C, WEFT_COMPONENT)                                      \
+        for (unsigned i = 0; i < R; ++i)                                                    \
+            for (unsigned j = 0; j < C; ++j) NAME(tc, &p->data[i][j], v.data[i][j]);        \
+    }                                                                                       \
+    template <typename T>                                                                   \
+    WEFT_FN void NAME(const thread_ctx& tc, quat_t<T>* p, quat_t<T> v) {                    \
+        typedef T S;                                                                        \
+        WEFT_SERIAL_ELEMENT_ADD(4, WEFT_COMPONENT)                                          \
+        for (int i = 0; i < 4; ++i) NAME(tc, &(*p)[i], v[i]);                               \
+    }                                                                                       \
+    template <typename T>                                                                   \
+    WEFT_FN void NAME(const thread_ctx& tc, transform_t<T>* p, transform_t<T> v) {          \
+        NAME(tc, &p->p, v.p);                                                               \
+        NAME(tc, &p->q, v.q);                                                               \
     }
 WEFT_ACCUM_COMPOSITES(accumulate_raw)
 WEFT_ACCUM_COMPOSITES(shared_add_raw)
 #undef WEFT_ACCUM_COMPOSITES
+#undef WEFT_COMPONENT
+#undef WEFT_SERIAL_ELEMENT_ADD
 
 // Whether two arrays' data (and gradient) byte ranges are apart: the runtime condition for
 // accumulating into one while the kernel reads or writes the other.
