@@ -248,3 +248,13 @@ def test_row_strided_copies_use_one_2d_copy(sim):
     t = a.transpose()  # not rows: through the host
     np.testing.assert_array_equal(t.numpy(), expected.T)
     assert fake.copies_2d - before == 6
+
+
+def test_graph_keeps_its_kernel_modules(sim):
+    _, dev = sim
+    x = wp.zeros(4, dtype=float, device=dev)
+    wp.launch(real.k_add_one, dim=4, inputs=[x], device=dev)
+    with wp.ScopedCapture(dev) as capture:
+        wp.launch(real.k_add_one, dim=4, inputs=[x], device=dev)
+    inst = next(iter(real.k_add_one._instances.values()))
+    assert inst.cuda_functions[dev.ordinal][0] in capture.graph.modules

@@ -534,6 +534,10 @@ def launch_kernel(inst, device, bounds, args_struct, adjoint, stream=None, block
     params.ptrs[2] = ctypes.addressof(params) + _Params.ctx.offset
     if config.mode != "release":
         params.ctx = device.error_slot(inst, stream)
+    if device._captures:
+        capture = device._captures.get(id(stream))
+        if capture is not None:  # the graph must keep the kernel's module loaded
+            capture.modules.add(inst.cuda_functions[device.ordinal][0])
     drv = cu.api()
     with ContextGuard(device):
         cu.check(

@@ -5,8 +5,8 @@ on a stream of a CUDA device and registers a ``Capture`` on the device, so that 
 that stream during the capture take their kernel-error records from the capture (they stay valid
 for every replay); memory released during the capture is freed at its end. ``capture_end`` ends it
 (``cuStreamEndCapture``), instantiates the graph (``cuGraphInstantiate``) and returns a ``Graph``;
-``capture_launch`` replays it with ``cuGraphLaunch``. A ``Graph`` keeps the modules and buffers its
-kernels use alive.
+``capture_launch`` replays it with ``cuGraphLaunch``. A ``Graph`` keeps the modules of its kernels
+and its error records alive; the arrays a graph uses must be kept alive by the caller (as in Warp).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class Capture:
         self.stream = stream
         self.external = external
         self.slots = [] if external else [ErrorSlots(device, _GRAPH_ERROR_SLOTS, persistent=True)]
+        self.modules: set = set()  # CudaModules of the captured launches
 
     def error_slot(self, inst) -> int:
         addr = self.slots[0].take(inst) if self.slots else None
@@ -41,11 +42,12 @@ class Capture:
 class Graph:
     """A captured, instantiated CUDA graph (returned by ``wp.capture_end``)."""
 
-    def __init__(self, device, graph, graph_exec, slots):
+    def __init__(self, device, graph, graph_exec, slots, modules=()):
         self.device = device
         self.graph = graph
         self.graph_exec = graph_exec
         self.slots = slots  # kernel-error records of the captured launches
+        self.modules = set(modules)  # keeps the captured kernels' code loaded
 
     def __del__(self):
         try:
@@ -128,7 +130,7 @@ def capture_end(device=None, stream=None) -> Graph | None:
             except cu.CudaError:
                 drv.cuGraphDestroy(graph)
                 raise
-        return Graph(device, graph, graph_exec, capture.slots)
+        return Graph(device, graph, graph_exec, capture.slots, capture.modules)
     finally:
         if not device._captures:
             _release_deferred(device)
