@@ -126,15 +126,23 @@ _CAPSULE_NAME = b"dltensor"
 _USED_NAME = b"used_dltensor"
 _exported: dict = {}  # address of a DLManagedTensor we made -> what it keeps alive
 
-_api = ctypes.pythonapi
-_api.PyCapsule_New.restype = ctypes.py_object
-_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-_api.PyCapsule_IsValid.restype = ctypes.c_int
-_api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-_api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_SetName.restype = ctypes.c_int
-_api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_py = ctypes.pythonapi
+
+
+def _proto(name, restype, *argtypes):
+    # private prototypes: setting argtypes on ctypes.pythonapi's shared functions would change them
+    # for every other user in the process
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _py))
+
+
+class _CapsuleAPI:
+    PyCapsule_New = _proto("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+    PyCapsule_IsValid = _proto("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
+    PyCapsule_GetPointer = _proto("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
+    PyCapsule_SetName = _proto("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
+
+
+_api = _CapsuleAPI
 
 _DL_CODES = {"i": 0, "u": 1, "f": 2, "b": 6}
 
@@ -148,8 +156,8 @@ _deleter = _Deleter(_release)
 
 # The destructor receives a capsule that is being deallocated: it must not become a Python object
 # again (its reference count is zero), so it is inspected through raw-pointer prototypes.
-_raw_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_IsValid", _api))
-_raw_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_GetPointer", _api))
+_raw_is_valid = _proto("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
+_raw_get_pointer = _proto("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
