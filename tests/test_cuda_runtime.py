@@ -521,6 +521,10 @@ def test_kernel_errors_are_reported_at_synchronisation(dev):
     with pytest.raises(IndexError, match="k_out_of_bounds"):
         wp.synchronize_device(dev)
     wp.synchronize_device(dev)  # reported once
+    wp.launch(k_out_of_bounds, dim=4, inputs=[x], device=dev)
+    with pytest.raises(IndexError, match="k_out_of_bounds"):
+        x.numpy()  # the download waited for the only stream the launch used
+    wp.synchronize_device(dev)
     old = wp.config.verify_cuda
     wp.config.verify_cuda = True
     try:

@@ -258,3 +258,15 @@ def test_graph_keeps_its_kernel_modules(sim):
         wp.launch(real.k_add_one, dim=4, inputs=[x], device=dev)
     inst = next(iter(real.k_add_one._instances.values()))
     assert inst.cuda_functions[dev.ordinal][0] in capture.graph.modules
+
+
+def test_download_reports_errors_only_when_its_stream_ran_every_launch(sim):
+    _, dev = sim
+    x = wp.zeros(4, dtype=float, device=dev)
+    other = wp.Stream(dev)
+    wp.launch(real.k_out_of_bounds, dim=4, inputs=[x], device=dev)
+    wp.launch(real.k_add_one, dim=4, inputs=[x], device=dev, stream=other)
+    x.numpy()  # another stream also ran a launch: left for the device synchronisation
+    with pytest.raises(IndexError, match="k_out_of_bounds"):
+        wp.synchronize_device(dev)
+    x.numpy()  # nothing pending

@@ -17,8 +17,9 @@ Contract:
 Kernel errors (out-of-bounds indices, debug mode) on a GPU: each debug launch gets one
 ``launch_context`` record in device memory (``ErrorSlots``, a per-device ring; graph captures get
 their own). Errors are read back, and raised as ``IndexError`` exactly like on the CPU, when the
-device is synchronised (``wp.synchronize``, ``wp.synchronize_device``, the ring filling up), or
-right after the launch when ``wp.config.verify_cuda`` is true.
+device is synchronised (``wp.synchronize``, ``wp.synchronize_device``, the ring filling up), when
+``a.numpy()`` (or another download) waits for the stream that ran every launch since the last
+check, or right after the launch when ``wp.config.verify_cuda`` is true.
 """
 
 from __future__ import annotations
@@ -211,11 +212,22 @@ class CudaDevice(Device):
             return capture.error_slot(inst)
         if self._errors is None:
             self._errors = ErrorSlots(self, 1024)
-        addr = self._errors.take(inst)
+        addr = self._errors.take(inst, stream.cuda_stream)
         if addr is None:  # the ring is full: wait for the launches that use it and report their errors
             self.synchronize()
-            addr = self._errors.take(inst)
+            addr = self._errors.take(inst, stream.cuda_stream)
         return addr
+
+    def check_stream_errors(self, stream):
+        """After ``stream`` was synchronised: raise the kernel errors of the debug launches since the
+        last check if they all ran on that stream (then they have all completed); otherwise leave
+        them for the next device synchronisation."""
+        ring = self._errors
+        if ring is None or not ring.insts or self._pending_slots or ring.streams != {stream.cuda_stream}:
+            return
+        error = ring.collect()
+        if error is not None:
+            raise error
 
 
 class ContextGuard:
@@ -265,13 +277,15 @@ class ErrorSlots:
         self.ptr, self._owner = device.allocator.alloc_raw(capacity * self.size, zero=False, pooled=False)
         device.allocator.clear_raw(self.ptr, capacity * self.size)
         self.insts: list = []
+        self.streams: set = set()  # handles of the streams the used records' launches ran on
 
-    def take(self, inst):
+    def take(self, inst, stream_handle: int = 0):
         """The address of the next free record (None when full), assigned to ``inst``."""
         k = len(self.insts)
         if k >= self.capacity:
             return None
         self.insts.append(inst)
+        self.streams.add(stream_handle)
         return self.ptr + k * self.size
 
     def collect(self):
@@ -291,6 +305,7 @@ class ErrorSlots:
             self.device.allocator.clear_raw(self.ptr, n * self.size)
         if not self.persistent:
             self.insts = []  # the ring starts over; a graph's records belong to its launches for good
+            self.streams = set()
         return error
 
 

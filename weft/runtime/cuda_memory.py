@@ -167,6 +167,7 @@ class CudaAllocator:
             _memcpy_2d((out.ctypes.data, False, width), (a.ptr, True, pitch), width, height, stream)
             with ContextGuard(self.device):
                 cu.check(cu.api().cuStreamSynchronize(stream.cuda_stream), f"synchronizing {stream}")
+            self.device.check_stream_errors(stream)
             return out
         lo, hi = _span(a)
         buf = np.empty(hi - lo, dtype=np.uint8)
@@ -177,6 +178,7 @@ class CudaAllocator:
                 drv.cuMemcpyDtoHAsync(buf.ctypes.data, a.ptr + lo, hi - lo, stream.cuda_stream), "cuMemcpyDtoHAsync"
             )
             cu.check(drv.cuStreamSynchronize(stream.cuda_stream), f"synchronizing {stream}")
+        self.device.check_stream_errors(stream)
         if a.is_contiguous:
             return buf.view(_host_dtype(a, raw)).reshape(a.shape + _trailing(a, raw))
         return np.ascontiguousarray(_strided_view(buf, a, -lo, raw))
