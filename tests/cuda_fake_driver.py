@@ -51,6 +51,7 @@ class FakeDriver:
         self._event_times: dict = {}
         self.launches = 0
         self.copies_2d = 0
+        self.pool_attrs: dict = {}
         self.loaded_images: list = []
 
     def __getattr__(self, name):  # enums and constants come from the real bindings
@@ -113,6 +114,16 @@ class FakeDriver:
 
     def cuDriverGetVersion(self):
         return (OK, 12080)
+
+    def cuDeviceGetDefaultMemPool(self, dev):
+        return (OK, 0xD000 + int(dev))
+
+    def cuMemPoolSetAttribute(self, pool, attr, value):
+        self.pool_attrs[(int(pool), int(attr))] = int(value)
+        return (OK,)
+
+    def cuMemPoolGetAttribute(self, pool, attr):
+        return (OK, _real.cuuint64_t(self.pool_attrs.get((int(pool), int(attr)), 0)))
 
     def cuPointerGetAttribute(self, attr, ptr):
         return (OK, 0)

@@ -565,6 +565,15 @@ def test_mempool_toggle(dev):
             np.testing.assert_array_equal(a.numpy(), 3.0)
     finally:
         wp.set_mempool_enabled(dev, saved)
+    if wp.is_mempool_supported(dev):
+        before = wp.get_mempool_release_threshold(dev)
+        wp.set_mempool_release_threshold(dev, 1 << 20)
+        assert wp.get_mempool_release_threshold(dev) == 1 << 20
+        wp.set_mempool_release_threshold(dev, 0.5)
+        assert wp.get_mempool_release_threshold(dev) == dev.total_memory // 2
+        wp.set_mempool_release_threshold(dev, before)
+    with pytest.raises(ValueError, match="CUDA"):
+        wp.set_mempool_release_threshold("cpu", 0)
 
 
 def _torch_cuda():

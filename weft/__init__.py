@@ -185,6 +185,8 @@ from .runtime.device import (
     is_mempool_supported,
     is_mempool_enabled,
     set_mempool_enabled,
+    set_mempool_release_threshold,
+    get_mempool_release_threshold,
     is_cpu_available,
     get_preferred_device,
     synchronize,

@@ -183,6 +183,19 @@ class CudaDevice(Device):
         """The architecture kernels are compiled for on this device."""
         return compile_arch(self)
 
+    # -- memory pool -----------------------------------------------------------------------------
+
+    def mempool_release_threshold(self, value: int | None = None) -> int:
+        """Get (and with ``value``, first set) the bytes the default memory pool keeps reserved
+        instead of returning them to the OS at synchronisations."""
+        drv = cu.api()
+        attr = drv.CUmemPool_attribute.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+        with ContextGuard(self):
+            pool = cu.check(drv.cuDeviceGetDefaultMemPool(self.handle), "cuDeviceGetDefaultMemPool")
+            if value is not None:
+                cu.check(drv.cuMemPoolSetAttribute(pool, attr, drv.cuuint64_t(int(value))), "cuMemPoolSetAttribute")
+            return int(cu.check(drv.cuMemPoolGetAttribute(pool, attr), "cuMemPoolGetAttribute"))
+
     # -- synchronisation and kernel errors ---------------------------------------------------------
 
     def synchronize(self):

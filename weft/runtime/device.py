@@ -266,9 +266,41 @@ def set_mempool_enabled(device, enable: bool) -> None:
     d = get_device(device)
     if not d.is_cuda:
         raise ValueError(f"Memory pools exist only on CUDA devices, got '{d}'")
-    if enable and not d.is_mempool_supported:
-        raise RuntimeError(f"Device {d} does not support memory pools")
+    if enable:
+        _mempool_device(d)
     d.is_mempool_enabled = bool(enable)
+
+
+def _mempool_device(device):
+    d = get_device(device)
+    if not d.is_cuda:
+        raise ValueError(f"Memory pools exist only on CUDA devices, got '{d}'")
+    if not d.is_mempool_supported:
+        raise RuntimeError(f"Device {d} does not support memory pools")
+    return d
+
+
+def set_mempool_release_threshold(device, threshold) -> None:
+    """Set how much memory the device's pool keeps reserved instead of releasing it to the OS.
+
+    Args:
+        device: A CUDA device.
+        threshold: Bytes (an int above 1), or a fraction of the device's memory (a float in [0, 1]).
+
+    Raises:
+        ValueError: ``device`` is not a CUDA device, or a negative threshold.
+        RuntimeError: The device does not support memory pools.
+    """
+    d = _mempool_device(device)
+    if threshold < 0:
+        raise ValueError(f"The release threshold must not be negative, got {threshold}")
+    value = int(threshold * d.total_memory) if threshold <= 1.0 else int(threshold)
+    d.mempool_release_threshold(value)
+
+
+def get_mempool_release_threshold(device=None) -> int:
+    """The release threshold of the device's memory pool, in bytes (see ``set_mempool_release_threshold``)."""
+    return _mempool_device(device).mempool_release_threshold()
 
 
 def is_cuda_available() -> bool:
