@@ -235,6 +235,11 @@ def test_entry_point_shape_and_error_context():
     assert "t < bounds.size" in src and "gridDim.x" in src  # grid-stride loop over the launch
     assert "args.arg_out.shape[0] >= bounds.shape[0] && args.arg_out.shape[1] >= bounds.shape[1]" in src
     assert "try" not in src and "throw" not in src
+    # the checked body records a bounds error with a compare-and-swap, then the thread exits
+    ptx = inst.kernel.module.cuda_image([inst], 75).decode()
+    forward = ptx[ptx.index(f".entry {sym}_cuda_forward(") : ptx.index(f".entry {sym}_cuda_backward(")]
+    assert "atom.global.cas.b32" in forward or "atom.cas.b32" in forward
+    assert re.search(r"^\s*exit;", forward, re.M)
 
 
 def test_cuda_backward_uses_device_stacks_and_cpu_keeps_std_vector():

@@ -42,8 +42,10 @@ class CUDARenderer(CPURenderer):
             "t += weft::int64(gridDim.x) * blockDim.x) "
         )
         out = [
-            f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_bounds bounds, "
-            f"wp_args_{sym} args, weft::launch_context* ctx) {{",
+            (
+                f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_bounds bounds, "
+                f"wp_args_{sym} args, weft::launch_context* ctx) {{"
+            ),
             "    weft::cuda_set_context(ctx);",
             "    weft::thread_ctx tc;",
         ]

@@ -17,6 +17,7 @@ module (``Module.cuda_loaded[device alias]``) for launches on that device.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -120,7 +121,9 @@ def compile_aot_module(module, device=None, arch=None, module_dir=None, use_ptx=
     instances = aot_instances(m)
     out_dir = os.fspath(module_dir) if module_dir is not None else mod.cache_dir()
     os.makedirs(out_dir, exist_ok=True)
-    builds = [m.cuda_build(instances, a, ptx) for a in archs]
+    # NVRTC releases the GIL: the archs compile in parallel on threads
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(len(archs), os.cpu_count() or 1))) as pool:
+        builds = list(pool.map(lambda a: m.cuda_build(instances, a, ptx), archs))
     ident = _module_id(m, builds[0].source, strip)
     base = os.path.join(out_dir, ident)
     mod._write_atomic(base + ".cu", builds[0].source.encode())
