@@ -242,6 +242,13 @@ def test_entry_point_shape_and_error_context():
     assert re.search(r"^\s*exit;", forward, re.M)
 
 
+def test_release_mode_builds_without_bounds_checks(monkeypatch):
+    monkeypatch.setattr(wp.config, "mode", "release")
+    inst = k_tid2.default_instance()
+    ptx = inst.kernel.module.cuda_image([inst], 75).decode()
+    assert not re.search(r"^\s*exit;", ptx, re.M) and "cas" not in ptx
+
+
 def test_cuda_backward_uses_device_stacks_and_cpu_keeps_std_vector():
     from weft.codegen.emit import CPURenderer
 

@@ -174,10 +174,12 @@ def _cache_paths(stem: str, source: str, arch: int, use_ptx: bool, defines, fast
     return base, image_path, image_path + ".sha256"
 
 
-def _store(base: str, image_path: str, sum_path: str, source: str, image: bytes):
+def _store(base: str, image_path: str, sum_path: str, source, image: bytes):
+    """Write an image and its checksum (and, unless ``source`` is None, the source beside them)."""
     from .module import _write_atomic
 
-    _write_atomic(base + ".cu", source.encode())
+    if source is not None:
+        _write_atomic(base + ".cu", source.encode())
     _write_atomic(image_path, image)
     _write_atomic(sum_path, hashlib.sha256(image).hexdigest().encode())
 
@@ -200,7 +202,7 @@ def cached_images(stem: str, source: str, arch: int, defines=(), fast: bool = Fa
     ptx, cubin = _read_verified(*ptx_paths[1:]), _read_verified(*cubin_paths[1:])
     if ptx is None or cubin is None:
         ptx, cubin = compile_both(source, os.path.basename(cubin_paths[0]) + ".cu", arch, defines, fast)
-        _store(*ptx_paths, source, ptx)
+        _store(*ptx_paths, None, ptx)  # one copy of the source: NVRTC's messages name the CUBIN's
         _store(*cubin_paths, source, cubin)
     return ptx, cubin
 
