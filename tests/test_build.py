@@ -133,3 +133,12 @@ def test_compiler_identity_is_memoised_per_compiler_binary(tmp_path, monkeypatch
     monkeypatch.setattr(cpu, "find_compiler", lambda: str(tmp_path / memo))
     identity(str(tmp_path))
     assert len(calls) == 2 and len(os.listdir(tmp_path)) == 2
+
+
+def test_python_headers_found_where_sysconfig_puts_them():
+    import sysconfig
+
+    include = sysconfig.get_paths()["include"]
+    if not os.path.exists(os.path.join(include, "Python.h")):
+        pytest.skip("no Python headers in this interpreter")
+    assert os.path.samefile(weft_module._python_include_dir(), include)
