@@ -239,14 +239,14 @@ def test_entry_point_shape_and_error_context():
     ptx = inst.kernel.module.cuda_image([inst], 75).decode()
     forward = ptx[ptx.index(f".entry {sym}_cuda_forward(") : ptx.index(f".entry {sym}_cuda_backward(")]
     assert "atom.global.cas.b32" in forward or "atom.cas.b32" in forward
-    assert re.search(r"^\s*exit;", forward, re.M)
+    assert re.search(r"^\s*exit;", forward, re.MULTILINE)
 
 
 def test_release_mode_builds_without_bounds_checks(monkeypatch):
     monkeypatch.setattr(wp.config, "mode", "release")
     inst = k_tid2.default_instance()
     ptx = inst.kernel.module.cuda_image([inst], 75).decode()
-    assert not re.search(r"^\s*exit;", ptx, re.M) and "cas" not in ptx
+    assert not re.search(r"^\s*exit;", ptx, re.MULTILINE) and "cas" not in ptx
 
 
 def test_cuda_backward_uses_device_stacks_and_cpu_keeps_std_vector():
@@ -331,6 +331,49 @@ def test_load_aot_module_without_a_gpu_says_so(tmp_path):
         wp.load_aot_module(__name__, device="cuda:0", arch=75, module_dir=tmp_path)
     with pytest.raises(RuntimeError, match="not a CUDA device"):
         wp.load_aot_module(__name__, arch=75, module_dir=tmp_path)
+
+
+@pytest.fixture
+def simulated_gpu():
+    """One simulated GPU (sm_86; tests/cuda_fake_driver.py runs "device" kernels through their CPU
+    entry points), as in test_cuda_runtime_simulated.py; the GPU-less state is restored after."""
+    pytest.importorskip("cuda.bindings.driver")
+    if wp.is_cuda_available():
+        pytest.skip("a real GPU is present")
+    from cuda_fake_driver import FakeDriver
+
+    from weft.runtime import cuda_driver
+    from weft.runtime import device as device_mod
+
+    saved = (list(cuda_driver._state), list(device_mod._cuda_probe), dict(device_mod._devices))
+    fake = FakeDriver()
+    cuda_driver._state[:] = [(fake, 1, "")]
+    device_mod._cuda_probe[:] = []
+    try:
+        yield fake, device_mod.get_device("cuda:0")
+        wp.synchronize()
+    finally:
+        cuda_driver._state[:], device_mod._cuda_probe[:] = saved[0], saved[1]
+        device_mod._devices.clear()
+        device_mod._devices.update(saved[2])
+        device_mod._current = device_mod._cpu
+        device_mod._cuda_current_ordinal = 0
+        for k in wmod.get_module(__name__).kernels:
+            for inst in k._instances.values():
+                inst.cuda_functions.clear()
+        wmod.get_module(__name__).cuda_loaded.clear()
+
+
+def test_load_aot_module_serves_launches_without_compiling(tmp_path, simulated_gpu, monkeypatch):
+    fake, dev = simulated_gpu
+    wp.compile_aot_module(__name__, arch=[75, 90], module_dir=tmp_path)
+    monkeypatch.setattr(wmod.Module, "cuda_build", None)  # any compilation from here on would fail
+    wp.load_aot_module(__name__, device=dev, module_dir=tmp_path)
+    (ptx,) = [p for p in tmp_path.iterdir() if p.name.endswith(".sm75.ptx")]  # newest PTX <= sm_86
+    assert [img.rstrip(b"\0") for img in fake.loaded_images] == [ptx.read_bytes()]
+    out = wp.zeros((3, 4), dtype=int, device=dev)
+    wp.launch(k_tid2, (3, 4), inputs=[out], device=dev)
+    np.testing.assert_array_equal(out.numpy(), np.add.outer(np.arange(3), np.arange(4)))
 
 
 def test_cpu_results_unchanged_by_cuda_rendering():
