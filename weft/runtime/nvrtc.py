@@ -5,6 +5,8 @@ NUL-free) or the CUBIN of ``source`` for ``sm_<arch>``, reusing a verified cache
 source, headers, NVRTC version, architecture, output kind and defines match. A compile error
 raises ``WeftBuildError`` naming the Python line of the first diagnostic that points at a
 generated statement (the ``// @py file:line`` comments the emitter writes), like the CPU path.
+``cached_images(stem, source, arch, defines, fast)`` gives both the PTX and the CUBIN from one
+NVRTC run (``compile_both``), and ``images_job`` runs it in a process pool.
 
 Needs ``cuda-python`` (``cuda.bindings.nvrtc``) and an NVRTC library (the ``nvidia-cuda-nvrtc``
 wheel); neither is imported until a CUDA build is requested, so the CPU path never loads them.
