@@ -50,6 +50,8 @@ class ControlFlow:
     def flags_set_by(self, stmt) -> list:
         """The jump flags a statement may set: $ret for any return inside it; this loop's break
         and continue flags for break/continue not nested in an inner loop."""
+        if not (hasattr(stmt, "body") or hasattr(stmt, "cases")):
+            return []  # return/break/continue sit only in compound statements' bodies: skip the walk
         names = ["$ret"] if _has_return([stmt]) else []
         if not isinstance(stmt, (ast.For, ast.While)) and self.loops:
             for node in _walk_no_nested_loops(stmt):
