@@ -189,29 +189,69 @@ def mark_exclusive_loads(fn: ir.Function) -> int:
 
 
 def mark_tid_indexed(fn: ir.Function) -> list:
-    """Find loads and stores ``a[i]`` / ``a[i, j]`` of array *parameters* indexed exactly by the
-    thread index. When every such array covers the launch grid, these accesses cannot go out of
-    bounds, so the renderer emits a second, unchecked body used for launches where that holds.
-    Records the calls in ``fn.tid_indexed`` and returns the parameter names involved."""
+    """Find array accesses that cannot go out of bounds once a per-launch test passed, so that the
+    renderer can emit a second, unchecked body used for the launches where the tests hold:
+
+    - loads and stores ``a[i]`` / ``a[i, j]`` of array *parameters* indexed exactly by the thread
+      index: safe when the array covers the launch grid (``fn.tid_arrays`` names them);
+    - loads and stores ``a[j]`` of 1-D array parameters indexed by the index of a dynamic loop
+      ``for j in range(start, stop)`` (step a positive constant) whose start and stop are
+      constants or kernel parameters: safe when ``start >= 0`` and ``stop <= a.shape[0]``
+      (``fn.loop_bounds`` lists ``(array, start, stop)`` with start/stop as ``("const", value)``
+      or ``("param", name)``).
+
+    Records the calls in ``fn.tid_indexed`` and returns the thread-indexed parameter names."""
     fn.tid_indexed = set()
     fn.tid_arrays = []
-    if not fn.is_kernel or not fn.tid_ndim:
+    fn.loop_bounds = []
+    if not fn.is_kernel:
         return []
     tid_vars = _thread_index_vars(fn)
     params = {prm.var.id: prm.name for prm in fn.params if isinstance(prm.var.type, wt.ArrayType)}
+    loops = _invariant_range_loops(fn)
     names = []
     for s in ir.walk(fn.body):
         if not (isinstance(s, ir.Call) and s.callee in (intr.LOAD, intr.STORE)):
             continue
         arr = s.args[0]
-        if arr.id not in params or arr.type.ndim != fn.tid_ndim:
+        if arr.id not in params:
             continue
-        if _indexed_by_thread(s, tid_vars):
+        if fn.tid_ndim and arr.type.ndim == fn.tid_ndim and _indexed_by_thread(s, tid_vars):
             fn.tid_indexed.add(id(s))
             if params[arr.id] not in names:
                 names.append(params[arr.id])
+        elif arr.type.ndim == 1 and s.args[1].id in loops:
+            fn.tid_indexed.add(id(s))
+            check = (params[arr.id],) + loops[s.args[1].id]
+            if check not in fn.loop_bounds:
+                fn.loop_bounds.append(check)
     fn.tid_arrays = names
     return names
+
+
+def _invariant_range_loops(fn: ir.Function) -> dict:
+    """index var id -> (start, stop) of the dynamic range loops whose start and stop are the same
+    for the whole launch (constants or kernel parameters) and whose step is a positive constant."""
+    params = {prm.var.id: prm.name for prm in fn.params}
+
+    def invariant(v):
+        if v.is_const and isinstance(v.const, int) and not isinstance(v.const, bool):
+            return ("const", int(v.const))
+        if v.id in params and v.type in wt.int_types:
+            return ("param", params[v.id])
+        return None
+
+    out = {}
+    for s in ir.walk(fn.body):
+        if not (isinstance(s, ir.Loop) and s.kind == "range"):
+            continue
+        step = s.step
+        if not (step.is_const and isinstance(step.const, int) and step.const > 0):
+            continue
+        start, stop = invariant(s.start), invariant(s.stop)
+        if start is not None and stop is not None:
+            out[s.index.id] = (start, stop)
+    return out
 
 
 def _operand_uses(fn: ir.Function) -> dict:

@@ -455,7 +455,7 @@ class CPURenderer:
             f"{self.body_qualifier} void {sym}_MODE_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, "
             "weft::int64 task, weft::thread_ctx& tc) {"
         )
-        variants = [("", False)] + ([("_fast", True)] if fn.tid_arrays else [])
+        variants = [("", False)] + ([("_fast", True)] if fn.tid_indexed else [])
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
         for suffix, unchecked in variants:
             self.unchecked = unchecked
@@ -510,8 +510,9 @@ class CPURenderer:
         return out
 
     def fast_condition(self, fn, args: str, bounds: str) -> str:
-        """C++ test that every thread-indexed array covers the launch grid (``args`` prefixes the
-        argument fields, ``bounds`` names the launch_bounds), selecting the unchecked body."""
+        """C++ test selecting the unchecked body (``args`` prefixes the argument fields, ``bounds``
+        names the launch_bounds): every thread-indexed array covers the launch grid, and every
+        loop-indexed array covers its loop's range (access.py ``mark_tid_indexed``)."""
         conds = []
         for name in fn.tid_arrays:
             a = f"{args}arg_{name}"
@@ -519,6 +520,13 @@ class CPURenderer:
                 conds.append(f"{a}.shape[0] >= {bounds}.size")
             else:
                 conds += [f"{a}.shape[{d}] >= {bounds}.shape[{d}]" for d in range(fn.tid_ndim)]
+
+        def value(v):
+            kind, x = v
+            return f"weft::int64({args}arg_{x})" if kind == "param" else f"weft::int64({x})"
+
+        for name, start, stop in fn.loop_bounds:
+            conds.append(f"{value(start)} >= 0 && {value(stop)} <= weft::int64({args}arg_{name}.shape[0])")
         return " && ".join(conds)
 
     def accumulate_condition(self, inst) -> str:

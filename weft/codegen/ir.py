@@ -148,6 +148,7 @@ class Function:
         self.global_captures: list = []  # (module globals, name, value) of constants baked in
         self.tid_indexed: set = set()  # ids of loads/stores indexed by the thread index (access.py)
         self.tid_arrays: list = []  # parameter names those accesses use
+        self.loop_bounds: list = []  # (array, start, stop) of loop-indexed accesses in tid_indexed
         self.accum_calls: set = set()  # ids of atomic adds / loads whose adds may be combined (access.py)
         self.accum_params: list = []  # parameter names those accumulations target
 

@@ -1,0 +1,95 @@
+"""Loop-indexed accesses ``a[j]`` in ``for j in range(start, stop)`` with launch-invariant bounds
+run unchecked when one test per launch shows the range inside the array (access.py
+``mark_tid_indexed``); otherwise the checked body runs and raises as before."""
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.codegen.access import mark_tid_indexed
+
+
+@wp.kernel
+def k_pair_sums(x: wp.array(dtype=float), n: int, out: wp.array(dtype=float)):
+    i = wp.tid()
+    s = float(0.0)
+    for j in range(n):
+        s += x[j] * x[i]
+    out[i] = s
+
+
+@wp.kernel
+def k_strided_range(x: wp.array(dtype=float), start: int, stop: int, out: wp.array(dtype=float)):
+    i = wp.tid()
+    s = float(0.0)
+    for j in range(start, stop, 2):
+        s += x[j]
+    out[i] = s + float(i)
+
+
+@wp.kernel
+def k_not_invariant(x: wp.array(dtype=float), counts: wp.array(dtype=int), out: wp.array(dtype=float)):
+    i = wp.tid()
+    s = float(0.0)
+    for j in range(counts[i]):  # the stop differs per thread: stays checked
+        s += x[j]
+    out[i] = s
+
+
+@wp.kernel
+def k_loop_loss(x: wp.array(dtype=float), n: int, loss: wp.array(dtype=float)):
+    i = wp.tid()
+    s = float(0.0)
+    for j in range(n):
+        s += wp.sin(x[j]) * x[i]
+    wp.atomic_add(loss, 0, s)
+
+
+def test_analysis_finds_invariant_loop_accesses():
+    ir = k_pair_sums.default_instance().ir
+    mark_tid_indexed(ir)
+    assert ir.loop_bounds == [("x", ("const", 0), ("param", "n"))]
+    ir = k_strided_range.default_instance().ir
+    mark_tid_indexed(ir)
+    assert ir.loop_bounds == [("x", ("param", "start"), ("param", "stop"))]
+    ir = k_not_invariant.default_instance().ir
+    mark_tid_indexed(ir)
+    assert ir.loop_bounds == []
+
+
+def test_in_range_loops_match_numpy():
+    xs = np.linspace(-0.5, 1.0, 300, dtype=np.float32)
+    out = wp.zeros(300, dtype=float)
+    wp.launch(k_pair_sums, dim=300, inputs=[wp.array(xs, dtype=float), 300, out])
+    np.testing.assert_allclose(out.numpy(), xs.sum() * xs, rtol=1e-4, atol=1e-5)
+    wp.launch(k_strided_range, dim=4, inputs=[wp.array(xs, dtype=float), 3, 300, out])
+    np.testing.assert_allclose(out.numpy()[:4], xs[3:300:2].sum() + np.arange(4), rtol=1e-5)
+
+
+def test_out_of_range_loops_still_raise():
+    x = wp.array(np.ones(10, dtype=np.float32), dtype=float)
+    out = wp.zeros(4, dtype=float)
+    with pytest.raises(IndexError, match="index 10 is out of bounds"):
+        wp.launch(k_pair_sums, dim=4, inputs=[x, 11, out])
+    with pytest.raises(IndexError, match="index 11 is out of bounds"):
+        wp.launch(k_strided_range, dim=4, inputs=[x, 1, 13, out])
+    # a negative start counts from the end (Python's rule), through the checked body
+    wp.launch(k_strided_range, dim=1, inputs=[x, -3, 0, out])
+    assert out.numpy()[0] == 2.0
+    counts = wp.array(np.array([3, 12, 1, 0], dtype=np.int32), dtype=int)
+    with pytest.raises(IndexError, match="index 10 is out of bounds"):
+        wp.launch(k_not_invariant, dim=4, inputs=[x, counts, out])
+
+
+def test_gradient_through_unchecked_loop_matches_analytic():
+    xs = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
+    x = wp.array(xs, dtype=float, requires_grad=True)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_loop_loss, dim=64, inputs=[x, 64, loss])
+    tape.backward(loss)
+    # loss = sum_i x_i * S with S = sum_j sin(x_j): d/dx_k = S + cos(x_k) * sum_i x_i
+    x64 = xs.astype(np.float64)
+    expected = np.sin(x64).sum() + np.cos(x64) * x64.sum()
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-4, atol=1e-4)
