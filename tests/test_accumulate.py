@@ -9,14 +9,7 @@ import pytest
 import weft as wp
 from weft.codegen.access import mark_accumulations
 
-
-def with_threads(n, fn):
-    saved = wp.config.cpu_threads
-    wp.config.cpu_threads = n
-    try:
-        return fn()
-    finally:
-        wp.config.cpu_threads = saved
+from threads import with_threads
 
 
 @wp.kernel

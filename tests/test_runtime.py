@@ -18,6 +18,8 @@ import pytest
 import weft as wp
 from weft.runtime import module as weft_module
 
+from threads import with_threads
+
 THIS_FILE = os.path.abspath(__file__)
 
 
@@ -312,15 +314,6 @@ def test_release_mode_disables_bounds_checks():
 # ---------------------------------------------------------------------------------------------
 # CPU threads
 # ---------------------------------------------------------------------------------------------
-
-
-def with_threads(n, fn):
-    saved = wp.config.cpu_threads
-    wp.config.cpu_threads = n
-    try:
-        return fn()
-    finally:
-        wp.config.cpu_threads = saved
 
 
 def test_threaded_launch_is_bitwise_equal_to_single_thread():
