@@ -249,14 +249,16 @@ def test_release_mode_builds_without_bounds_checks(monkeypatch):
     assert not re.search(r"^\s*exit;", ptx, re.MULTILINE) and "cas" not in ptx
 
 
-def test_cuda_backward_uses_device_stacks_and_cpu_keeps_std_vector():
+def test_both_targets_checkpoint_loops_in_loop_stacks():
     from weft.codegen.emit import CPURenderer
 
     inst = k_dynamic_loop.default_instance()
     cuda_src = CUDARenderer().render_module([inst], inst.funcs)
     cpu_src = CPURenderer().render_module([inst], inst.funcs)
-    assert "weft::dyn_stack<weft::float32>" in cuda_src and "std::vector" not in cuda_src
-    assert "std::vector<weft::float32>" in cpu_src and "dyn_stack" not in cpu_src
+    for src in (cuda_src, cpu_src):
+        assert "weft::loop_stack<weft::float32>" in src and "std::vector" not in src
+    ptx = inst.kernel.module.cuda_image([inst], 75).decode()
+    assert f".entry {inst.symbol}_cuda_backward(" in ptx
 
 
 def test_nvrtc_error_maps_to_the_python_line():
@@ -415,6 +417,50 @@ def test_load_aot_module_picks_an_image_the_device_can_run(tmp_path):
 
 
 # ------------------------------------------------------------------ every kernel of the session
+def culprit(src: str, log: str, insts) -> str:
+    """The kernel (or func) whose generated code holds the first NVRTC error, by scanning back
+    from the error line to the nearest definition."""
+    m = re.search(r"\.cu\((\d+)\): (?:catastrophic )?error", log)
+    if not m:
+        return ""
+    kernels = {i.symbol: f"kernel {i.kernel.module.name}.{i.kernel.key}" for i in insts}
+    for line in reversed(src.splitlines()[: int(m.group(1))]):
+        d = re.match(r"struct wp_args_(\w+)", line) or re.match(
+            r"(?:static __device__ inline|extern \"C\" __global__) .*?(?:adj_)?(\w+)\(", line
+        )
+        if d:
+            sym = next((s for s in kernels if d.group(1).startswith(s)), None)
+            if sym:
+                return kernels[sym]
+            callers = [kernels[i.symbol] for i in insts if any(f.symbol == d.group(1) for f in i.funcs)]
+            return f"func {d.group(1)} (called by {', '.join(callers)})"
+    return ""
+
+
+def test_a_failing_suite_build_names_the_kernel_or_func():
+    insts = [k_scalar.default_instance(), k_custom_grad.default_instance()]
+    src = CUDARenderer().render_module(insts, wmod.Module.funcs_of(insts))
+
+    def break_after(marker):
+        lines = src.splitlines()
+        k = next(n for n, line in enumerate(lines) if marker in line)
+        k = next(n for n in range(k, len(lines)) if "// @py" in lines[n])
+        lines[k] = "    not_a_function();" + lines[k]
+        broken = "\n".join(lines)
+        ok, log = nvrtc.images_job((wmod.cache_dir(), "broken", broken, 75, (), True))
+        assert not ok
+        return culprit(broken, log, insts)
+
+    assert break_after("void k_custom_grad_") == "kernel test_cuda_codegen.k_custom_grad"
+    assert break_after("inline weft::float32 soft_abs_") == (
+        f"func {soft_abs_symbol(insts)} (called by kernel test_cuda_codegen.k_custom_grad)"
+    )
+
+
+def soft_abs_symbol(insts) -> str:
+    return next(f.symbol for i in insts for f in i.funcs if f.symbol.startswith("soft_abs_"))
+
+
 @pytest.mark.run_last
 def test_every_suite_kernel_compiles_for_cuda(cpu_builds):
     """Each batch of kernels the CPU path built in this session, rendered for CUDA and compiled to
@@ -433,7 +479,7 @@ def test_every_suite_kernel_compiles_for_cuda(cpu_builds):
         except Exception as e:  # noqa: BLE001 -- a renderer bug is a CUDA failure of these kernels too
             failures.append(f"{names}: rendering failed: {e!r}")
             continue
-        jobs.setdefault(src, (m.stem(), names, [n for i in insts for n in r.entry_points(i)]))
+        jobs.setdefault(src, (m.stem(), names, [n for i in insts for n in r.entry_points(i)], insts))
     defines = wmod.build_options()
     work = sorted(((src, arch) for src in jobs for arch in ARCHS), key=lambda w: -len(w[0]))
     args = [(wmod.cache_dir(), jobs[src][0], src, arch, defines, True) for src, arch in work]
@@ -441,9 +487,9 @@ def test_every_suite_kernel_compiles_for_cuda(cpu_builds):
     with concurrent.futures.ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=ctx) as pool:
         results = list(pool.map(nvrtc.images_job, args))
     for (src, arch), (ok, out) in zip(work, results):
-        _, names, entry_names = jobs[src]
+        _, names, entry_names, insts = jobs[src]
         if not ok:
-            failures.append(f"{names} (sm_{arch}): {out}")
+            failures.append(f"{culprit(src, out, insts) or names} (sm_{arch}): {out}")
             continue
         ptx, cubin = out
         found = entries(ptx.decode())
