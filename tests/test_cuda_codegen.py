@@ -261,6 +261,17 @@ def test_both_targets_checkpoint_loops_in_loop_stacks():
     assert f".entry {inst.symbol}_cuda_backward(" in ptx
 
 
+def test_nvrtc_library_is_found_in_the_wheel():
+    import glob
+    import sys
+
+    wheel_libs = [p for e in sys.path for p in glob.glob(os.path.join(e or ".", "nvidia", "*", "lib", "libnvrtc.so.*"))]
+    if not wheel_libs:
+        pytest.skip("NVRTC does not come from an nvidia-cuda-nvrtc wheel here")
+    assert nvrtc.preload_wheel_library() in wheel_libs
+    assert nvrtc.version() >= (12, 0) and 75 in nvrtc.supported_archs() and 90 in nvrtc.supported_archs()
+
+
 def test_nvrtc_error_maps_to_the_python_line():
     inst = k_scalar.default_instance()
     src = CUDARenderer().render_module([inst], inst.funcs)

@@ -65,12 +65,42 @@ def _check(result, what: str):
 
 @functools.cache
 def version() -> tuple:
-    """NVRTC (major, minor); part of the cache key."""
+    """NVRTC (major, minor); part of the cache key. Loads the library on first use: where
+    cuda-python does not find it alone, from an ``nvidia-cuda-nvrtc`` wheel on ``sys.path``."""
+    nvrtc = _nvrtc()
     try:
-        major, minor = _check(_nvrtc().nvrtcVersion(), "version query")
-    except (OSError, RuntimeError) as e:  # the bindings load the shared library lazily
-        raise WeftBuildError(f"cuda-python found no NVRTC library ({e}); `pip install nvidia-cuda-nvrtc`") from e
+        result = nvrtc.nvrtcVersion()
+    except Exception as first:  # the bindings' loader raises several error types
+        found = preload_wheel_library()
+        try:
+            result = nvrtc.nvrtcVersion() if found else None
+        except Exception:  # noqa: BLE001
+            result = None
+        if result is None:
+            raise WeftBuildError(
+                f"cuda-python found no NVRTC library ({first}); `pip install nvidia-cuda-nvrtc`"
+            ) from first
+    major, minor = _check(result, "version query")
     return int(major), int(minor)
+
+
+def preload_wheel_library():
+    """Load libnvrtc from an ``nvidia-cuda-nvrtc`` wheel (``site-packages/nvidia/*/lib``, or
+    ``bin`` on Windows) into the process, so that the bindings' loader finds it already loaded.
+    Returns the path loaded, or None."""
+    import ctypes
+    import glob
+    import sys
+
+    pattern = ("nvidia", "*", "bin", "nvrtc64_*.dll") if os.name == "nt" else ("nvidia", "*", "lib", "libnvrtc.so.*")
+    for entry in sys.path:
+        for path in sorted(glob.glob(os.path.join(entry or ".", *pattern)), reverse=True):
+            try:
+                ctypes.CDLL(path, mode=getattr(ctypes, "RTLD_GLOBAL", 0))
+                return path
+            except OSError:
+                continue
+    return None
 
 
 def supported_archs() -> list:
