@@ -3,6 +3,9 @@ library on first use, both at once under a recording tape), error locations of t
 library, and the memoised compiler identity of the cache key."""
 
 import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -142,3 +145,30 @@ def test_python_headers_found_where_sysconfig_puts_them():
     if not os.path.exists(os.path.join(include, "Python.h")):
         pytest.skip("no Python headers in this interpreter")
     assert os.path.samefile(weft_module._python_include_dir(), include)
+
+
+EXIT_BEFORE_LAUNCH = textwrap.dedent(
+    """
+    import weft as wp
+
+    @wp.kernel
+    def k_exit(a: wp.array(dtype=float)):
+        a[wp.tid()] = 1.0
+
+    k_exit.module.ensure_built(k_exit.default_instance())  # builds, starts the runtime's compile, exits
+    """
+)
+
+
+def test_process_exiting_before_its_first_launch_leaves_a_complete_cache(tmp_path):
+    script = tmp_path / "exit_early.py"
+    script.write_text(EXIT_BEFORE_LAUNCH)
+    cache = tmp_path / "cache"
+    env = dict(os.environ, WEFT_CACHE_DIR=str(cache))
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    names = os.listdir(cache)
+    assert [n for n in names if n.startswith("__main__") and n.endswith(".so")], names
+    if weft_module._runtime_extension_build() is not None:
+        assert [n for n in names if n.startswith("weft_runtime_py") and n.endswith(".so")], names
+    assert not [n for n in names if n.endswith(".tmp") or n.startswith(".build_")], names

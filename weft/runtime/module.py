@@ -375,7 +375,9 @@ def prefetch_runtime():
             future.set_exception(e)
 
     _runtime_future.append(future)
-    threading.Thread(target=work, name="weft-runtime-build", daemon=True).start()
+    # Not a daemon: a process that exits before its first launch waits for the compiler rather
+    # than leaving it orphaned and a temporary file in the cache.
+    threading.Thread(target=work, name="weft-runtime-build").start()
 
 
 def runtime_library() -> ctypes.CDLL:
