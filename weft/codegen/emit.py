@@ -202,7 +202,7 @@ class CPURenderer:
     fn_qualifier = "static inline"
     body_qualifier = "static inline __attribute__((always_inline))"  # per-thread bodies, inlined into the task loops
     entry_qualifier = "WEFT_EXPORT"
-    stack_type = "std::vector<{}>"  # loop checkpoints in backward bodies (push_back/[]/clear/reserve)
+    stack_type = "weft::loop_stack<{}>"  # loop checkpoints in backward bodies (native/loop_stack.h)
 
     def __init__(self, passes=("forward", "backward")):
         # Which passes to render: the CPU build compiles the backward pass into a second library

@@ -1,5 +1,5 @@
 """Renderer, CUDA flavour: the same IR and the same body rendering as ``CPURenderer``; only the
-target table differs (qualifiers, loop-checkpoint stack type, entry points).
+target table differs (qualifiers, entry points).
 
 Contract: ``CUDARenderer().render_module(kernels, funcs)`` returns one CUDA C++ translation unit
 holding, for every kernel instance ``sym``,
@@ -26,7 +26,6 @@ class CUDARenderer(CPURenderer):
     fn_qualifier = "static __device__ inline"
     body_qualifier = "static __device__ inline"
     entry_qualifier = 'extern "C" __global__'
-    stack_type = "weft::dyn_stack<{}>"
 
     def entry_points(self, inst) -> list:
         """Names of the instance's ``__global__`` functions, forward first."""

@@ -33,7 +33,6 @@ typedef long long intptr_t;
 #define WEFT_FN __host__ __device__ inline
 #else
 #define WEFT_FN inline
-#include <vector>
 #endif
 
 #if defined(_WIN32)
@@ -518,45 +517,6 @@ __device__ inline int64 atomic_max_raw(int64* p, int64 v) { return atomicMax((lo
 __device__ inline uint64 atomic_max_raw(uint64* p, uint64 v) {
     return atomicMax((unsigned long long*)p, (unsigned long long)v);
 }
-
-// Loop checkpoints of backward bodies (the CPU uses std::vector): a growable array on the device
-// heap with the subset of std::vector's API the emitter uses. Running out of device heap is a
-// kernel error (code 3, no source location) rather than a write through a null pointer.
-template <typename T>
-struct dyn_stack {
-    T* data = nullptr;
-    int64 n = 0, cap = 0;
-
-    __device__ dyn_stack() {}
-    __device__ ~dyn_stack() { free(data); }
-    dyn_stack(const dyn_stack&) = delete;
-    dyn_stack& operator=(const dyn_stack&) = delete;
-
-    __device__ void clear() { n = 0; }
-    __device__ void reserve(int64 c) {
-        if (c > cap) grow(c);
-    }
-    __device__ void push_back(const T& v) {
-        if (n == cap) grow(cap ? 2 * cap : 8);
-        memcpy(data + n, &v, sizeof(T));
-        ++n;
-    }
-    __device__ T& operator[](int64 i) { return data[i]; }
-    __device__ void grow(int64 c) {
-        T* p = (T*)malloc(size_t(c) * sizeof(T));
-        if (!p) {
-            kernel_error e = {};
-            e.code = 3;
-            e.loc = -1;
-            e.index[0] = c * int64(sizeof(T));
-            raise_kernel_error(e);
-        }
-        if (n) memcpy(p, data, size_t(n) * sizeof(T));
-        free(data);
-        data = p;
-        cap = c;
-    }
-};
 #endif
 
 }  // namespace weft

@@ -1,6 +1,7 @@
 // The single header every generated weft module includes.
 #pragma once
 #include "core.h"
+#include "loop_stack.h"
 #include "scalar.h"
 #include "array.h"
 #include "tuple.h"

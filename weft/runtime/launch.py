@@ -480,6 +480,11 @@ def run(inst, bounds, args_struct, adjoint: bool):
 def kernel_error(inst, ctx):
     """The ``IndexError`` for the error a kernel recorded in its launch context."""
     e = ctx.error
+    if e.code == 3:
+        return MemoryError(
+            f"kernel '{inst.kernel.key}' ran out of memory for the checkpoints of a dynamic loop in its "
+            f"backward pass (asked for {e.index[0]} bytes in one thread)"
+        )
     file, line, text = inst.module_locs[inst.loc_base + e.loc]
     if e.code == 2:
         return IndexError(
