@@ -493,14 +493,8 @@ class CPURenderer:
         ]
         if fn.accum_params:
             out.append(f"        weft::accumulate_scope accumulate(tc, {self.accumulate_condition(inst)});")
-        if has_fast:
-            out.append(f"        if ({self.fast_condition(fn, f'((const wp_args_{sym}*)args)->', 'ctx->bounds')}) {{")
-            out.append("            " + loop + call.format("_fast"))
-            out.append("        } else {")
-            out.append("            " + loop + call.format(""))
-            out.append("        }")
-        else:
-            out.append("        " + loop + call.format(""))
+        cond = self.fast_condition(fn, f"((const wp_args_{sym}*)args)->", "ctx->bounds") if has_fast else None
+        out += self.task_loops(cond, loop, call, "        ")
         out += [
             "    } catch (const weft::kernel_exception& e) {",
             "        weft::record_error(ctx, e.err);",
@@ -508,6 +502,20 @@ class CPURenderer:
             "}",
         ]
         return out
+
+    @staticmethod
+    def task_loops(cond, loop: str, call: str, ind: str) -> list:
+        """The task loop over the checked body, or (``cond`` given) over the unchecked ``_fast``
+        body when ``cond`` holds and the checked one otherwise. ``call`` has ``{}`` for the suffix."""
+        if cond is None:
+            return [ind + loop + call.format("")]
+        return [
+            f"{ind}if ({cond}) {{",
+            f"{ind}    {loop}{call.format('_fast')}",
+            f"{ind}}} else {{",
+            f"{ind}    {loop}{call.format('')}",
+            f"{ind}}}",
+        ]
 
     def fast_condition(self, fn, args: str, bounds: str) -> str:
         """C++ test selecting the unchecked body (``args`` prefixes the argument fields, ``bounds``

@@ -48,13 +48,7 @@ class CUDARenderer(CPURenderer):
             "    weft::cuda_set_context(ctx);",
             "    weft::thread_ctx tc;",
         ]
-        if has_fast:
-            out.append(f"    if ({self.fast_condition(fn, 'args.', 'bounds')}) {{")
-            out.append("        " + loop + call.format("_fast"))
-            out.append("    } else {")
-            out.append("        " + loop + call.format(""))
-            out.append("    }")
-        else:
-            out.append("    " + loop + call.format(""))
+        cond = self.fast_condition(fn, "args.", "bounds") if has_fast else None
+        out += self.task_loops(cond, loop, call, "    ")
         out.append("}")
         return out
