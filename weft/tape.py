@@ -50,20 +50,25 @@ def _resolve(params_by_name: dict, path: tuple):
 _warned: set = set()
 
 
-def _warn_gradient_dead_ends(rec, params, read_later: set):
+def _warn_gradient_dead_ends(rec, params, read_later: set, check: bool = True) -> list:
     """Warn when a launch writes an array that has no gradient buffer, that a later recorded
     launch reads, although this launch reads arrays that do have gradients: the gradient of
     everything computed from that array silently stops there. ``read_later`` collects the ids
-    of arrays read by later launches (backward walks the tape in reverse)."""
+    of arrays read by later launches (backward walks the tape in reverse); returns the ids this
+    launch adds. ``check=False`` only collects (the answer is known from an earlier backward)."""
     by_name = dict(zip(rec.kernel.arg_names, params))
     access = rec.instance.access
+    reads = []
     try:
-        _check_dead_ends(rec, by_name, access, read_later)
+        if check:
+            _check_dead_ends(rec, by_name, access, read_later)
     finally:
         for p, kinds in access.items():
             arr = _resolve(by_name, p)
             if arr is not None and "read" in kinds:
-                read_later.add(id(arr))
+                reads.append(id(arr))
+        read_later.update(reads)
+    return reads
 
 
 def _check_dead_ends(rec, by_name, access, read_later):
@@ -88,6 +93,27 @@ def _check_dead_ends(rec, by_name, access, read_later):
             "create it with requires_grad=True",
             stacklevel=4,
         )
+
+
+def _adjoint_launch(rec, adj):
+    """A prepared adjoint ``wp.Launch`` for a recorded launch whose arguments are all arrays or
+    Python numbers (values that cannot change behind the tape's back), else None."""
+    from .array import array
+
+    params = tuple(rec.inputs) + tuple(rec.outputs)
+    if not all(type(p) in (int, float, bool) or isinstance(p, array) for p in params):
+        return None
+    return _launch.launch(
+        rec.kernel,
+        rec.dim,
+        inputs=rec.inputs,
+        outputs=rec.outputs,
+        adj_inputs=adj[: len(rec.inputs)],
+        adj_outputs=adj[len(rec.inputs) :],
+        device=rec.device,
+        adjoint=True,
+        record_cmd=True,
+    )
 
 
 def _check_overwrites(rec, params):
@@ -160,6 +186,10 @@ class Tape:
         self.gradients: dict = {}
         self.scopes: list = []  # (launch index, name, metadata) begins; (launch index, None, None) ends
         self.loss = None
+        # id(record) -> (ids of the adjoint arguments, prepared adjoint wp.Launch or None, ids of
+        # the arrays it reads): a second backward over the same arrays and gradients replays the
+        # packed launch and skips the dead-end check, whose answer cannot have changed.
+        self._adjoint_cmds: dict = {}
 
     def __enter__(self):
         recording.push_tape(self)
@@ -301,19 +331,29 @@ class Tape:
                 rec.backward()
                 continue
             params = list(rec.inputs) + list(rec.outputs)
-            _warn_gradient_dead_ends(rec, params, read_later)
             adj = [self.get_adjoint(p) for p in params]
-            _launch.launch(
-                rec.kernel,
-                rec.dim,
-                inputs=rec.inputs,
-                outputs=rec.outputs,
-                adj_inputs=adj[: len(rec.inputs)],
-                adj_outputs=adj[len(rec.inputs) :],
-                device=rec.device,
-                adjoint=True,
-                record_tape=False,
-            )
+            key = tuple(map(id, adj))
+            cmd = self._adjoint_cmds.get(id(rec))
+            if cmd is not None and cmd[0] == key:  # same arrays and gradients as last time
+                read_later.update(cmd[2])
+            else:
+                reads = _warn_gradient_dead_ends(rec, params, read_later)
+                cmd = (key, _adjoint_launch(rec, adj), reads)
+                self._adjoint_cmds[id(rec)] = cmd
+            if cmd[1] is None:
+                _launch.launch(
+                    rec.kernel,
+                    rec.dim,
+                    inputs=rec.inputs,
+                    outputs=rec.outputs,
+                    adj_inputs=adj[: len(rec.inputs)],
+                    adj_outputs=adj[len(rec.inputs) :],
+                    device=rec.device,
+                    adjoint=True,
+                    record_tape=False,
+                )
+            else:
+                cmd[1].launch()
 
     def _arrays(self):
         seen = {}
@@ -344,6 +384,7 @@ class Tape:
         self.gradients = {}
         self.scopes = []
         self.loss = None
+        self._adjoint_cmds = {}
 
     def visualize(
         self,
