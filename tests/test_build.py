@@ -165,10 +165,71 @@ def test_process_exiting_before_its_first_launch_leaves_a_complete_cache(tmp_pat
     script.write_text(EXIT_BEFORE_LAUNCH)
     cache = tmp_path / "cache"
     env = dict(os.environ, WEFT_CACHE_DIR=str(cache))
-    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600, check=False
+    )
     assert out.returncode == 0, out.stderr
     names = os.listdir(cache)
     assert [n for n in names if n.startswith("__main__") and n.endswith(".so")], names
     if weft_module._runtime_extension_build() is not None:
         assert [n for n in names if n.startswith("weft_runtime_py") and n.endswith(".so")], names
     assert not [n for n in names if n.endswith(".tmp") or n.startswith(".build_")], names
+
+
+EDITABLE_MODULE = textwrap.dedent(
+    """
+    import os
+    import weft as wp
+
+    wp.config.verbose = True
+    if os.environ.get("T_MODE"):
+        wp.config.mode = os.environ["T_MODE"]
+    SCALE = float(os.environ.get("T_SCALE", "2.0"))
+
+    if os.environ.get("T_FUNC") == "cube":
+        @wp.func
+        def shape(x: float):
+            return x * x * x
+    else:
+        @wp.func
+        def shape(x: float):
+            return x * x
+
+    @wp.kernel
+    def k_edit(a: wp.array(dtype=float)):
+        i = wp.tid()
+        a[i] = shape(float(i)) * SCALE
+
+    a = wp.zeros(3, dtype=float)
+    wp.launch(k_edit, dim=3, inputs=[a])
+    print("RESULT", a.numpy().tolist())
+    """
+)
+
+
+def test_disk_cache_entry_changes_with_funcs_constants_and_mode(tmp_path):
+    """A new process must not load a library built from other code: an edited func the kernel
+    calls, a different value of a global the kernel captures, another mode."""
+    script = tmp_path / "editable.py"
+    script.write_text(EDITABLE_MODULE)
+    env = dict(os.environ, WEFT_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(**changes):
+        out = subprocess.run(
+            [sys.executable, str(script)],
+            env=dict(env, **changes),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert out.returncode == 0, out.stderr
+        result = [line for line in out.stdout.splitlines() if line.startswith("RESULT")]
+        return result[0], "building __main__" in out.stdout
+
+    assert run() == ("RESULT [0.0, 2.0, 8.0]", True)
+    assert run() == ("RESULT [0.0, 2.0, 8.0]", False)  # same code: loaded from the cache
+    assert run(T_SCALE="3.0") == ("RESULT [0.0, 3.0, 12.0]", True)
+    assert run(T_FUNC="cube") == ("RESULT [0.0, 2.0, 16.0]", True)
+    assert run(T_MODE="release") == ("RESULT [0.0, 2.0, 8.0]", True)
+    assert run() == ("RESULT [0.0, 2.0, 8.0]", False)

@@ -14,7 +14,10 @@ def plain(x):
     return x + 1
 
 
+# fmt: off
+# (these keep the shapes under test: a body on the def line, lines continued below the indent)
 def one_liner(x): return x * 2  # noqa: E704
+# fmt: on
 
 
 def decorator(f):
@@ -43,12 +46,14 @@ text at column 0
     return s
 
 
+# fmt: off
 def continued_lines(a):
     b = (a +
 1)  # noqa: E128
     c = a + \
         b
     return c
+# fmt: on
 
 
 def nested_definitions(a):
