@@ -62,8 +62,7 @@ def stages(kernel, params):
     launcher = inst.launcher
     s = launcher.pack(params)
     ctx = L.launch_context_t()
-    rt = M.runtime_library()
-    fn = rt.weft_launch
+    fn = M.runtime_launch()
     ptr = inst.forward_ptr
     a_ctx, a_args = ctypes.addressof(ctx), ctypes.addressof(s)
     arrays = [p for p in params if hasattr(p, "kernel_type")]
@@ -89,7 +88,7 @@ def stages(kernel, params):
         c.bounds = bounds
 
     def native_call():
-        fn(ptr, a_ctx, a_args, bounds.size, config.cpu_threads, config.cpu_min_tasks_per_thread)
+        fn(ptr, a_ctx, a_args, bounds.size, config.cpu_threads, config.cpu_min_tasks_per_thread, config.cpu_adaptive)
 
     plain = ctypes.CDLL(None).getpid  # a no-argument libc call: the floor of any ctypes call
     rows = [
@@ -121,9 +120,9 @@ def stages(kernel, params):
     rows += [
         ("active_tape()", recording.active_tape),
         ("run: context struct + bounds copy", ctx_setup),
-        ("run: runtime_library()", M.runtime_library),
+        ("run: runtime_launch()", M.runtime_launch),
         ("run: ctypes.addressof x2", lambda: (ctypes.addressof(ctx), ctypes.addressof(s))),
-        ("run: weft_launch via ctypes (kernel runs)", native_call),
+        ("run: runtime launch call (kernel runs)", native_call),
         ("  floor: ctypes call of libc getpid()", plain),
         ("run (total)", lambda: L.run(inst, bounds, s, False)),
     ]

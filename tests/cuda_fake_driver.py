@@ -329,7 +329,7 @@ def _run_on_cpu(inst, adjoint, bounds, args, ctx_ptr):
     ptr = _launch.entry_point(inst, adjoint)
     ctx = _launch.launch_context_t()
     ctx.bounds = bounds
-    _launch.launch_fn()(ptr, ctypes.addressof(ctx), ctypes.addressof(args), bounds.size, 1, 1 << 30)
+    _launch.launch_fn()(ptr, ctypes.addressof(ctx), ctypes.addressof(args), bounds.size, 1, 1 << 30, False)
     if not ctx.has_error or not ctx_ptr:
         return
     target = _launch.launch_context_t.from_address(ctx_ptr)

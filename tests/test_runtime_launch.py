@@ -44,9 +44,54 @@ def test_extension_runtime_is_used_when_python_headers_exist():
     launch = mod.runtime_launch()
     assert type(launch).__name__ == "builtin_function_or_method"
     _run_through(launch)
-    with pytest.raises(TypeError, match="6 integers"):
+    with pytest.raises(TypeError, match="7 integers"):
         launch(1, 2, 3)
 
 
 def test_ctypes_runtime_runs_kernels_and_reports_errors():
     _run_through(mod.runtime_library().weft_launch)
+
+
+@wp.kernel
+def k_axpy(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = 2.0 * x[i] + y[i]
+
+
+@pytest.mark.parametrize("which", ["extension", "ctypes"])
+def test_adaptive_launches_try_both_choices_and_stay_correct(which, monkeypatch):
+    if which == "extension" and type(mod.runtime_launch()).__name__ != "builtin_function_or_method":
+        pytest.skip("no Python headers: no extension runtime")
+    launch = mod.runtime_launch() if which == "extension" else mod.runtime_library().weft_launch
+    monkeypatch.setattr(launch_mod, "_launch_fn", [launch])
+    monkeypatch.setattr(mod, "_runtime_ext", mod._runtime_ext if which == "extension" else [None])
+    monkeypatch.setattr(wp.config, "cpu_threads", 2)
+    monkeypatch.setattr(wp.config, "cpu_adaptive", True)
+    n = 4096 + (0 if which == "extension" else 1)  # same size class; separate runtimes anyway
+    x = wp.array(np.arange(n, dtype=np.float32), dtype=float)
+    y = wp.zeros(n, dtype=float)
+    for _ in range(40):
+        wp.launch(k_axpy, dim=n, inputs=[x, y])
+    np.testing.assert_array_equal(y.numpy(), 80.0 * np.arange(n, dtype=np.float32))
+    inst = k_axpy.default_instance()
+    state = mod.runtime_tuner_state(inst.forward_ptr, n)
+    assert state["launches"] == 40 and state["serial_samples"] >= 2 and state["pool_samples"] >= 2
+    assert state["serial_seconds"] > 0 and state["pool_seconds"] > 0
+    assert state["choice"] in ("serial", "pool")
+
+
+@wp.kernel
+def k_fill_one(y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = 1.0
+
+
+def test_non_adaptive_launches_leave_the_tuner_alone(monkeypatch):
+    monkeypatch.setattr(wp.config, "cpu_threads", 2)
+    monkeypatch.setattr(wp.config, "cpu_adaptive", False)
+    n = 3000
+    y = wp.zeros(n, dtype=float)
+    for _ in range(3):
+        wp.launch(k_fill_one, dim=n, inputs=[y])
+    assert y.numpy().sum() == n
+    assert mod.runtime_tuner_state(k_fill_one.default_instance().forward_ptr, n) is None

@@ -4,6 +4,8 @@ Attributes:
     mode: "debug" (default: array indices are bounds-checked on the CPU) or "release" (no checks).
     kernel_cache_dir: where built kernels are cached (default ``$WEFT_CACHE_DIR`` or ~/.cache/weft).
     cpu_threads: threads used for CPU launches (default: all cores; ``$WEFT_CPU_THREADS`` overrides).
+    cpu_adaptive: per kernel and grid size, use one thread instead of the pool when that measured
+        faster (small grids, contended atomics); False always uses ``cpu_threads``.
     verify_autograd_array_access: warn when a recorded launch overwrites an array an earlier one read.
     verbose: print build activity.
     quiet: accepted for Warp compatibility; weft prints nothing by default.
@@ -27,5 +29,7 @@ enable_backward = True
 cpu_threads = int(os.environ.get("WEFT_CPU_THREADS", "0")) or (os.cpu_count() or 1)
 # Launches with fewer threads than this per CPU worker run on the calling thread only.
 cpu_min_tasks_per_thread = 256
+# Let the runtime measure, per kernel and grid size, whether the pool or one thread is faster.
+cpu_adaptive = True
 verify_cuda = False
 cuda_output = None

@@ -141,13 +141,95 @@ Pool& pool() {
 
 std::mutex launch_mutex;
 
+// Chooses, per (range function, size class of the grid), between the pool and the calling thread
+// alone, from the times it measures. Some launches run faster on one thread: small grids, and
+// scatters whose atomics make the cores fight over cache lines (a cloth's spring forces). Each
+// choice is tried in a burst of BURST launches whose first one is not counted (it pays for waking
+// a sleeping worker, or for cold caches); then the faster choice (by a running estimate) is used,
+// and the other is tried again in a burst every EXPLORE launches (8 times less often when it was
+// far slower), so that a change of load or data is noticed. Results do not depend on the choice except for the order of float additions in
+// atomics.
+class Tuner {
+   public:
+    static constexpr int SLOTS = 1024, BURST = 3, EXPLORE = 64;
+    struct Entry {
+        range_fn fn = nullptr;
+        int size_class = 0;
+        int samples[2] = {0, 0};       // [0]: one thread, [1]: the pool
+        double estimate[2] = {0, 0};  // seconds
+        long launches = 0;
+        int burst_choice = 0, burst_left = 0;
+    };
+
+    Entry& find(range_fn fn, int size_class) {
+        size_t h = (size_t(uintptr_t(fn)) / 16 * 31 + size_t(size_class)) % SLOTS;
+        for (int probe = 0; probe < SLOTS; ++probe) {
+            Entry& e = entries_[(h + probe) % SLOTS];
+            if (e.fn == fn && e.size_class == size_class) return e;
+            if (!e.fn) return init(e, fn, size_class);
+        }
+        return init(entries_[h], fn, size_class);  // full: start over in the home slot
+    }
+
+    // The choice for the next launch: 1 = the pool, 0 = one thread.
+    static int choose(Entry& e) {
+        if (e.burst_left == 0) {
+            int other = 1 - best(e);
+            if (e.samples[1] == 0)
+                start_burst(e, 1);
+            else if (e.samples[0] == 0)
+                start_burst(e, 0);
+            else if (e.launches % explore_period(e) == 0)
+                start_burst(e, other);
+        }
+        return e.burst_left > 0 ? e.burst_choice : best(e);
+    }
+
+    static void record(Entry& e, int choice, double seconds) {
+        e.launches++;
+        if (e.burst_left > 0 && e.burst_left-- == BURST) return;  // a burst's first launch
+        double& est = e.estimate[choice];
+        est = e.samples[choice]++ == 0 ? seconds : 0.75 * est + 0.25 * seconds;
+    }
+
+    static int best(const Entry& e) { return e.estimate[1] <= e.estimate[0] ? 1 : 0; }
+    // A choice that measured far worse (1.5 times or more) is retried 8 times less often.
+    static long explore_period(const Entry& e) {
+        double lo = e.estimate[best(e)], hi = e.estimate[1 - best(e)];
+        return hi >= 1.5 * lo ? 8L * EXPLORE : EXPLORE;
+    }
+    const Entry* entries() const { return entries_; }
+
+   private:
+    static void start_burst(Entry& e, int choice) {
+        e.burst_choice = choice;
+        e.burst_left = BURST;
+    }
+    static Entry& init(Entry& e, range_fn fn, int size_class) {
+        e = Entry{};
+        e.fn = fn;
+        e.size_class = size_class;
+        return e;
+    }
+    Entry entries_[SLOTS];
+};
+
+Tuner tuner;  // guarded by launch_mutex
+
+int size_class(weft::int64 n) {
+    int c = 0;
+    while (n >>= 1) ++c;
+    return c;
+}
+
 }  // namespace
 
-WEFT_EXPORT int weft_runtime_version() { return 1; }
+WEFT_EXPORT int weft_runtime_version() { return 2; }
 
-// Runs the launch; returns ctx->has_error (nonzero: a kernel error was recorded in ctx).
+// Runs the launch; returns ctx->has_error (nonzero: a kernel error was recorded in ctx). With
+// `adaptive`, a launch big enough for several threads may still run on one (see Tuner).
 WEFT_EXPORT int weft_launch(range_fn fn, weft::launch_context* ctx, const void* args, weft::int64 n, int nthreads,
-                            weft::int64 min_per_thread) {
+                            weft::int64 min_per_thread, int adaptive) {
     if (n <= 0) return ctx->has_error;
     weft::int64 parts = nthreads;
     if (min_per_thread > 0 && n / min_per_thread < parts) parts = n / min_per_thread;
@@ -156,11 +238,42 @@ WEFT_EXPORT int weft_launch(range_fn fn, weft::launch_context* ctx, const void* 
         fn(ctx, args, 0, n);
         return ctx->has_error;
     }
-    ctx->serial = 0;  // a reused context may carry the flag from an earlier single-thread launch
-    // One launch at a time uses the pool; a concurrent launch from another Python thread waits.
+    // One launch at a time uses the pool (and the tuner); a concurrent launch from another Python
+    // thread waits.
     std::lock_guard<std::mutex> lock(launch_mutex);
-    pool().run(Job{fn, ctx, args, n, (int)parts});
+    Tuner::Entry* entry = adaptive ? &tuner.find(fn, size_class(n)) : nullptr;
+    int choice = entry ? Tuner::choose(*entry) : 1;
+    auto start = std::chrono::steady_clock::now();
+    if (choice == 0) {
+        ctx->serial = 1;
+        fn(ctx, args, 0, n);
+    } else {
+        ctx->serial = 0;  // a reused context may carry the flag from an earlier single-thread launch
+        pool().run(Job{fn, ctx, args, n, (int)parts});
+    }
+    if (entry)
+        Tuner::record(*entry, choice, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return ctx->has_error;
+}
+
+// The tuner's state for one range function: fills out[0..5] with the size class's samples and
+// estimates (one thread, pool) for the grid size n; returns 0 if the pair was never launched.
+WEFT_EXPORT int weft_tuner_state(range_fn fn, weft::int64 n, double* out) {
+    std::lock_guard<std::mutex> lock(launch_mutex);
+    int c = size_class(n);
+    for (int k = 0; k < Tuner::SLOTS; ++k) {
+        const Tuner::Entry& e = tuner.entries()[k];
+        if (e.fn == fn && e.size_class == c) {
+            out[0] = e.samples[0];
+            out[1] = e.samples[1];
+            out[2] = e.estimate[0];
+            out[3] = e.estimate[1];
+            out[4] = double(e.launches);
+            out[5] = Tuner::best(e);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 #ifdef WEFT_PYTHON_MODULE
@@ -170,8 +283,9 @@ WEFT_EXPORT int weft_launch(range_fn fn, weft::launch_context* ctx, const void* 
 #include <Python.h>
 
 static PyObject* py_launch(PyObject*, PyObject* const* argv, Py_ssize_t argc) {
-    if (argc != 6) {
-        PyErr_SetString(PyExc_TypeError, "launch(entry, ctx, args, n, nthreads, min_per_thread) takes 6 integers");
+    if (argc != 7) {
+        PyErr_SetString(PyExc_TypeError,
+                        "launch(entry, ctx, args, n, nthreads, min_per_thread, adaptive) takes 7 integers");
         return nullptr;
     }
     void* fn = PyLong_AsVoidPtr(argv[0]);
@@ -180,21 +294,39 @@ static PyObject* py_launch(PyObject*, PyObject* const* argv, Py_ssize_t argc) {
     long long n = PyLong_AsLongLong(argv[3]);
     long nthreads = PyLong_AsLong(argv[4]);
     long long min_per_thread = PyLong_AsLongLong(argv[5]);
-    if (PyErr_Occurred()) return nullptr;
+    int adaptive = PyObject_IsTrue(argv[6]);
+    if (adaptive < 0 || PyErr_Occurred()) return nullptr;
     if (!fn || !ctx) {
         PyErr_SetString(PyExc_ValueError, "launch: null entry point or context");
         return nullptr;
     }
     int err;
     Py_BEGIN_ALLOW_THREADS
-    err = weft_launch((range_fn)fn, (weft::launch_context*)ctx, args, n, (int)nthreads, min_per_thread);
+    err = weft_launch((range_fn)fn, (weft::launch_context*)ctx, args, n, (int)nthreads, min_per_thread, adaptive);
     Py_END_ALLOW_THREADS
     return PyLong_FromLong(err);
 }
 
+static PyObject* py_tuner_state(PyObject*, PyObject* const* argv, Py_ssize_t argc) {
+    if (argc != 2) {
+        PyErr_SetString(PyExc_TypeError, "tuner_state(entry, n) takes 2 integers");
+        return nullptr;
+    }
+    void* fn = PyLong_AsVoidPtr(argv[0]);
+    long long n = PyLong_AsLongLong(argv[1]);
+    if (PyErr_Occurred()) return nullptr;
+    double s[6];
+    if (!weft_tuner_state((range_fn)fn, n, s)) Py_RETURN_NONE;
+    return Py_BuildValue("{s:i,s:i,s:d,s:d,s:i,s:s}", "serial_samples", int(s[0]), "pool_samples", int(s[1]),
+                         "serial_seconds", s[2], "pool_seconds", s[3], "launches", int(s[4]), "choice",
+                         s[5] == 0 ? "serial" : "pool");
+}
+
 static PyMethodDef runtime_methods[] = {
     {"launch", (PyCFunction)(void (*)(void))py_launch, METH_FASTCALL,
-     "launch(entry, ctx, args, n, nthreads, min_per_thread) -> has_error"},
+     "launch(entry, ctx, args, n, nthreads, min_per_thread, adaptive) -> has_error"},
+    {"tuner_state", (PyCFunction)(void (*)(void))py_tuner_state, METH_FASTCALL,
+     "tuner_state(entry, n) -> dict of the adaptive choice for that entry point and grid size, or None"},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -473,6 +473,7 @@ def run(inst, bounds, args_struct, adjoint: bool):
         bounds.size,
         config.cpu_threads,
         config.cpu_min_tasks_per_thread,
+        config.cpu_adaptive,
     ):
         raise kernel_error(inst, ctx)
 

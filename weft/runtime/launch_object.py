@@ -266,6 +266,7 @@ class Launch:
             self._size,
             config.cpu_threads,
             config.cpu_min_tasks_per_thread,
+            config.cpu_adaptive,
         ):
             ctx = self._ctx
             ctx.has_error = 0

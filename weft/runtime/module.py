@@ -334,6 +334,27 @@ def _python_include_dir():
     return include if include and os.path.exists(os.path.join(include, "Python.h")) else None
 
 
+def runtime_tuner_state(entry: int, n: int):
+    """What the runtime measured for entry point ``entry`` at grid size ``n`` (config.cpu_adaptive):
+    samples and time estimates for one thread and for the pool, and its current choice; None if
+    that pair never ran multi-threaded."""
+    runtime_launch()
+    ext = _runtime_ext[0]
+    if ext is not None:
+        return ext.tuner_state(entry, n)
+    out = (ctypes.c_double * 6)()
+    if not runtime_library().weft_tuner_state(entry, n, out):
+        return None
+    return {
+        "serial_samples": int(out[0]),
+        "pool_samples": int(out[1]),
+        "serial_seconds": out[2],
+        "pool_seconds": out[3],
+        "launches": int(out[4]),
+        "choice": "serial" if out[5] == 0 else "pool",
+    }
+
+
 def _load_runtime_extension():
     import importlib.machinery
     import importlib.util
@@ -394,7 +415,10 @@ def runtime_library() -> ctypes.CDLL:
                     ctypes.c_int64,
                     ctypes.c_int,
                     ctypes.c_int64,
+                    ctypes.c_int,
                 ]
+                lib.weft_tuner_state.restype = ctypes.c_int
+                lib.weft_tuner_state.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
                 _runtime.append(lib)
     return _runtime[0]
 
