@@ -95,3 +95,25 @@ def test_non_adaptive_launches_leave_the_tuner_alone(monkeypatch):
         wp.launch(k_fill_one, dim=n, inputs=[y])
     assert y.numpy().sum() == n
     assert mod.runtime_tuner_state(k_fill_one.default_instance().forward_ptr, n) is None
+
+
+@wp.kernel
+def k_slow(x: wp.array(dtype=float), n: int, y: wp.array(dtype=float)):
+    i = wp.tid()
+    s = x[i]
+    for _ in range(n):
+        s = wp.sin(s) + 0.5
+    y[i] = s
+
+
+def test_long_launches_are_not_tried_on_one_thread(monkeypatch):
+    monkeypatch.setattr(wp.config, "cpu_threads", 2)
+    monkeypatch.setattr(wp.config, "cpu_adaptive", True)
+    n = 20_000
+    x = wp.array(np.linspace(0.0, 1.0, n, dtype=np.float32), dtype=float)
+    y = wp.zeros(n, dtype=float)
+    for _ in range(8):
+        wp.launch(k_slow, dim=n, inputs=[x, 2000, y])  # ~40M sines: far above the 5 ms limit
+    state = mod.runtime_tuner_state(k_slow.default_instance().forward_ptr, n)
+    assert state["pool_seconds"] > 0.005
+    assert state["serial_samples"] == 0 and state["choice"] == "pool" and state["launches"] == 8

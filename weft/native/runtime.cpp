@@ -152,6 +152,7 @@ std::mutex launch_mutex;
 class Tuner {
    public:
     static constexpr int SLOTS = 1024, BURST = 3, EXPLORE = 64;
+    static constexpr double LONG = 0.005;
     struct Entry {
         range_fn fn = nullptr;
         int size_class = 0;
@@ -171,12 +172,16 @@ class Tuner {
         return init(entries_[h], fn, size_class);  // full: start over in the home slot
     }
 
-    // The choice for the next launch: 1 = the pool, 0 = one thread.
+    // The choice for the next launch: 1 = the pool, 0 = one thread. Launches that take longer than
+    // LONG seconds on the pool are never tried on one thread (that would cost more than it could
+    // save: the effects that make one thread win are fixed costs and contention).
     static int choose(Entry& e) {
         if (e.burst_left == 0) {
             int other = 1 - best(e);
             if (e.samples[1] == 0)
                 start_burst(e, 1);
+            else if (e.samples[0] == 0 && e.estimate[1] > LONG)
+                return 1;
             else if (e.samples[0] == 0)
                 start_burst(e, 0);
             else if (e.launches % explore_period(e) == 0)
@@ -192,7 +197,10 @@ class Tuner {
         est = e.samples[choice]++ == 0 ? seconds : 0.75 * est + 0.25 * seconds;
     }
 
-    static int best(const Entry& e) { return e.estimate[1] <= e.estimate[0] ? 1 : 0; }
+    static int best(const Entry& e) {
+        if (e.samples[0] == 0 || e.samples[1] == 0) return e.samples[1] ? 1 : 0;
+        return e.estimate[1] <= e.estimate[0] ? 1 : 0;
+    }
     // A choice that measured far worse (1.5 times or more) is retried 8 times less often.
     static long explore_period(const Entry& e) {
         double lo = e.estimate[best(e)], hi = e.estimate[1 - best(e)];
