@@ -103,6 +103,11 @@ def _adjoint_launch(rec, adj):
     params = tuple(rec.inputs) + tuple(rec.outputs)
     if not all(type(p) in (int, float, bool) or isinstance(p, array) for p in params):
         return None
+    return _launch_adjoint(rec, adj, record_cmd=True)
+
+
+def _launch_adjoint(rec, adj, record_cmd=False):
+    """Launch (or with ``record_cmd``, prepare) the adjoint of a recorded launch."""
     return _launch.launch(
         rec.kernel,
         rec.dim,
@@ -112,7 +117,8 @@ def _adjoint_launch(rec, adj):
         adj_outputs=adj[len(rec.inputs) :],
         device=rec.device,
         adjoint=True,
-        record_cmd=True,
+        record_tape=False,
+        record_cmd=record_cmd,
     )
 
 
@@ -341,17 +347,7 @@ class Tape:
                 cmd = (key, _adjoint_launch(rec, adj), reads)
                 self._adjoint_cmds[id(rec)] = cmd
             if cmd[1] is None:
-                _launch.launch(
-                    rec.kernel,
-                    rec.dim,
-                    inputs=rec.inputs,
-                    outputs=rec.outputs,
-                    adj_inputs=adj[: len(rec.inputs)],
-                    adj_outputs=adj[len(rec.inputs) :],
-                    device=rec.device,
-                    adjoint=True,
-                    record_tape=False,
-                )
+                _launch_adjoint(rec, adj)
             else:
                 cmd[1].launch()
 
