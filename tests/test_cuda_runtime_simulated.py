@@ -210,12 +210,12 @@ def test_repeated_gpu_launches_reuse_the_argument_struct(sim):
     inst = wp.launch(real.k_axpy, dim=4, inputs=[1.0, x, x, y], device=dev, record_cmd=True)._inst
     launcher = inst.launcher
     wp.launch(real.k_axpy, dim=4, inputs=[1.0, x, x, y], device=dev)
-    first = launcher._device_cached[dev.ordinal][1]
+    first = launcher._cached[dev.ordinal][1]
     wp.launch(real.k_axpy, dim=4, inputs=[1.0, x, x, y], device=dev)
-    assert launcher._device_cached[dev.ordinal][1] is first  # same arguments: the struct is reused
+    assert launcher._cached[dev.ordinal][1] is first  # same arguments: the struct is reused
     x.fill_(2.0)
     wp.launch(real.k_axpy, dim=4, inputs=[3.0, x, x, y], device=dev)  # a new scalar: a new struct
-    assert launcher._device_cached[dev.ordinal][1] is not first
+    assert launcher._cached[dev.ordinal][1] is not first
     np.testing.assert_array_equal(y.numpy(), 8.0)
     x.requires_grad = True  # a new descriptor (now with a gradient): not the cached one
     wp.launch(real.k_axpy, dim=4, inputs=[1.0, x, x, y], device=dev)

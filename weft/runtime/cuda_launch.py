@@ -2,7 +2,7 @@
 
 Contract: called by ``launch.launch`` (only when the target device is a GPU, so CPU programs never
 import it) with the arguments already counted. It resolves the kernel instance and the grid like
-the CPU path, packs the argument struct with ``Launcher.pack_device`` (every array must live on
+the CPU path, packs the argument struct with ``Launcher.pack(..., device=)`` (every array must live on
 the device; array descriptors carry device pointers), records the launch on the active tape with
 the resolved device, and queues the kernel with ``cuda.launch_kernel``. ``record_cmd=True``
 returns a ``wp.Launch`` bound to the device, exactly as on the CPU.
@@ -44,7 +44,7 @@ def launch(
         cmd.max_blocks = max_blocks
         cmd.block_dim = block_dim
         return cmd
-    args_struct = launcher.pack_device(params, adj_params, device)
+    args_struct = launcher.pack(params, adj_params, device)
     if not adjoint and record_tape:
         tape = recording.active_tape()
         if tape is not None:

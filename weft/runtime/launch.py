@@ -103,24 +103,26 @@ class Launcher:
         self.names = list(kernel.arg_names)
         self.index = {name: k for k, name in enumerate(self.names)}
         self.tid_ndim = inst.tid_ndim
-        self._cached = None  # (keys, struct) of the last forward launch (see pack)
-        self._device_cached: dict = {}  # the same per CUDA device ordinal (see pack_device)
+        self._cached: dict = {}  # device ordinal (-1: CPU) -> (keys, struct) of the last forward launch (see pack)
 
-    def pack(self, params, adj_params=None):
-        """The argument struct holding ``params`` (with ``adj_params`` as the arrays' adjoints).
+    def pack(self, params, adj_params=None, device=None):
+        """The argument struct holding ``params`` (with ``adj_params`` as the arrays' adjoints),
+        for a launch on ``device`` (None: the CPU; a CUDA device: every array must live there).
 
-        A forward launch with the same arguments as the previous one (the same array descriptors,
-        equal plain scalars) reuses its struct: kernels never write their argument struct, and an
-        array's descriptor object is replaced whenever anything it holds changes (its gradient,
-        its flags), so identity is a safe test. Only descriptors are kept, never the arrays.
+        A forward launch with the same arguments as the previous one on the same device (the same
+        array descriptors, equal plain scalars) reuses its struct: kernels never write their
+        argument struct (and ``cuLaunchKernel`` copies it), and an array's descriptor object is
+        replaced whenever anything it holds changes (its gradient, its flags), so identity is a
+        safe test. Only descriptors are kept, never the arrays.
         """
         if adj_params is not None:
             s = self.struct()
             for k, value in enumerate(params):
-                self.set_arg(s, k, value, adj_params[k], adjoint=True)
+                self.set_arg(s, k, value, adj_params[k], adjoint=True, device=device)
             return s
         arr_cls = _array_cls[0] if _array_cls else _array_class()
-        cached = self._cached  # one read: another Python thread may replace it meanwhile
+        ordinal = -1 if device is None else device.ordinal
+        cached = self._cached.get(ordinal)  # one read: another Python thread may replace it meanwhile
         if cached is not None:
             for (_, is_array, info, exact), value, key in zip(self.fields, params, cached[0]):
                 if is_array:
@@ -139,52 +141,7 @@ class Launcher:
                     value.__class__ is arr_cls
                     and value.dtype is info.dtype
                     and value.ndim == info.ndim
-                    and value.device.ordinal < 0
-                ):
-                    ct = value.__ctype__()
-                    setattr(s, name, ct)
-                    keys.append(ct)
-                    continue
-            elif value.__class__ is exact:
-                setattr(s, name, value)
-                keys.append(value)
-                continue
-            self.set_arg(s, k, value)
-            cacheable = False  # a converted value: not compared by the next launch
-        self._cached = (keys, s) if cacheable else None
-        return s
-
-    def pack_device(self, params, adj_params, device):
-        """``pack`` for a launch on the CUDA ``device``: every array argument must live there.
-
-        The struct of the previous launch on the device is reused for the same arguments, as in
-        ``pack`` (``cuLaunchKernel`` copies the parameters, so a struct may be reused at once)."""
-        if adj_params is not None:
-            s = self.struct()
-            for k, value in enumerate(params):
-                self.set_arg(s, k, value, adj_params[k], adjoint=True, device=device)
-            return s
-        arr_cls = _array_cls[0] if _array_cls else _array_class()
-        cached = self._device_cached.get(device.ordinal)
-        if cached is not None:
-            for (_, is_array, info, exact), value, key in zip(self.fields, params, cached[0]):
-                if is_array:
-                    if value.__class__ is not arr_cls or value.__ctype__() is not key:
-                        break
-                elif value.__class__ is not exact or (value is not key and (value != key or not value)):
-                    break
-            else:
-                return cached[1]
-        s = self.struct()
-        keys = []
-        cacheable = True
-        for k, ((name, is_array, info, exact), value) in enumerate(zip(self.fields, params)):
-            if is_array:
-                if (
-                    value.__class__ is arr_cls
-                    and value.dtype is info.dtype
-                    and value.ndim == info.ndim
-                    and value.device is device
+                    and value.device.ordinal == ordinal
                 ):
                     ct = value.__ctype__()
                     setattr(s, name, ct)
@@ -195,8 +152,8 @@ class Launcher:
                 keys.append(value)
                 continue
             self.set_arg(s, k, value, device=device)
-            cacheable = False
-        self._device_cached[device.ordinal] = (keys, s) if cacheable else None
+            cacheable = False  # a converted value: not compared by the next launch
+        self._cached[ordinal] = (keys, s) if cacheable else None
         return s
 
     def set_arg(self, s, k, value, adj=None, adjoint=False, raw=False, device=None):
