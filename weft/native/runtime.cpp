@@ -145,19 +145,21 @@ std::mutex launch_mutex;
 // alone, from the times it measures. Some launches run faster on one thread: small grids, and
 // scatters whose atomics make the cores fight over cache lines (a cloth's spring forces). Each
 // choice is tried in a burst of BURST launches whose first one is not counted (it pays for waking
-// a sleeping worker, or for cold caches); then the faster choice (by a running estimate) is used,
+// a sleeping worker, or for cold caches); then the faster choice (by the fastest of its last
+// RECENT times; one thread must win by 10%) is used,
 // and the other is tried again in a burst every EXPLORE launches (8 times less often when it was
 // far slower), so that a change of load or data is noticed. Results do not depend on the choice except for the order of float additions in
 // atomics.
 class Tuner {
    public:
-    static constexpr int SLOTS = 1024, BURST = 3, EXPLORE = 64;
+    static constexpr int SLOTS = 1024, BURST = 3, EXPLORE = 64, RECENT = 4;
     static constexpr double LONG = 0.005;
     struct Entry {
         range_fn fn = nullptr;
         int size_class = 0;
         int samples[2] = {0, 0};       // [0]: one thread, [1]: the pool
-        double estimate[2] = {0, 0};  // seconds
+        double estimate[2] = {0, 0};  // seconds: the fastest of the last RECENT samples
+        double recent[2][4] = {};
         long launches = 0;
         int burst_choice = 0, burst_left = 0;
     };
@@ -193,13 +195,19 @@ class Tuner {
     static void record(Entry& e, int choice, double seconds) {
         e.launches++;
         if (e.burst_left > 0 && e.burst_left-- == BURST) return;  // a burst's first launch
-        double& est = e.estimate[choice];
-        est = e.samples[choice]++ == 0 ? seconds : 0.75 * est + 0.25 * seconds;
+        // The fastest of the last few: a launch only gets slower by accident (another program
+        // took the core, a worker had gone to sleep), so the minimum is the robust estimate.
+        int n = e.samples[choice]++;
+        e.recent[choice][n % RECENT] = seconds;
+        double best_recent = seconds;
+        for (int k = 0; k < RECENT && k <= n; ++k)
+            best_recent = e.recent[choice][k] < best_recent ? e.recent[choice][k] : best_recent;
+        e.estimate[choice] = best_recent;
     }
 
     static int best(const Entry& e) {
         if (e.samples[0] == 0 || e.samples[1] == 0) return e.samples[1] ? 1 : 0;
-        return e.estimate[1] <= e.estimate[0] ? 1 : 0;
+        return e.estimate[1] <= 1.1 * e.estimate[0] ? 1 : 0;  // ties go to the pool
     }
     // A choice that measured far worse (1.5 times or more) is retried 8 times less often.
     static long explore_period(const Entry& e) {
