@@ -3,7 +3,12 @@
 It answers the ``cuda.bindings.driver`` calls weft makes, with the same ``(CUresult, *values)``
 results and the real enums, over HOST memory: "device" allocations are host buffers, copies and
 memsets happen at once, streams and events are handles, a graph capture records the operations
-queued on the capturing stream and a graph launch replays them. ``cuLaunchKernel`` reads the
+queued on the capturing stream and a graph launch replays them. As documented for the driver, a
+stream-ordered allocation during a capture is a graph allocation (its address is reserved, the
+memory exists from the graph launch until a free node, ``cuMemFreeAsync`` or, with
+AUTO_FREE_ON_LAUNCH, the next launch), a free during a capture must name a graph allocation, and a
+graph launch fails while a previous launch's allocations are unfreed unless instantiated with
+AUTO_FREE_ON_LAUNCH. Calls that need a current context fail without one. ``cuLaunchKernel`` reads the
 kernel parameters the way the driver does (a ``void*`` array pointing at the launch bounds, the
 argument struct and the launch-context pointer), copies them at launch time, and runs the SAME
 kernel instance through its CPU entry point; a kernel error is written into the launch context in
@@ -28,6 +33,24 @@ from weft.runtime import launch as _launch
 from weft.runtime import module as _module
 
 OK = _real.CUresult.CUDA_SUCCESS
+INVALID_VALUE = _real.CUresult.CUDA_ERROR_INVALID_VALUE
+INVALID_CONTEXT = _real.CUresult.CUDA_ERROR_INVALID_CONTEXT
+AUTO_FREE_ON_LAUNCH = int(_real.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
+
+
+class FakeGraph(list):
+    """The operations recorded by a capture, and the addresses of its allocation nodes."""
+
+    def __init__(self):
+        super().__init__()
+        self.allocs: list = []
+
+
+class FakeGraphExec:
+    def __init__(self, graph: FakeGraph, flags: int):
+        self.ops = list(graph)
+        self.allocs = list(graph.allocs)
+        self.flags = int(flags)
 
 
 class _Uuid:
@@ -45,6 +68,8 @@ class FakeDriver:
     def __init__(self, device_count: int = 1):
         self.device_count = device_count
         self._buffers: dict = {}  # address -> ctypes buffer ("device" and pinned memory)
+        self._graph_memory: dict = {}  # address -> ctypes buffer reserved by a graph allocation node
+        self.memsets: list = []  # (address, stream) of each asynchronous memset
         self._handles = itertools.count(0x1000, 0x10)
         self._local = threading.local()
         self._capturing: dict = {}  # stream handle -> list of recorded operations
@@ -126,7 +151,12 @@ class FakeDriver:
         return (OK, _real.cuuint64_t(self.pool_attrs.get((int(pool), int(attr)), 0)))
 
     def cuPointerGetAttribute(self, attr, ptr):
+        if not self._has_context():
+            return (INVALID_CONTEXT, None)
         return (OK, 0)
+
+    def _has_context(self) -> bool:
+        return getattr(self._local, "ctx", 0) != 0
 
     # -- memory --------------------------------------------------------------------------------
 
@@ -140,17 +170,33 @@ class FakeDriver:
         return (OK, self._alloc(n))
 
     def cuMemAllocAsync(self, n, stream):
-        return (OK, self._alloc(n))
+        graph = self._capturing.get(int(stream))
+        if graph is None:
+            return (OK, self._alloc(n))
+        buf = (ctypes.c_uint8 * max(int(n), 1))()  # an allocation node: the address is fixed now
+        addr = ctypes.addressof(buf)
+        self._graph_memory[addr] = buf
+        graph.allocs.append(addr)
+        graph.append(lambda: self._buffers.__setitem__(addr, buf))
+        return (OK, addr)
 
     def cuMemHostAlloc(self, n, flags):
         return (OK, self._alloc(n))
 
     def cuMemFree(self, ptr):
-        self._buffers.pop(int(ptr))
+        if self._buffers.pop(int(ptr), None) is None:
+            return (INVALID_VALUE,)
         return (OK,)
 
     def cuMemFreeAsync(self, ptr, stream):
-        return self.cuMemFree(ptr)
+        graph = self._capturing.get(int(stream))
+        if graph is None:
+            return self.cuMemFree(ptr)
+        ptr = int(ptr)
+        if ptr not in self._graph_memory:  # a free node must free a graph allocation
+            return (INVALID_VALUE,)
+        graph.append(lambda: self._buffers.pop(ptr))
+        return (OK,)
 
     def cuMemFreeHost(self, ptr):
         return self.cuMemFree(ptr)
@@ -205,12 +251,15 @@ class FakeDriver:
         return self._queue(stream, op)
 
     def cuMemsetD8Async(self, ptr, value, n, stream):
+        self.memsets.append((int(ptr), int(stream)))
         return self._memset(ptr, value, n, 1, stream)
 
     def cuMemsetD16Async(self, ptr, value, n, stream):
+        self.memsets.append((int(ptr), int(stream)))
         return self._memset(ptr, value, n, 2, stream)
 
     def cuMemsetD32Async(self, ptr, value, n, stream):
+        self.memsets.append((int(ptr), int(stream)))
         return self._memset(ptr, value, n, 4, stream)
 
     def cuMemsetD8(self, ptr, value, n):
@@ -269,17 +318,23 @@ class FakeDriver:
     # -- graphs ------------------------------------------------------------------------------
 
     def cuStreamBeginCapture(self, stream, mode):
-        self._capturing[int(stream)] = []
+        self._capturing[int(stream)] = FakeGraph()
         return (OK,)
 
     def cuStreamEndCapture(self, stream):
         return (OK, self._capturing.pop(int(stream)))
 
     def cuGraphInstantiate(self, graph, flags):
-        return (OK, list(graph))
+        return (OK, FakeGraphExec(graph, flags))
 
     def cuGraphLaunch(self, graph_exec, stream):
-        for op in graph_exec:
+        unfreed = [a for a in graph_exec.allocs if a in self._buffers]  # left by a previous launch
+        if unfreed:
+            if not graph_exec.flags & AUTO_FREE_ON_LAUNCH:
+                return (INVALID_VALUE,)
+            for addr in unfreed:
+                del self._buffers[addr]
+        for op in graph_exec.ops:
             self._queue(stream, op)
         return (OK,)
 
@@ -299,6 +354,8 @@ class FakeDriver:
         return (OK,)
 
     def cuModuleGetFunction(self, handle, name):
+        if not self._has_context():
+            return (INVALID_CONTEXT, None)
         return (OK, FakeFunction(name.decode()))
 
     def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):

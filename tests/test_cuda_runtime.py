@@ -181,7 +181,7 @@ def test_dlpack_cuda_capsule_layout_and_release():
         device=pytypes.SimpleNamespace(ordinal=3),
     )
     before = len(ci._exported)
-    capsule = ci.export_dlpack(fake)
+    capsule = ci.export_dlpack(fake, stream=-1)  # -1: no synchronisation (the stand-in has no stream)
     assert len(ci._exported) == before + 1
     ptr = ci._api.PyCapsule_GetPointer(capsule, b"dltensor")
     t = ctypes.cast(ptr, ctypes.POINTER(ci.DLManagedTensor)).contents.dl_tensor
@@ -201,7 +201,7 @@ def test_dlpack_cuda_capsule_of_vectors_has_trailing_dims():
     fake = pytypes.SimpleNamespace(
         dtype=a.dtype, shape=a.shape, strides=a.strides, ptr=a.ptr, device=pytypes.SimpleNamespace(ordinal=0)
     )
-    capsule = ci.export_dlpack(fake)
+    capsule = ci.export_dlpack(fake, stream=-1)  # -1: no synchronisation (the stand-in has no stream)
     t = ctypes.cast(ci._api.PyCapsule_GetPointer(capsule, b"dltensor"), ctypes.POINTER(ci.DLManagedTensor))
     tensor = t.contents.dl_tensor
     assert tensor.ndim == 2
@@ -539,7 +539,7 @@ def test_cuda_array_interface_round_trip(dev):
     a = wp.array(np.arange(6, dtype=np.float32).reshape(2, 3), dtype=float, device=dev)
     desc = a.__cuda_array_interface__
     assert desc["version"] == 3 and desc["shape"] == (2, 3) and desc["typestr"] == "<f4"
-    assert desc["data"] == (a.ptr, False) and desc["stream"] == dev.stream.cuda_stream
+    assert desc["data"] == (a.ptr, False) and desc["stream"] == (dev.stream.cuda_stream or 1)
 
     class Exporter:
         __cuda_array_interface__ = desc

@@ -107,15 +107,133 @@ def test_graph_replay_does_not_run_during_capture_and_reports_errors(sim):
         wp.synchronize()
 
 
-def test_frees_during_capture_are_deferred(sim):
+def test_frees_during_capture_are_deferred_or_graph_free_nodes(sim):
     fake, dev = sim
+    before = wp.zeros(16, dtype=float, device=dev)  # allocated before the capture
+    old_ptr = before.ptr
     wp.capture_begin(dev)
-    a = wp.zeros(16, dtype=float, device=dev)  # stream-ordered allocation inside the capture
+    a = wp.zeros(16, dtype=float, device=dev)  # stream-ordered allocation inside the capture: a graph allocation
     ptr = a.ptr
-    del a
-    assert ptr in fake._buffers and dev._deferred_frees
-    wp.capture_end(dev)
+    assert ptr not in fake._buffers  # reserved by the graph, allocated when it runs
+    del a  # freed inside the capture: a free node of the graph, nothing postponed
+    assert not dev._deferred_frees
+    del before  # memory from before the capture: freed once the capture has ended
+    assert old_ptr in fake._buffers and dev._deferred_frees == [(old_ptr, True)]
+    graph = wp.capture_end(dev)
+    assert old_ptr not in fake._buffers and not dev._deferred_frees
+    wp.capture_launch(graph)
+    assert ptr not in fake._buffers  # the graph allocated and freed it
+
+
+def test_graph_with_allocations_launches_repeatedly(sim):
+    fake, dev = sim
+    x = wp.zeros(4, dtype=float, device=dev)
+    with wp.ScopedCapture(dev) as capture:
+        tmp = wp.zeros(4, dtype=float, device=dev)  # allocated and freed in the graph
+        wp.launch(real.k_add_one, dim=4, inputs=[tmp], device=dev)
+        wp.launch(real.k_axpy, dim=4, inputs=[1.0, tmp, x, x], device=dev)
+        del tmp
+        kept = wp.zeros(4, dtype=float, device=dev)  # allocated in the graph, outlives the capture
+        wp.copy(kept, x)
+    for _ in range(3):  # AUTO_FREE_ON_LAUNCH: a launch frees what the previous one left allocated
+        wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(x.numpy(), 3.0)
+    np.testing.assert_array_equal(kept.numpy(), 3.0)
+    ptr = kept.ptr
+    del kept  # a graph allocation freed outside the graph, after a launch
     assert ptr not in fake._buffers and not dev._deferred_frees
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(x.numpy(), 4.0)
+
+
+def test_simulated_graph_launch_fails_while_its_allocations_are_unfreed(sim):
+    """The simulator follows cuGraphLaunch's documented rule (what AUTO_FREE_ON_LAUNCH avoids)."""
+    fake, dev = sim
+    handle = dev.stream.cuda_stream
+    fake.cuStreamBeginCapture(handle, 0)
+    _, ptr = fake.cuMemAllocAsync(64, handle)
+    _, graph = fake.cuStreamEndCapture(handle)
+    _, plain = fake.cuGraphInstantiate(graph, 0)
+    assert fake.cuGraphLaunch(plain, handle) == (fake.CUresult.CUDA_SUCCESS,) and ptr in fake._buffers
+    assert fake.cuGraphLaunch(plain, handle) == (fake.CUresult.CUDA_ERROR_INVALID_VALUE,)
+    fake.cuMemFreeAsync(ptr, handle)  # freed outside the graph: it can run again
+    assert fake.cuGraphLaunch(plain, handle) == (fake.CUresult.CUDA_SUCCESS,)
+
+
+def test_external_capture_postpones_frees_until_its_stream_stops_capturing(sim):
+    fake, dev = sim
+    stream = dev.stream
+    early = wp.zeros(4, dtype=float, device=dev)
+    late = wp.zeros(4, dtype=float, device=dev)
+    early_ptr, late_ptr = early.ptr, late.ptr
+    fake.cuStreamBeginCapture(stream.cuda_stream, 0)  # begun by "other code"
+    wp.capture_begin(dev, external=True)
+    inside = wp.zeros(4, dtype=float, device=dev)  # a graph allocation of the external capture
+    del early
+    wp.capture_end(dev)  # unregistered, but the stream is still being captured
+    del late, inside  # inside: a free node of the external graph; late: postponed
+    assert {early_ptr, late_ptr} <= set(fake._buffers)
+    assert sorted(dev._deferred_frees) == sorted([(early_ptr, True), (late_ptr, True)])
+    wp.synchronize_device(dev)  # nothing may be freed yet
+    assert {early_ptr, late_ptr} <= set(fake._buffers)
+    _, graph = fake.cuStreamEndCapture(stream.cuda_stream)
+    wp.synchronize_device(dev)  # the capture is over: the postponed frees run
+    assert not dev._deferred_frees and not {early_ptr, late_ptr} & set(fake._buffers)
+    _, exe = fake.cuGraphInstantiate(graph, 0)
+    for _ in range(2):  # the graph frees its own allocation, so it runs again
+        assert fake.cuGraphLaunch(exe, stream.cuda_stream) == (fake.CUresult.CUDA_SUCCESS,)
+
+
+def test_captures_are_found_through_any_stream_object_of_the_handle(sim):
+    _, dev = sim
+    x = wp.zeros(4, dtype=float, device=dev)
+    wp.launch(real.k_add_one, dim=4, inputs=[x], device=dev)  # loaded before the capture
+    wp.synchronize_device(dev)
+    stream = wp.Stream(dev)
+    alias = wp.Stream(dev, cuda_stream=stream.cuda_stream)
+    wp.capture_begin(stream=stream)
+    with pytest.raises(RuntimeError, match="already active"):
+        wp.capture_begin(stream=alias)
+    wp.launch(real.k_out_of_bounds, dim=4, inputs=[x], device=dev, stream=alias)
+    assert not dev._errors.insts  # the record came from the capture, not from the ring
+    graph = wp.capture_end(stream=alias)
+    inst = next(iter(real.k_out_of_bounds._instances.values()))
+    assert inst.cuda_functions[dev.ordinal][0] in graph.modules
+    wp.capture_launch(graph, stream=stream)
+    with pytest.raises(IndexError, match="k_out_of_bounds"):
+        wp.synchronize_device(dev)
+
+
+def test_functions_are_looked_up_in_the_device_context(sim):
+    fake, dev = sim
+    x = wp.zeros(4, dtype=float, device=dev)
+    fake.cuCtxSetCurrent(0)  # no context current (as after other code restored its own)
+    wp.launch(real.k_axpy, dim=4, inputs=[2.0, x, x, x], device=dev)  # loads the module, looks up its functions
+    inst = next(iter(real.k_axpy._instances.values()))
+    assert inst.cuda_functions[dev.ordinal][1].name.endswith("_cuda_forward")
+
+
+def test_error_records_are_zeroed_on_the_launch_stream(sim):
+    fake, dev = sim
+    x = wp.zeros(4, dtype=float, device=dev)
+    other = wp.Stream(dev)
+    assert dev._errors is None
+    wp.launch(real.k_add_one, dim=4, inputs=[x], device=dev, stream=other)
+    assert (dev._errors.ptr, other.cuda_stream) in fake.memsets
+
+
+def test_interchange_stream_handles_for_the_legacy_default_stream(sim):
+    fake, dev = sim
+    legacy = wp.Stream(dev, cuda_stream=0)
+    a = wp.zeros(4, dtype=float, device=dev)
+    with wp.ScopedStream(legacy):
+        assert a.__cuda_array_interface__["stream"] == 1  # never 0 (version 3)
+    waits = []
+    real_wait = fake.cuStreamWaitEvent
+    fake.cuStreamWaitEvent = lambda s, e, f: waits.append(int(s)) or real_wait(s, e, f)
+    a.__dlpack__()  # no stream: the consumer is on the legacy default stream
+    a.__dlpack__(stream=-1)  # -1: no synchronisation
+    assert waits == [1]
 
 
 def test_error_ring_wraps_by_synchronising(sim):

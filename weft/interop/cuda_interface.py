@@ -2,7 +2,8 @@
 
 Contract:
   - ``cuda_array_interface(a)`` is the version-3 interface dict of a weft array on a GPU
-    (vector/matrix components as trailing dimensions, ``stream`` = the device's current stream).
+    (vector/matrix components as trailing dimensions, ``stream`` = the device's current stream,
+    1 when that is the legacy default stream: the spec disallows 0).
   - ``wrap_cuda_interface(obj, dtype)`` wraps an object exporting ``__cuda_array_interface__``
     as a weft array on the GPU holding the memory, without copying; the current weft stream of that
     device first waits for the exporter's stream (when it names one).
@@ -38,17 +39,25 @@ def cuda_array_interface(a, typestr=None) -> dict:
         "data": (a.ptr or 0, False),
         "strides": None if a.is_contiguous else strides,
         "version": 3,
-        "stream": a.device.stream.cuda_stream,
+        "stream": _protocol_stream(a.device.stream.cuda_stream),
     }
+
+
+def _protocol_stream(handle: int) -> int:
+    """A stream handle as the interchange protocols spell it: the legacy default stream (the driver's
+    0, the NULL stream) is 1, since 0 is ambiguous there."""
+    return handle or 1
 
 
 def _device_of_pointer(ptr: int):
     from ..runtime import cuda_driver as cu
+    from ..runtime.cuda import ContextGuard
     from ..runtime.device import get_device
 
     drv = cu.api()
     attr = drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-    ordinal = cu.check(drv.cuPointerGetAttribute(attr, ptr), "cuPointerGetAttribute")
+    with ContextGuard(_current_cuda()):  # the query needs a current context (any one: addresses are unified)
+        ordinal = cu.check(drv.cuPointerGetAttribute(attr, ptr), "cuPointerGetAttribute")
     return get_device(f"cuda:{int(ordinal)}")
 
 
@@ -58,7 +67,7 @@ def _wait_foreign_stream(device, handle: int):
     from ..runtime.cuda import ContextGuard
 
     stream = device.stream
-    if handle in (None, 0) or handle == stream.cuda_stream:
+    if handle in (None, 0) or handle == _protocol_stream(stream.cuda_stream):
         return
     drv = cu.api()
     event = stream.cached_event
@@ -172,16 +181,17 @@ def export_dlpack(a, stream=None):
 
     Args:
         a: The array.
-        stream: The consumer's stream handle (1: legacy default, 2: per-thread default, None: no
-            synchronisation); it is made to wait for weft's current stream of the device.
+        stream: The consumer's stream handle (None or 1: the legacy default stream, 2: the
+            per-thread default stream, -1: no synchronisation); it is made to wait for weft's
+            current stream of the device.
     """
-    if stream not in (None, -1):
-        consumer = int(stream)
+    if stream != -1:
+        consumer = 1 if stream is None else _protocol_stream(int(stream))
         from ..runtime import cuda_driver as cu
         from ..runtime.cuda import ContextGuard
 
         own = a.device.stream
-        if consumer != own.cuda_stream:
+        if consumer != _protocol_stream(own.cuda_stream):
             event = own.record_event(own.cached_event)
             with ContextGuard(a.device):
                 cu.check(cu.api().cuStreamWaitEvent(consumer, event.cuda_event, 0), "cuStreamWaitEvent")
@@ -224,7 +234,7 @@ def import_dlpack(source, dtype=None) -> array:
 
     _, ordinal = source.__dlpack_device__()
     device = get_device(f"cuda:{int(ordinal)}")
-    capsule = source.__dlpack__(stream=device.stream.cuda_stream)
+    capsule = source.__dlpack__(stream=_protocol_stream(device.stream.cuda_stream))
     if not _api.PyCapsule_IsValid(capsule, _CAPSULE_NAME):
         raise BufferError("the DLPack producer returned a capsule that is not an unconsumed 'dltensor'")
     ptr = _api.PyCapsule_GetPointer(capsule, _CAPSULE_NAME)

@@ -98,8 +98,11 @@ class CudaDevice(Device):
         self.pci_bus_id = _optional(lambda: _pci_bus_id(drv, handle))
         self._context = None
         self._stream = None
-        self._captures: dict = {}  # id(stream) -> graph.Capture, while capturing
-        self._deferred_frees: list = []  # allocations released during a capture
+        self._captures: dict = {}  # CUstream handle -> graph.Capture, while capturing
+        # CUstream handle -> graph.Capture of an external capture that was unregistered (capture_end)
+        # while its stream may still be capturing: frees wait until the stream stops
+        self._external_captures: dict = {}
+        self._deferred_frees: list = []  # (ptr, pooled) released while a capture could record the free
         self._errors = None  # ErrorSlots ring for debug launches (created on first use)
         self._pending_slots: list = []  # graph ErrorSlots replayed since the last check
         from .cuda_memory import CudaAllocator
@@ -204,6 +207,8 @@ class CudaDevice(Device):
             return
         with ContextGuard(self):
             cu.check(cu.api().cuCtxSynchronize(), f"synchronizing {self}")
+        if self._deferred_frees:
+            self.allocator.release_deferred()
         self.check_kernel_errors()
 
     def check_kernel_errors(self):
@@ -220,11 +225,11 @@ class CudaDevice(Device):
 
     def error_slot(self, inst, stream) -> int:
         """The device address of a ``launch_context`` for one debug launch of ``inst`` on ``stream``."""
-        capture = self._captures.get(id(stream)) if self._captures else None
+        capture = self._captures.get(stream.cuda_stream) if self._captures else None
         if capture is not None:
             return capture.error_slot(inst)
         if self._errors is None:
-            self._errors = ErrorSlots(self, 1024)
+            self._errors = ErrorSlots(self, 1024, stream)
         addr = self._errors.take(inst, stream.cuda_stream)
         if addr is None:  # the ring is full: wait for the launches that use it and report their errors
             self.synchronize()
@@ -281,14 +286,15 @@ def _context_type():
 class ErrorSlots:
     """Device memory for ``capacity`` launch contexts, and the kernel instance using each one."""
 
-    def __init__(self, device, capacity: int, persistent: bool = False):
+    def __init__(self, device, capacity: int, stream, persistent: bool = False):
         self.device = device
         self.capacity = capacity
         self.persistent = persistent
         self.size = ctypes.sizeof(_context_type())
-        # plain (not stream-ordered) memory, zeroed synchronously: usable from any stream at once
+        # plain (not stream-ordered) memory, zeroed on ``stream`` (the first launch's) and waited for:
+        # usable from any stream at once
         self.ptr, self._owner = device.allocator.alloc_raw(capacity * self.size, zero=False, pooled=False)
-        device.allocator.clear_raw(self.ptr, capacity * self.size)
+        device.allocator.clear_raw(self.ptr, capacity * self.size, stream)
         self.insts: list = []
         self.streams: set = set()  # handles of the streams the used records' launches ran on
 
@@ -315,7 +321,7 @@ class ErrorSlots:
                 error = kernel_error(inst, self.device, ctx)
                 break
         if error is not None:
-            self.device.allocator.clear_raw(self.ptr, n * self.size)
+            self.device.allocator.clear_raw(self.ptr, n * self.size, self.device.stream)
         if not self.persistent:
             self.insts = []  # the ring starts over; a graph's records belong to its launches for good
             self.streams = set()
@@ -379,7 +385,9 @@ class CudaModule:
         """
         f = self._functions.get(name)
         if f is None:
-            f = cu.check(cu.api().cuModuleGetFunction(self.handle, name.encode()), f"cuModuleGetFunction({name})")
+            # the module belongs to the device's context (and with lazy loading this call loads the kernel)
+            with ContextGuard(self.device):
+                f = cu.check(cu.api().cuModuleGetFunction(self.handle, name.encode()), f"cuModuleGetFunction({name})")
             self._functions[name] = f
         return f
 
@@ -563,7 +571,7 @@ def launch_kernel(inst, device, bounds, args_struct, adjoint, stream=None, block
     if config.mode != "release":
         params.ctx = device.error_slot(inst, stream)
     if device._captures:
-        capture = device._captures.get(id(stream))
+        capture = device._captures.get(stream.cuda_stream)
         if capture is not None:  # the graph must keep the kernel's module loaded
             capture.modules.add(inst.cuda_functions[device.ordinal][0])
     drv = cu.api()

@@ -3,9 +3,12 @@
 Contract: ``CudaAllocator`` is the ``allocator`` of every ``CudaDevice``, with the same methods as
 the CPU's ``memory.HostAllocator`` (``alloc``, ``download``, ``upload``, ``fill``), so the array code
 never branches on the device kind. An allocation is owned by a ``DeviceBuffer`` that frees it when
-the last array (or view) using it is garbage collected; frees requested while a graph capture is
-active on the device are deferred to the end of the capture. Work is queued on the device's
-current stream: uploads and device-side copies are asynchronous, downloads (``a.numpy()``) wait.
+the last array (or view) using it is garbage collected. During a graph capture, a stream-ordered
+allocation made on the captured stream is a graph allocation: freeing it during that capture adds a
+free node to the graph; every other free is postponed until no capture may still record it (weft's
+captures have ended, external ones too, and the current stream is not being captured), since a
+free queued on a capturing stream would land in the graph instead of running. Work is queued on the
+device's current stream: uploads and device-side copies are asynchronous, downloads (``a.numpy()``) wait.
 
 Contiguous arrays and flat ranges move with a single driver copy; strided arrays whose elements
 form rows of one width at one pitch (row slices, strided 1-d views...) with one ``cuMemcpy2D``.
@@ -92,6 +95,13 @@ class _Holder:
         self.owner = owner
 
 
+def _is_capturing(device, stream_handle: int) -> bool:
+    drv = cu.api()
+    with ContextGuard(device):
+        status = cu.check(drv.cuStreamIsCapturing(stream_handle), "cuStreamIsCapturing")
+    return status != drv.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+
+
 def is_pinned(a) -> bool:
     return a.device.is_cpu and a.pinned
 
@@ -123,16 +133,66 @@ class CudaAllocator:
             else:
                 ptr = cu.check(drv.cuMemAlloc(nbytes), f"cuMemAlloc({nbytes} bytes) on {device}")
             ptr = int(ptr)
+            if pooled and (device._captures or device._external_captures):
+                capture = self._capture_of(stream)
+                if capture is not None:  # an allocation node of the graph being captured
+                    capture.allocations.add(ptr)
             if zero:
                 cu.check(drv.cuMemsetD8Async(ptr, 0, nbytes, stream), "cuMemsetD8Async")
         return ptr, DeviceBuffer(device, ptr, nbytes, pooled)
 
     def free(self, buf: DeviceBuffer):
         device = self.device
-        if device._captures:
+        if buf.pooled and (device._captures or device._external_captures):
+            self._drop_ended_external()
+            for capture in (*device._captures.values(), *device._external_captures.values()):
+                if buf.ptr in capture.allocations:  # freed in the graph that allocates it: a free node
+                    capture.allocations.discard(buf.ptr)
+                    with ContextGuard(device):
+                        cu.check(
+                            cu.api().cuMemFreeAsync(buf.ptr, capture.stream.cuda_stream), "cuMemFreeAsync (capture)"
+                        )
+                    return
+        if self.recording():
             device._deferred_frees.append((buf.ptr, buf.pooled))
             return
+        self._free_deferred()
         self.free_ptr(buf.ptr, buf.pooled)
+
+    def recording(self) -> bool:
+        """Whether a free queued now could be recorded into a graph instead of running: a weft capture
+        is active on the device, an external capture weft was told about is still recording, or the
+        current stream (where frees are queued) is being captured by other code."""
+        device = self.device
+        if device._captures:
+            return True
+        if device._external_captures:
+            self._drop_ended_external()
+            if device._external_captures:
+                return True
+        return _is_capturing(device, device.stream.cuda_stream)
+
+    def release_deferred(self):
+        """Free the postponed allocations, unless a capture may still record the frees."""
+        if self.device._deferred_frees and not self.recording():
+            self._free_deferred()
+
+    def _free_deferred(self):
+        frees, self.device._deferred_frees = self.device._deferred_frees, []
+        for ptr, pooled in frees:
+            self.free_ptr(ptr, pooled)
+
+    def _capture_of(self, stream_handle: int):
+        """The registered capture recording the stream ``stream_handle`` (None if there is none)."""
+        device = self.device
+        capture = device._captures.get(stream_handle)
+        return capture if capture is not None else device._external_captures.get(stream_handle)
+
+    def _drop_ended_external(self):
+        """Forget the unregistered external captures whose stream is no longer being captured."""
+        ended = self.device._external_captures
+        for handle in [h for h in ended if not _is_capturing(self.device, h)]:
+            del ended[handle]
 
     def free_ptr(self, ptr: int, pooled: bool):
         drv = cu.api()
@@ -149,9 +209,15 @@ class CudaAllocator:
         with ContextGuard(self.device):
             cu.check(cu.api().cuMemcpyDtoH(host_addr, dev_ptr, nbytes), "cuMemcpyDtoH")
 
-    def clear_raw(self, dev_ptr: int, nbytes: int):
+    def clear_raw(self, dev_ptr: int, nbytes: int, stream):
+        """Zero ``nbytes`` at ``dev_ptr`` on ``stream`` and wait for it: the bytes are kernel-error
+        records that later launches on any stream may use, so the memset must have completed (a
+        synchronous ``cuMemsetD8`` runs on the legacy stream, which non-blocking streams do not wait for,
+        and may return before it completes)."""
+        drv = cu.api()
         with ContextGuard(self.device):
-            cu.check(cu.api().cuMemsetD8(dev_ptr, 0, nbytes), "cuMemsetD8")
+            cu.check(drv.cuMemsetD8Async(dev_ptr, 0, nbytes, stream.cuda_stream), "cuMemsetD8Async")
+            cu.check(drv.cuStreamSynchronize(stream.cuda_stream), f"synchronizing {stream}")
 
     # -- arrays ----------------------------------------------------------------------------------
 

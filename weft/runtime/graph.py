@@ -3,9 +3,13 @@
 Contract: ``capture_begin`` starts a stream capture (``cuStreamBeginCapture``, thread-local mode)
 on a stream of a CUDA device and registers a ``Capture`` on the device, so that launches queued on
 that stream during the capture take their kernel-error records from the capture (they stay valid
-for every replay); memory released during the capture is freed at its end. ``capture_end`` ends it
-(``cuStreamEndCapture``), instantiates the graph (``cuGraphInstantiate``) and returns a ``Graph``;
-``capture_launch`` replays it with ``cuGraphLaunch``. A ``Graph`` keeps the modules of its kernels
+for every replay). Captures are keyed by the ``CUstream`` handle, so any ``wp.Stream`` wrapping the
+captured stream finds the capture. Memory allocated from the pool on the captured stream is a graph
+allocation: freed during the capture it gets a free node; other memory released during the capture
+is freed after it (``cuda_memory``). ``capture_end`` ends it (``cuStreamEndCapture``), instantiates
+the graph (``cuGraphInstantiate`` with AUTO_FREE_ON_LAUNCH, so that allocations a launch left unfreed
+are freed by the next launch instead of making it fail) and returns a ``Graph``; ``capture_launch``
+replays it with ``cuGraphLaunch``. A ``Graph`` keeps the modules of its kernels
 and its error records alive; the arrays a graph uses must be kept alive by the caller (as in Warp).
 """
 
@@ -31,8 +35,9 @@ class Capture:
         self.device = device
         self.stream = stream
         self.external = external
-        self.slots = [] if external else [ErrorSlots(device, _GRAPH_ERROR_SLOTS, persistent=True)]
+        self.slots = [] if external else [ErrorSlots(device, _GRAPH_ERROR_SLOTS, stream, persistent=True)]
         self.modules: set = set()  # CudaModules of the captured launches
+        self.allocations: set = set()  # pool allocations made on the stream during the capture, not yet freed
 
     def error_slot(self, inst) -> int:
         addr = self.slots[0].take(inst) if self.slots else None
@@ -91,55 +96,55 @@ def capture_begin(device=None, stream=None, force_module_load=None, external: bo
         RuntimeError: The device is not a CUDA device, or a capture is already active on the stream.
     """
     device, stream = _capture_stream(device, stream)
-    if id(stream) in device._captures:
+    key = stream.cuda_stream
+    if key in device._captures:
         raise RuntimeError(f"A graph capture is already active on {stream}")
     if force_module_load is None:
         force_module_load = _driver_needs_preload()
     if force_module_load:
         force_load(device)
     capture = Capture(device, stream, external)
-    if not external:
+    if external:
+        previous = device._external_captures.pop(key, None)  # registered again while still recording
+        if previous is not None:
+            capture.allocations = previous.allocations
+    else:
         drv = cu.api()
         mode = drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
         with ContextGuard(device):
             cu.check(drv.cuStreamBeginCapture(stream.cuda_stream, mode), "cuStreamBeginCapture")
-    device._captures[id(stream)] = capture
+    device._captures[key] = capture
 
 
 def capture_end(device=None, stream=None) -> Graph | None:
     """End the capture begun by ``capture_begin`` and return the instantiated ``Graph``.
 
     For an external capture (``external=True``) the capture is only unregistered and None is
-    returned: the code that began it ends it.
+    returned: the code that began it ends it (until then, frees stay postponed).
 
     Raises:
         RuntimeError: No capture is active on the stream, or the driver rejected the capture.
     """
     device, stream = _capture_stream(device, stream)
-    capture = device._captures.pop(id(stream), None)
+    capture = device._captures.pop(stream.cuda_stream, None)
     if capture is None:
         raise RuntimeError(f"No graph capture is active on {stream}; call wp.capture_begin() first")
     try:
         if capture.external:
+            device._external_captures[stream.cuda_stream] = capture  # kept until its stream stops capturing
             return None
         drv = cu.api()
+        auto_free = drv.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
         with ContextGuard(device):
             graph = cu.check(drv.cuStreamEndCapture(stream.cuda_stream), "cuStreamEndCapture")
             try:
-                graph_exec = cu.check(drv.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+                graph_exec = cu.check(drv.cuGraphInstantiate(graph, int(auto_free)), "cuGraphInstantiate")
             except cu.CudaError:
                 drv.cuGraphDestroy(graph)
                 raise
         return Graph(device, graph, graph_exec, capture.slots, capture.modules)
     finally:
-        if not device._captures:
-            _release_deferred(device)
-
-
-def _release_deferred(device):
-    frees, device._deferred_frees = device._deferred_frees, []
-    for ptr, pooled in frees:
-        device.allocator.free_ptr(ptr, pooled)
+        device.allocator.release_deferred()
 
 
 def capture_launch(graph: Graph, stream=None):
