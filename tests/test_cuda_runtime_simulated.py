@@ -10,6 +10,8 @@ where cuda-python / NVRTC (needed to build the CUDA images the runtime loads) ar
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -56,6 +58,15 @@ def sim():
             for k in m.kernels:
                 for inst in k._instances.values():
                     inst.cuda_functions.clear()
+        # Arrays of this test that die later free through whichever driver is installed then.
+        # Keeping every simulated driver (and so its host "device" memory) alive means no later
+        # simulated allocation can reuse one of their addresses, so such a late free can never
+        # release another test's buffer: it names an unknown pointer, which the driver refuses.
+        gc.collect()
+        _RETIRED_DRIVERS.append(fake)
+
+
+_RETIRED_DRIVERS: list = []
 
 
 GPU_TESTS = [
