@@ -146,10 +146,9 @@ std::mutex launch_mutex;
 // scatters whose atomics make the cores fight over cache lines (a cloth's spring forces). Each
 // choice is tried in a burst of BURST launches whose first one is not counted (it pays for waking
 // a sleeping worker, or for cold caches); then the faster choice (by the fastest of its last
-// RECENT times; one thread must win by 10%) is used,
-// and the other is tried again in a burst every EXPLORE launches (8 times less often when it was
-// far slower), so that a change of load or data is noticed. Results do not depend on the choice except for the order of float additions in
-// atomics.
+// RECENT times; one thread must win by 10%) is used, and the other is tried again in a burst now
+// and then (explore_period), so that a change of load or data is noticed. Results do not depend
+// on the choice except for the order of float additions in atomics.
 class Tuner {
    public:
     static constexpr int SLOTS = 1024, BURST = 3, EXPLORE = 64, RECENT = 4;
@@ -209,10 +208,13 @@ class Tuner {
         if (e.samples[0] == 0 || e.samples[1] == 0) return e.samples[1] ? 1 : 0;
         return e.estimate[1] <= 1.1 * e.estimate[0] ? 1 : 0;  // ties go to the pool
     }
-    // A choice that measured far worse (1.5 times or more) is retried 8 times less often.
+    // How often the other choice is tried again. The pool, when one thread was faster, every 16
+    // launches: that usually means the other core was busy for a moment, and trying the pool is
+    // cheap for the short launches where one thread can win. One thread, when the pool was faster,
+    // every 64 launches, or every 512 when it was 1.5 times slower or more.
     static long explore_period(const Entry& e) {
-        double lo = e.estimate[best(e)], hi = e.estimate[1 - best(e)];
-        return hi >= 1.5 * lo ? 8L * EXPLORE : EXPLORE;
+        if (best(e) == 0) return EXPLORE / 4;
+        return e.estimate[0] >= 1.5 * e.estimate[1] ? 8L * EXPLORE : EXPLORE;
     }
     const Entry* entries() const { return entries_; }
 
