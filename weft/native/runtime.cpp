@@ -161,6 +161,8 @@ class Tuner {
         double recent[2][4] = {};
         long launches = 0;
         int burst_choice = 0, burst_left = 0;
+        long next_explore = 0;  // launch count at which the other choice is tried again
+        int backoff = 0;        // pool retries in a row that lost (one thread stays best)
     };
 
     Entry& find(range_fn fn, int size_class) {
@@ -185,8 +187,10 @@ class Tuner {
                 return 1;
             else if (e.samples[0] == 0)
                 start_burst(e, 0);
-            else if (e.launches % explore_period(e) == 0)
+            else if (e.launches >= e.next_explore) {
                 start_burst(e, other);
+                e.next_explore = e.launches + BURST + explore_period(e);
+            }
         }
         return e.burst_left > 0 ? e.burst_choice : best(e);
     }
@@ -208,13 +212,19 @@ class Tuner {
         if (e.samples[0] == 0 || e.samples[1] == 0) return e.samples[1] ? 1 : 0;
         return e.estimate[1] <= 1.1 * e.estimate[0] ? 1 : 0;  // ties go to the pool
     }
-    // How often the other choice is tried again. The pool, when one thread was faster, every 16
-    // launches: that usually means the other core was busy for a moment, and trying the pool is
-    // cheap for the short launches where one thread can win. One thread, when the pool was faster,
-    // every 64 launches, or every 512 when it was 1.5 times slower or more.
-    static long explore_period(const Entry& e) {
-        if (best(e) == 0) return EXPLORE / 4;
-        return e.estimate[0] >= 1.5 * e.estimate[1] ? 8L * EXPLORE : EXPLORE;
+    // Launches until the other choice is tried again, counted when a retry starts. One thread,
+    // when the pool is best: every 64 launches, or every 512 when it was 1.5 times slower or
+    // more. The pool, when one thread is best: soon (8 launches), since that is often a moment in
+    // which the other core was busy, then twice as late after every retry that loses, up to 512
+    // (a kernel the pool really slows down, like a contended scatter).
+    static long explore_period(Entry& e) {
+        if (best(e) == 1) {
+            e.backoff = 0;
+            return e.estimate[0] >= 1.5 * e.estimate[1] ? 8L * EXPLORE : EXPLORE;
+        }
+        long period = 8L << (e.backoff < 6 ? e.backoff : 6);
+        e.backoff++;
+        return period;
     }
     const Entry* entries() const { return entries_; }
 
