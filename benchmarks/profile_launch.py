@@ -80,7 +80,7 @@ def stages(kernel, params):
             raise ValueError
 
     def pack_fresh():  # arguments other than the previous launch's: no reuse of its struct
-        launcher._cached = None
+        launcher._cached.clear()
         launcher.pack(params)
 
     def ctx_setup():
