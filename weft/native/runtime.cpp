@@ -345,16 +345,14 @@ static PyObject* py_tuner_state(PyObject*, PyObject* const* argv, Py_ssize_t arg
     if (PyErr_Occurred()) return nullptr;
     double s[6];
     if (!weft_tuner_state((range_fn)fn, n, s)) Py_RETURN_NONE;
-    return Py_BuildValue("{s:i,s:i,s:d,s:d,s:i,s:s}", "serial_samples", int(s[0]), "pool_samples", int(s[1]),
-                         "serial_seconds", s[2], "pool_seconds", s[3], "launches", int(s[4]), "choice",
-                         s[5] == 0 ? "serial" : "pool");
+    return Py_BuildValue("(dddddd)", s[0], s[1], s[2], s[3], s[4], s[5]);
 }
 
 static PyMethodDef runtime_methods[] = {
     {"launch", (PyCFunction)(void (*)(void))py_launch, METH_FASTCALL,
      "launch(entry, ctx, args, n, nthreads, min_per_thread, adaptive) -> has_error"},
     {"tuner_state", (PyCFunction)(void (*)(void))py_tuner_state, METH_FASTCALL,
-     "tuner_state(entry, n) -> dict of the adaptive choice for that entry point and grid size, or None"},
+     "tuner_state(entry, n) -> the 6 numbers weft_tuner_state fills for that entry point and grid size, or None"},
     {nullptr, nullptr, 0, nullptr},
 };
 

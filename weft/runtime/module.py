@@ -341,9 +341,12 @@ def runtime_tuner_state(entry: int, n: int):
     runtime_launch()
     ext = _runtime_ext[0]
     if ext is not None:
-        return ext.tuner_state(entry, n)
-    out = (ctypes.c_double * 6)()
-    if not runtime_library().weft_tuner_state(entry, n, out):
+        out = ext.tuner_state(entry, n)
+    else:
+        out = (ctypes.c_double * 6)()
+        if not runtime_library().weft_tuner_state(entry, n, out):
+            out = None
+    if out is None:
         return None
     return {
         "serial_samples": int(out[0]),
