@@ -82,6 +82,19 @@ def _with_loc(name):
     return lambda r, fn, s, a: f"weft::{name}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
 
 
+def _assigned_var_ids(fn) -> set:
+    """Ids of the vars a statement of ``fn`` writes (assignment targets and call/read results)."""
+    out = set()
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Assign):
+            out.add(s.dst.id)
+        elif isinstance(s, (ir.Call, ir.Read)) and s.result is not None:
+            out.add(s.result.id)
+        elif isinstance(s, ir.Loop) and s.index is not None:
+            out.add(s.index.id)
+    return out
+
+
 def _nc(r, fn, s) -> str:
     """``_nc`` for the unchecked variant of a thread-indexed access in the fast body."""
     return "_nc" if r.unchecked and id(s) in fn.tid_indexed else ""
@@ -444,7 +457,17 @@ class CPURenderer:
         if not fn.params:
             out.append("    int32_t _unused;")
         out.append("};")
-        unpack = [f"    {ctype_name(p.var.type)} {self.v(p.var)} = args->arg_{p.name};" for p in fn.params]
+        # Array parameters the body never reassigns are bound by reference: a copy of the
+        # descriptor would be rebuilt per task whenever a checked access's error path makes its
+        # address escape (a `rep movs` per thread that cost 2x on an element-wise kernel).
+        reassigned = _assigned_var_ids(fn)
+
+        def unpack_param(p):
+            ref = "&" if isinstance(p.var.type, wt.ArrayType) and p.var.id not in reassigned else ""
+            const = "const " if ref else ""
+            return f"    {const}{ctype_name(p.var.type)}{ref} {self.v(p.var)} = args->arg_{p.name};"
+
+        unpack = [unpack_param(p) for p in fn.params]
         skip = {p.var.id for p in fn.params}
         tid = (
             ["    weft::int32 tid_coords[4];", "    weft::tid_coords(*bounds, task, tid_coords);"]
@@ -482,19 +505,27 @@ class CPURenderer:
         """The exported range function: runs tasks [begin, end), catching kernel errors. With a
         fast variant, it is used when every thread-indexed array covers the launch grid."""
         fn, sym = inst.ir, inst.symbol
-        call = f"{sym}_{mode}{{}}_body((const wp_args_{sym}*)args, &ctx->bounds, t, tc);"
+        # The arguments and bounds are copied to locals: the body's stores cannot alias a local
+        # whose address does not escape, so the compiler keeps them in registers across tasks
+        # (and can vectorize the task loop) instead of reloading them after every store.
+        call = f"{sym}_{mode}{{}}_body(&local_args, &local_bounds, t, tc);"
         loop = "for (weft::int64 t = begin; t < end; ++t) "
         out = [
             f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_context* ctx, const void* args, "
             "weft::int64 begin, weft::int64 end) {",
             "    weft::serial_launch = ctx->serial != 0;",
             "    weft::thread_ctx tc{ctx->serial != 0, nullptr};",
+            f"    const wp_args_{sym} local_args = *(const wp_args_{sym}*)args;",
+            "    const weft::launch_bounds local_bounds = ctx->bounds;",
             "    try {",
         ]
         if fn.accum_params:
             out.append(f"        weft::accumulate_scope accumulate(tc, {self.accumulate_condition(inst)});")
-        cond = self.fast_condition(fn, f"((const wp_args_{sym}*)args)->", "ctx->bounds") if has_fast else None
-        out += self.task_loops(cond, loop, call, "        ")
+        cond = None
+        if has_fast:
+            # The range test lets the compiler see the int32 thread index equals the task number.
+            cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(fn, "local_args.", "local_bounds")
+        out += self.task_loops(cond, loop, call, "        ", independent=True)
         out += [
             "    } catch (const weft::kernel_exception& e) {",
             "        weft::record_error(ctx, e.err);",
@@ -504,13 +535,17 @@ class CPURenderer:
         return out
 
     @staticmethod
-    def task_loops(cond, loop: str, call: str, ind: str) -> list:
+    def task_loops(cond, loop: str, call: str, ind: str, independent: bool = False) -> list:
         """The task loop over the checked body, or (``cond`` given) over the unchecked ``_fast``
-        body when ``cond`` holds and the checked one otherwise. ``call`` has ``{}`` for the suffix."""
+        body when ``cond`` holds and the checked one otherwise. ``call`` has ``{}`` for the suffix.
+        ``independent``: tell the compiler the fast loop's tasks do not depend on each other
+        (threads of a launch run in any order), which lets it vectorize element-wise kernels."""
         if cond is None:
             return [ind + loop + call.format("")]
+        ivdep = [f"{ind}    #pragma GCC ivdep"] if independent else []
         return [
             f"{ind}if ({cond}) {{",
+            *ivdep,
             f"{ind}    {loop}{call.format('_fast')}",
             f"{ind}}} else {{",
             f"{ind}    {loop}{call.format('')}",
@@ -520,10 +555,12 @@ class CPURenderer:
     def fast_condition(self, fn, args: str, bounds: str) -> str:
         """C++ test selecting the unchecked body (``args`` prefixes the argument fields, ``bounds``
         names the launch_bounds): every thread-indexed array covers the launch grid, and every
-        loop-indexed array covers its loop's range (access.py ``mark_tid_indexed``)."""
+        loop-indexed array covers its loop's range (access.py ``mark_tid_indexed``); all of them
+        are contiguous in their last dimension (``elem_ptr_nc`` in array.h relies on it)."""
         conds = []
         for name in fn.tid_arrays:
             a = f"{args}arg_{name}"
+            conds.append(f"{a}.strides[{fn.tid_ndim - 1}] == sizeof(*{a}.data)")
             if fn.tid_ndim == 1:
                 conds.append(f"{a}.shape[0] >= {bounds}.size")
             else:
@@ -534,6 +571,7 @@ class CPURenderer:
             return f"weft::int64({args}arg_{x})" if kind == "param" else f"weft::int64({x})"
 
         for name, start, stop in fn.loop_bounds:
+            conds.append(f"{args}arg_{name}.strides[0] == sizeof(*{args}arg_{name}.data)")
             conds.append(f"{value(start)} >= 0 && {value(stop)} <= weft::int64({args}arg_{name}.shape[0])")
         return " && ".join(conds)
 

@@ -5,22 +5,25 @@
 
 namespace weft {
 
-// Element addresses without the bounds check (see element<> below).
+// Element addresses without the bounds check (see element<> below). The fast body that uses them
+// runs only when every array it indexes this way has a contiguous last dimension (its stride is
+// the element size: checked once per launch), so the last index needs no stride multiply and the
+// compiler can vectorize element-wise task loops.
 template <typename T>
 WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0) {
-    return (T*)((char*)base + i0 * a.strides[0]);
+    return base + i0;
 }
 template <typename T>
 WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1) {
-    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1]);
+    return (T*)((char*)base + i0 * a.strides[0]) + i1;
 }
 template <typename T>
 WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1, int64 i2) {
-    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2]);
+    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1]) + i2;
 }
 template <typename T>
 WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1, int64 i2, int64 i3) {
-    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2] + i3 * a.strides[3]);
+    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2]) + i3;
 }
 
 // element<CHECK>(base, a, loc, i...): the address of an element of the data or gradient buffer,
