@@ -290,3 +290,97 @@ def test_gather_gradient_threaded_matches_serial():
     np.add.at(expected, idx, unit.astype(np.float64))
     np.testing.assert_allclose(one, expected, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(two, one, rtol=1e-4, atol=1e-4)
+
+
+# Private copies (accumulate.h): small targets get one zeroed copy per extra thread, summed in
+# share order by the last thread; big, strided or non-float targets keep the table.
+
+
+def test_private_copies_sum_in_a_fixed_order():
+    n, m = 300_000, 2000
+    rng = np.random.default_rng(11)
+    src = rng.standard_normal((n, 3)).astype(np.float32)  # inexact sums: the order shows
+    idx = rng.integers(0, m, n).astype(np.int32)
+    src_w, idx_w = wp.array(src, dtype=wp.vec3), wp.array(idx, dtype=int)
+
+    def run():
+        dst = wp.zeros(m, dtype=wp.vec3)
+        wp.launch(k_scatter_vec3, dim=n, inputs=[src_w, idx_w, dst])
+        return dst.numpy()
+
+    expected = np.zeros((m, 3))
+    np.add.at(expected, idx, src.astype(np.float64))
+    for threads in (2, 3):
+        first = with_threads(threads, run)
+        np.testing.assert_allclose(first, expected, rtol=1e-4, atol=1e-4)
+        for _ in range(3):
+            np.testing.assert_array_equal(with_threads(threads, run), first)
+
+
+def test_targets_too_big_or_strided_for_copies_stay_right():
+    rng = np.random.default_rng(12)
+    # 1000 tasks into 200k bins: more than 4 scalars per task, so the table takes it
+    n, m = 1000, 200_000
+    xs = rng.standard_normal(n).astype(np.float32)
+    bins_idx = (np.arange(n) * 197) % m
+
+    @wp.kernel
+    def k_spread(x: wp.array(dtype=float), bins: wp.array(dtype=float), stride: int, nbins: int):
+        i = wp.tid()
+        wp.atomic_add(bins, (i * stride) % nbins, x[i])
+
+    def spread(bins):
+        wp.launch(k_spread, dim=n, inputs=[wp.array(xs, dtype=float), bins, 197, m])
+        return bins.numpy()
+
+    expected = np.zeros(m, dtype=np.float32)
+    np.add.at(expected, bins_idx, xs)
+    np.testing.assert_array_equal(with_threads(2, lambda: spread(wp.zeros(m, dtype=float))), expected)
+    # a strided view of a bigger array: no private copy can mirror its layout
+    big = wp.zeros(2 * 4000, dtype=float)
+    view = big[::2]
+    xs2 = np.full(400_000, 0.5, dtype=np.float32)
+    with_threads(2, lambda: wp.launch(k_bins, dim=len(xs2), inputs=[wp.array(xs2, dtype=float), view, 4000]))
+    got = big.numpy()
+    np.testing.assert_array_equal(got[::2], np.full(4000, 50.0, dtype=np.float32))
+    np.testing.assert_array_equal(got[1::2], np.zeros(4000, dtype=np.float32))
+
+
+def test_private_gradient_copies_for_a_spring_backward():
+    # the backward accumulates into the gradients of x and v (read-only arrays) from every spring
+    @wp.kernel
+    def k_spring_energy(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), ends: wp.array(dtype=int),
+                        e: wp.array(dtype=float)):
+        t = wp.tid()
+        i = ends[2 * t]
+        j = ends[2 * t + 1]
+        d = x[i] - x[j]
+        e[t] = wp.dot(d, d) + wp.dot(v[i], v[j])
+
+    m, n = 4000, 50_000
+    rng = np.random.default_rng(13)
+    xs = rng.standard_normal((m, 3)).astype(np.float32)
+    vs = rng.standard_normal((m, 3)).astype(np.float32)
+    ends = rng.integers(0, m, (n, 2)).astype(np.int32)
+
+    def run():
+        x = wp.array(xs, dtype=wp.vec3, requires_grad=True)
+        v = wp.array(vs, dtype=wp.vec3, requires_grad=True)
+        e = wp.zeros(n, dtype=float, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(k_spring_energy, dim=n, inputs=[x, v, wp.array(ends.ravel(), dtype=int), e])
+        tape.backward(grads={e: np.ones(n, dtype=np.float32)})
+        return x.grad.numpy().copy(), v.grad.numpy().copy()
+
+    x64, v64 = xs.astype(np.float64), vs.astype(np.float64)
+    d = x64[ends[:, 0]] - x64[ends[:, 1]]
+    gx, gv = np.zeros((m, 3)), np.zeros((m, 3))
+    np.add.at(gx, ends[:, 0], 2 * d)
+    np.add.at(gx, ends[:, 1], -2 * d)
+    np.add.at(gv, ends[:, 0], v64[ends[:, 1]])
+    np.add.at(gv, ends[:, 1], v64[ends[:, 0]])
+    for threads in (1, 2, 3):
+        got_x, got_v = with_threads(threads, run)
+        np.testing.assert_allclose(got_x, gx, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(got_v, gv, rtol=1e-4, atol=1e-4)

@@ -198,12 +198,16 @@ def mark_tid_indexed(fn: ir.Function) -> list:
       ``for j in range(start, stop)`` (step a positive constant) whose start and stop are
       constants or kernel parameters: safe when ``start >= 0`` and ``stop <= a.shape[0]``
       (``fn.loop_bounds`` lists ``(array, start, stop)`` with start/stop as ``("const", value)``
-      or ``("param", name)``).
+      or ``("param", name)``);
+    - loads and stores ``a[c]`` / ``a[c0, c1, ...]`` of array parameters with constant
+      non-negative indices (``drag[0]``): safe when every ``c_d < a.shape[d]``
+      (``fn.const_bounds`` lists ``(array, (c0, ...))``).
 
     Records the calls in ``fn.tid_indexed`` and returns the thread-indexed parameter names."""
     fn.tid_indexed = set()
     fn.tid_arrays = []
     fn.loop_bounds = []
+    fn.const_bounds = []
     if not fn.is_kernel:
         return []
     tid_vars = _thread_index_vars(fn)
@@ -225,8 +229,25 @@ def mark_tid_indexed(fn: ir.Function) -> list:
             check = (params[arr.id],) + loops[s.args[1].id]
             if check not in fn.loop_bounds:
                 fn.loop_bounds.append(check)
+        elif (consts := _constant_indices(s)) is not None:
+            fn.tid_indexed.add(id(s))
+            check = (params[arr.id], consts)
+            if check not in fn.const_bounds:
+                fn.const_bounds.append(check)
     fn.tid_arrays = names
     return names
+
+
+def _constant_indices(call: ir.Call):
+    """The indices of an access ``a[c0, ...]`` indexing every dimension with a non-negative integer
+    constant, or None."""
+    idx = call.args[1 : 1 + call.args[0].type.ndim]
+    consts = []
+    for v in idx:
+        if not (v.is_const and isinstance(v.const, int) and not isinstance(v.const, bool) and v.const >= 0):
+            return None
+        consts.append(int(v.const))
+    return tuple(consts) if len(consts) == call.args[0].type.ndim else None
 
 
 def _invariant_range_loops(fn: ir.Function) -> dict:
@@ -290,10 +311,13 @@ def mark_accumulations(fn: ir.Function) -> list:
     An array handed to a func, rebound, or used any other way is left alone, and so are kernels
     with struct parameters (their array fields could overlap an accumulated array). Whether two
     array arguments overlap is checked at launch time by the entry point. Records the calls in
-    ``fn.accum_calls`` and returns (and records in ``fn.accum_params``) the parameter names.
+    ``fn.accum_calls`` and returns (and records in ``fn.accum_params``) the parameter names;
+    ``fn.accum_targets[mode]`` names the arrays each pass accumulates into (the forward into the
+    data of the atomics' arrays, the backward into the gradients of the read-only ones).
     """
     fn.accum_calls = set()
     fn.accum_params = []
+    fn.accum_targets = {"forward": [], "backward": []}
     if not fn.is_kernel or any(getattr(p.var.type, "_kind", None) == "struct" for p in fn.params):
         return []
     uses = _operand_uses(fn)
@@ -306,12 +330,13 @@ def mark_accumulations(fn: ir.Function) -> list:
         if not found or len(calls) != len(found):
             continue
         if all(s.callee in adds and (s.result is None or s.result.id not in uses) for s in calls):
-            marked = calls
+            marked, mode = calls, "forward"
         elif all(s.callee == intr.LOAD for s in calls):
-            marked = [s for s in calls if s.attr != "exclusive"]
+            marked, mode = [s for s in calls if s.attr != "exclusive"], "backward"
         else:
             continue
         if marked:
             fn.accum_calls.update(id(s) for s in marked)
             fn.accum_params.append(prm.name)
+            fn.accum_targets[mode].append(prm.name)
     return fn.accum_params

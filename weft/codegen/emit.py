@@ -514,13 +514,24 @@ class CPURenderer:
             f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_context* ctx, const void* args, "
             "weft::int64 begin, weft::int64 end) {",
             "    weft::serial_launch = ctx->serial != 0;",
-            "    weft::thread_ctx tc{ctx->serial != 0, nullptr};",
-            f"    const wp_args_{sym} local_args = *(const wp_args_{sym}*)args;",
+            "    weft::thread_ctx tc{ctx->serial != 0, ctx->serial != 0, nullptr};",
+            f"    wp_args_{sym} local_args = *(const wp_args_{sym}*)args;",
             "    const weft::launch_bounds local_bounds = ctx->bounds;",
             "    try {",
         ]
         if fn.accum_params:
-            out.append(f"        weft::accumulate_scope accumulate(tc, {self.accumulate_condition(inst)});")
+            field = "data" if mode == "forward" else "grad"
+            targets = [
+                f"weft::private_target_of(local_args.arg_{name}.{field}, local_args.arg_{name})"
+                for name in fn.accum_targets[mode]
+            ]
+            cond = self.accumulate_condition(inst)
+            if targets:
+                out.append(f"        const weft::private_target targets[] = {{{', '.join(targets)}}};")
+                out.append(f"        weft::accumulate_scope accumulate(tc, {cond}, ctx, begin, targets);")
+                out.append("        accumulate.check();")
+            else:
+                out.append(f"        weft::accumulate_scope accumulate(tc, {cond});")
         cond = None
         if has_fast:
             # The range test lets the compiler see the int32 thread index equals the task number.
@@ -543,8 +554,10 @@ class CPURenderer:
         if cond is None:
             return [ind + loop + call.format("")]
         ivdep = [f"{ind}    #pragma GCC ivdep"] if independent else []
+        # Expected true: GCC otherwise predicts the stride equalities false and compiles the fast
+        # loop as cold code (no inlining of the vector operations it calls).
         return [
-            f"{ind}if ({cond}) {{",
+            f"{ind}if (__builtin_expect({cond}, 1)) {{",
             *ivdep,
             f"{ind}    {loop}{call.format('_fast')}",
             f"{ind}}} else {{",
@@ -555,7 +568,8 @@ class CPURenderer:
     def fast_condition(self, fn, args: str, bounds: str) -> str:
         """C++ test selecting the unchecked body (``args`` prefixes the argument fields, ``bounds``
         names the launch_bounds): every thread-indexed array covers the launch grid, and every
-        loop-indexed array covers its loop's range (access.py ``mark_tid_indexed``); all of them
+        loop-indexed array covers its loop's range, every constant index is inside its array
+        (access.py ``mark_tid_indexed``); all of them
         are contiguous in their last dimension (``elem_ptr_nc`` in array.h relies on it)."""
         conds = []
         for name in fn.tid_arrays:
@@ -570,6 +584,10 @@ class CPURenderer:
             kind, x = v
             return f"weft::int64({args}arg_{x})" if kind == "param" else f"weft::int64({x})"
 
+        for name, consts in fn.const_bounds:
+            a = f"{args}arg_{name}"
+            conds.append(f"{a}.strides[{len(consts) - 1}] == sizeof(*{a}.data)")
+            conds += [f"{a}.shape[{d}] > {c}" for d, c in enumerate(consts)]
         for name, start, stop in fn.loop_bounds:
             conds.append(f"{args}arg_{name}.strides[0] == sizeof(*{args}arg_{name}.data)")
             conds.append(f"{value(start)} >= 0 && {value(stop)} <= weft::int64({args}arg_{name}.shape[0])")

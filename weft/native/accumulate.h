@@ -77,19 +77,187 @@ inline accumulator* thread_accumulator() {
     return table;
 }
 
-// Opened by a kernel entry point around its share of the launch: gives `tc` the thread's table
-// when the launch is multi-threaded and the runtime checks passed (no accumulated array overlaps
-// another array argument); flushes the partial sums when the share ends, normally or by a kernel
-// error.
+// Private copies. When a multi-threaded launch accumulates into small arrays (the forward's
+// atomic_add targets, or the gradients of arrays the backward only reads), every thread but the
+// one running the first share gets a zeroed private copy of each target and adds into it
+// plainly; the first share adds plainly into the arrays themselves, since no other thread
+// touches them. The last thread to finish adds the copies into the arrays, in the order of the
+// shares (so a given thread count always sums in the same order). No atomics and no table
+// evictions: a scatter over a few thousand addresses (cloth springs) scales with the threads.
+//
+// A target: the address of the data or gradient pointer in the entry point's copy of the
+// arguments (swapped for the private copy), its byte size, and the scalar kind (1 float,
+// 2 double, 0 anything else: such launches keep the table).
+struct private_target {
+    void** field;
+    int64 bytes;
+    int32 kind;
+};
+template <typename T>
+struct accum_scalar {
+    typedef void type;
+};
+template <>
+struct accum_scalar<float32> {
+    typedef float32 type;
+};
+template <>
+struct accum_scalar<float64> {
+    typedef float64 type;
+};
+template <unsigned N, typename S>
+struct accum_scalar<vec_t<N, S>> : accum_scalar<S> {};
+template <unsigned R, unsigned C, typename S>
+struct accum_scalar<mat_t<R, C, S>> : accum_scalar<S> {};
+template <typename S>
+struct accum_scalar<quat_t<S>> : accum_scalar<S> {};
+template <typename S>
+struct accum_scalar<transform_t<S>> : accum_scalar<S> {};
+template <typename A, typename B>
+struct same_type {
+    static constexpr bool value = false;
+};
+template <typename A>
+struct same_type<A, A> {
+    static constexpr bool value = true;
+};
+
+// The target for pointer `ptr` (a.data or a.grad of the entry point's argument copy): only
+// contiguous C-order arrays (the copy must have the same layout); a null pointer has no target.
+template <typename T>
+inline private_target private_target_of(T*& ptr, const array_t<T>& a) {
+    typedef typename accum_scalar<T>::type S;
+    int32 kind = same_type<S, float32>::value ? 1 : same_type<S, float64>::value ? 2 : 0;
+    int64 n = 1, stride = int64(sizeof(T));
+    for (int d = a.ndim - 1; d >= 0; --d) {
+        if (a.shape[d] != 1 && a.strides[d] != stride) kind = 0;
+        stride *= a.shape[d];
+        n *= a.shape[d];
+    }
+    return private_target{(void**)&ptr, ptr ? n * int64(sizeof(T)) : 0, kind};
+}
+
+struct private_record {
+    void* array;
+    void* copy;
+    int64 bytes;
+    int32 kind;
+    int64 begin;  // the share's first task: the order of the final sum
+};
+struct private_registry {
+    static constexpr int32 MAX = 256;
+    private_record rec[MAX];
+    int32 count;     // records so far (atomic)
+    int32 finished;  // shares done (atomic)
+};
+// One registry per module: the runtime runs one multi-threaded launch at a time.
+inline private_registry& registry() {
+    static private_registry r;
+    return r;
+}
+// This thread's private copies, kept for reuse (64-byte aligned, grown as needed).
+inline char* private_space(int64 bytes) {
+    static thread_local char* space = nullptr;
+    static thread_local int64 cap = 0;
+    if (bytes > cap) {
+        free(space);
+        int64 want = bytes < 2 * cap ? 2 * cap : bytes;
+        space = (char*)aligned_alloc(64, size_t((want + 63) / 64 * 64));
+        cap = space ? want : 0;
+    }
+    return space;
+}
+
+template <typename S>
+inline void add_copy(S* array, const S* copy, int64 n) {
+    for (int64 k = 0; k < n; ++k) array[k] += copy[k];
+}
+inline void sum_private_copies(private_registry& r) {
+    int32 n = __atomic_load_n(&r.count, __ATOMIC_ACQUIRE);
+    for (int32 i = 1; i < n; ++i)  // insertion sort by share: n is the number of threads - 1 times targets
+        for (int32 j = i; j > 0 && r.rec[j].begin < r.rec[j - 1].begin; --j) {
+            private_record t = r.rec[j];
+            r.rec[j] = r.rec[j - 1];
+            r.rec[j - 1] = t;
+        }
+    for (int32 i = 0; i < n; ++i) {
+        const private_record& c = r.rec[i];
+        if (c.kind == 1)
+            add_copy((float32*)c.array, (const float32*)c.copy, c.bytes / 4);
+        else
+            add_copy((float64*)c.array, (const float64*)c.copy, c.bytes / 8);
+    }
+}
+
+// Opened by a kernel entry point around its share of the launch. On one thread, accumulations
+// are plain adds. On several, when the runtime checks passed (no accumulated array overlaps
+// another array argument): private copies when every target qualifies and their total size is
+// small (at most PRIVATE_BYTES, and at most 4 scalars per task of the launch), else the
+// table. `failed`: no memory for the private copies (the entry point raises MemoryError).
 struct accumulate_scope {
+    static constexpr int64 PRIVATE_BYTES = int64(1) << 21;
     thread_ctx& tc;
+    launch_context* ctx = nullptr;  // set when this launch uses private copies
+    bool failed = false;
+
     accumulate_scope(thread_ctx& tc_, bool enable) : tc(tc_) {
         tc.acc = enable && !tc.serial ? thread_accumulator() : nullptr;
+    }
+    template <int32 N>
+    accumulate_scope(thread_ctx& tc_, bool enable, launch_context* ctx_, int64 begin, const private_target (&t)[N])
+        : tc(tc_) {
+        tc.acc = nullptr;
+        if (!enable || tc.serial) return;
+        int64 total = 0;
+        bool ok = ctx_->parts > 1 && (ctx_->parts - 1) * N <= private_registry::MAX;
+        for (int32 k = 0; k < N; ++k) {
+            ok = ok && (t[k].kind != 0 || t[k].bytes == 0);
+            total += t[k].bytes;
+        }
+        if (!ok || total > PRIVATE_BYTES || total / 4 > 4 * ctx_->bounds.size) {
+            tc.acc = thread_accumulator();
+            return;
+        }
+        ctx = ctx_;
+        tc.plain_accumulate = true;
+        if (begin == 0) return;  // the first share adds into the arrays themselves
+        char* space = private_space(total);
+        if (!space) {
+            failed = true;
+            return;
+        }
+        memset(space, 0, size_t(total));
+        private_registry& r = registry();
+        for (int32 k = 0; k < N; ++k) {
+            if (t[k].bytes == 0) continue;
+            int32 slot = __atomic_fetch_add(&r.count, 1, __ATOMIC_ACQ_REL);
+            r.rec[slot] = private_record{*t[k].field, space, t[k].bytes, t[k].kind, begin};
+            *t[k].field = space;
+            space += t[k].bytes;
+        }
+    }
+    // A share that could not get its copies must not add anything (the first share adds plainly
+    // into the arrays): it ends the launch with a MemoryError instead.
+    void check() const {
+        if (failed) {
+            kernel_error e = {};
+            e.code = 4;
+            e.loc = -1;
+            raise_kernel_error(e);
+        }
     }
     ~accumulate_scope() {
         if (tc.acc) {
             tc.acc->flush();
             tc.acc = nullptr;
+        }
+        if (ctx) {
+            private_registry& r = registry();
+            if (__atomic_add_fetch(&r.finished, 1, __ATOMIC_ACQ_REL) == ctx->parts) {
+                sum_private_copies(r);
+                __atomic_store_n(&r.count, 0, __ATOMIC_RELAXED);
+                __atomic_store_n(&r.finished, 0, __ATOMIC_RELEASE);
+            }
         }
     }
 };
@@ -99,17 +267,20 @@ template <typename T>
 inline void float_add(const thread_ctx& tc, T* p, T v) {
     if (tc.acc)
         tc.acc->add(p, v);
-    else if (tc.serial)
+    else if (tc.plain_accumulate)
         *p += v;
     else
         cas_add(p, v);
 }
 inline void accumulate_raw(const thread_ctx& tc, float* p, float v) { float_add(tc, p, v); }
 inline void accumulate_raw(const thread_ctx& tc, double* p, double v) { float_add(tc, p, v); }
-// Adds that another access of the same array may observe: never through the table.
-inline void shared_add_raw(const thread_ctx& tc, float* p, float v) { float_add(thread_ctx{tc.serial, nullptr}, p, v); }
+// Adds that another access of the same array may observe: never through the table or a private
+// copy, plain only when the launch runs on one thread.
+inline void shared_add_raw(const thread_ctx& tc, float* p, float v) {
+    float_add(thread_ctx{tc.serial, tc.serial, nullptr}, p, v);
+}
 inline void shared_add_raw(const thread_ctx& tc, double* p, double v) {
-    float_add(thread_ctx{tc.serial, nullptr}, p, v);
+    float_add(thread_ctx{tc.serial, tc.serial, nullptr}, p, v);
 }
 #endif
 
@@ -126,8 +297,8 @@ WEFT_FN void shared_add_raw(const thread_ctx&, T* p, T v) {
 // Composite elements: per component. A one-thread launch adds the whole element at once (one
 // test instead of one per component, and the component adds unrolled).
 #ifndef WEFT_CUDA
-#define WEFT_SERIAL_ELEMENT_ADD(COMPONENTS, EXPR)    \
-    if (tc.serial) {                                 \
+#define WEFT_SERIAL_ELEMENT_ADD(COMPONENTS, EXPR, PLAIN) \
+    if (tc.PLAIN) {                                      \
         for (unsigned i = 0; i < (COMPONENTS); ++i) { \
             auto& dst = EXPR(p);                     \
             dst = dst + EXPR(&v);                    \
@@ -135,27 +306,27 @@ WEFT_FN void shared_add_raw(const thread_ctx&, T* p, T v) {
         return;                                      \
     }
 #else
-#define WEFT_SERIAL_ELEMENT_ADD(COMPONENTS, EXPR)
+#define WEFT_SERIAL_ELEMENT_ADD(COMPONENTS, EXPR, PLAIN)
 #endif
 #define WEFT_COMPONENT(ptr) (((S*)(ptr))[i])
-#define WEFT_ACCUM_COMPOSITES(NAME)                                                         \
+#define WEFT_ACCUM_COMPOSITES(NAME, PLAIN)                                                       \
     template <unsigned N, typename T>                                                       \
     WEFT_FN void NAME(const thread_ctx& tc, vec_t<N, T>* p, vec_t<N, T> v) {                \
         typedef T S;                                                                        \
-        WEFT_SERIAL_ELEMENT_ADD(N, WEFT_COMPONENT)                                          \
+        WEFT_SERIAL_ELEMENT_ADD(N, WEFT_COMPONENT, PLAIN)                                     \
         for (unsigned i = 0; i < N; ++i) NAME(tc, &p->c[i], v.c[i]);                        \
     }                                                                                       \
     template <unsigned R, unsigned C, typename T>                                           \
     WEFT_FN void NAME(const thread_ctx& tc, mat_t<R, C, T>* p, mat_t<R, C, T> v) {          \
         typedef T S;                                                                        \
-        WEFT_SERIAL_ELEMENT_ADD(R * C, WEFT_COMPONENT)                                      \
+        WEFT_SERIAL_ELEMENT_ADD(R * C, WEFT_COMPONENT, PLAIN)                                     \
         for (unsigned i = 0; i < R; ++i)                                                    \
             for (unsigned j = 0; j < C; ++j) NAME(tc, &p->data[i][j], v.data[i][j]);        \
     }                                                                                       \
     template <typename T>                                                                   \
     WEFT_FN void NAME(const thread_ctx& tc, quat_t<T>* p, quat_t<T> v) {                    \
         typedef T S;                                                                        \
-        WEFT_SERIAL_ELEMENT_ADD(4, WEFT_COMPONENT)                                          \
+        WEFT_SERIAL_ELEMENT_ADD(4, WEFT_COMPONENT, PLAIN)                                     \
         for (int i = 0; i < 4; ++i) NAME(tc, &(*p)[i], v[i]);                               \
     }                                                                                       \
     template <typename T>                                                                   \
@@ -163,8 +334,8 @@ WEFT_FN void shared_add_raw(const thread_ctx&, T* p, T v) {
         NAME(tc, &p->p, v.p);                                                               \
         NAME(tc, &p->q, v.q);                                                               \
     }
-WEFT_ACCUM_COMPOSITES(accumulate_raw)
-WEFT_ACCUM_COMPOSITES(shared_add_raw)
+WEFT_ACCUM_COMPOSITES(accumulate_raw, plain_accumulate)
+WEFT_ACCUM_COMPOSITES(shared_add_raw, serial)
 #undef WEFT_ACCUM_COMPOSITES
 #undef WEFT_COMPONENT
 #undef WEFT_SERIAL_ELEMENT_ADD

@@ -181,6 +181,7 @@ struct launch_context {
     int32 has_error;  // set once, atomically, by the first failing thread
     kernel_error error;
     int32 serial;  // set by the runtime: the launch runs on one thread only
+    int32 parts;   // set by the runtime: how many threads run a share of the launch (0: unknown)
 };
 
 #ifndef WEFT_CUDA
@@ -192,8 +193,9 @@ static thread_local bool serial_launch = false;
 
 struct accumulator;  // accumulate.h
 struct thread_ctx {
-    bool serial;       // the launch runs on this thread only
-    accumulator* acc;  // this thread's accumulation table, or null (accumulate.h)
+    bool serial;            // the launch runs on this thread only
+    bool plain_accumulate;  // accumulations may be plain adds (serial, or private copies: accumulate.h)
+    accumulator* acc;       // this thread's accumulation table, or null (accumulate.h)
 };
 #else
 struct thread_ctx {};

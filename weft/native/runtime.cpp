@@ -252,7 +252,7 @@ int size_class(weft::int64 n) {
 
 }  // namespace
 
-WEFT_EXPORT int weft_runtime_version() { return 2; }
+WEFT_EXPORT int weft_runtime_version() { return 3; }
 
 // Runs the launch; returns ctx->has_error (nonzero: a kernel error was recorded in ctx). With
 // `adaptive`, a launch big enough for several threads may still run on one (see Tuner).
@@ -263,6 +263,7 @@ WEFT_EXPORT int weft_launch(range_fn fn, weft::launch_context* ctx, const void* 
     if (min_per_thread > 0 && n / min_per_thread < parts) parts = n / min_per_thread;
     if (parts <= 1) {
         ctx->serial = 1;
+        ctx->parts = 1;
         fn(ctx, args, 0, n);
         return ctx->has_error;
     }
@@ -274,9 +275,11 @@ WEFT_EXPORT int weft_launch(range_fn fn, weft::launch_context* ctx, const void* 
     auto start = std::chrono::steady_clock::now();
     if (choice == 0) {
         ctx->serial = 1;
+        ctx->parts = 1;
         fn(ctx, args, 0, n);
     } else {
         ctx->serial = 0;  // a reused context may carry the flag from an earlier single-thread launch
+        ctx->parts = int(n < parts ? n : parts);  // the shares that are not empty (run_part)
         pool().run(Job{fn, ctx, args, n, (int)parts});
     }
     if (entry)

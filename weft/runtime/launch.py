@@ -383,6 +383,7 @@ class launch_context_t(ctypes.Structure):
         ("has_error", ctypes.c_int32),
         ("error", kernel_error_t),
         ("serial", ctypes.c_int32),
+        ("parts", ctypes.c_int32),
     ]
 
 
@@ -442,6 +443,11 @@ def kernel_error(inst, ctx):
         return MemoryError(
             f"kernel '{inst.kernel.key}' ran out of memory for the checkpoints of a dynamic loop in its "
             f"backward pass (asked for {e.index[0]} bytes in one thread)"
+        )
+    if e.code == 4:
+        return MemoryError(
+            f"kernel '{inst.kernel.key}' ran out of memory for the per-thread copies of the arrays it "
+            "accumulates into (set wp.config.cpu_threads = 1 to run it on one thread)"
         )
     file, line, text = inst.module_locs[inst.loc_base + e.loc]
     if e.code == 2:
