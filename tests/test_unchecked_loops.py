@@ -93,3 +93,44 @@ def test_gradient_through_unchecked_loop_matches_analytic():
     x64 = xs.astype(np.float64)
     expected = np.sin(x64).sum() + np.cos(x64) * x64.sum()
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+# Constant indices (``drag[0]``) and the contiguity the unchecked body needs: one test per launch
+# picks the unchecked body; a short array or a strided view sends the launch to the checked one.
+
+
+@wp.kernel
+def k_const_index(v: wp.array(dtype=float), coef: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = v[i] * coef[0] + coef[2]
+
+
+def test_analysis_finds_constant_indices():
+    ir = k_const_index.default_instance().ir
+    mark_tid_indexed(ir)
+    assert ir.const_bounds == [("coef", (0,)), ("coef", (2,))]
+    assert sorted(ir.tid_arrays) == ["out", "v"]
+
+
+def test_constant_indices_in_and_out_of_range():
+    v = np.arange(1000, dtype=np.float32)
+    out = wp.zeros(1000, dtype=float)
+    wp.launch(k_const_index, dim=1000, inputs=[wp.array(v), wp.array([2.0, 0.0, 0.5], dtype=float), out])
+    np.testing.assert_array_equal(out.numpy(), v * 2.0 + 0.5)
+    with pytest.raises(IndexError, match="k_const_index"):
+        wp.launch(k_const_index, dim=1000, inputs=[wp.array(v), wp.array([2.0, 0.0], dtype=float), out])
+
+
+def test_strided_views_take_the_checked_body_and_stay_right():
+    base = np.arange(4000, dtype=np.float32)
+    big = wp.array(base)
+    coef = wp.array(np.array([3.0, 0.0, 1.0, 0.0, -1.0, 0.0], dtype=np.float32))
+    out_big = wp.zeros(4000, dtype=float)
+    # every second element: the stride is not the element size
+    wp.launch(k_const_index, dim=2000, inputs=[big[::2], coef[::2], out_big[1::2]])
+    got = out_big.numpy()
+    np.testing.assert_array_equal(got[1::2], base[::2] * 3.0 + -1.0)
+    np.testing.assert_array_equal(got[::2], np.zeros(2000, dtype=np.float32))
+    # in place (out is v): element-wise kernels may be vectorized; each thread reads before it writes
+    wp.launch(k_const_index, dim=4000, inputs=[big, coef, big])
+    np.testing.assert_array_equal(big.numpy(), base * 3.0 + 1.0)
