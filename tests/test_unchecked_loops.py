@@ -134,3 +134,43 @@ def test_strided_views_take_the_checked_body_and_stay_right():
     # in place (out is v): element-wise kernels may be vectorized; each thread reads before it writes
     wp.launch(k_const_index, dim=4000, inputs=[big, coef, big])
     np.testing.assert_array_equal(big.numpy(), base * 3.0 + 1.0)
+
+
+@wp.kernel
+def k_mat_ops(a: wp.array(dtype=wp.mat33), b: wp.array(dtype=wp.mat33), out: wp.array(dtype=wp.mat33),
+              dets: wp.array(dtype=float)):
+    i = wp.tid()
+    c = a[i] * b[i]
+    d = wp.determinant(c)
+    out[i] = wp.inverse(c) * wp.transpose(a[i]) + b[i] * d
+    dets[i] = d
+
+
+def test_mat33_elements_through_their_stride_contiguous_or_not():
+    # 9-component elements are addressed through the array's stride in the fast body (array.h
+    # offset_by_element_size), so strided views run it too; singular matrices invert to zero
+    n = 1000
+    rng = np.random.default_rng(21)
+    a = np.eye(3, dtype=np.float32) + 0.3 * rng.random((2 * n, 3, 3), dtype=np.float32)
+    b = np.eye(3, dtype=np.float32) + 0.3 * rng.random((2 * n, 3, 3), dtype=np.float32)
+    a[4] = 0.0  # singular product at element 4 (contiguous) and 2 (every-second view)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+
+    def expected(x, y):
+        c = x @ y
+        d = np.linalg.det(c)
+        inv = np.zeros_like(c)
+        ok = d != 0
+        inv[ok] = np.linalg.inv(c[ok])
+        return inv @ np.transpose(x, (0, 2, 1)) + y * d[:, None, None], d
+
+    wa, wb = wp.array(a, dtype=wp.mat33), wp.array(b, dtype=wp.mat33)
+    for sl, dim in ((slice(0, 2 * n), 2 * n), (slice(0, 2 * n, 2), n)):
+        out = wp.zeros(2 * n, dtype=wp.mat33)
+        dets = wp.zeros(2 * n, dtype=float)
+        wp.launch(k_mat_ops, dim=dim, inputs=[wa[sl], wb[sl], out[sl], dets[sl]])
+        want, want_d = expected(a64[sl], b64[sl])
+        np.testing.assert_allclose(out.numpy()[sl], want, rtol=2e-4, atol=2e-4)
+        np.testing.assert_allclose(dets.numpy()[sl], want_d, rtol=2e-4, atol=2e-5)
+        if sl.step == 2:
+            np.testing.assert_array_equal(out.numpy()[1::2], 0.0)

@@ -567,14 +567,14 @@ class CPURenderer:
 
     def fast_condition(self, fn, args: str, bounds: str) -> str:
         """C++ test selecting the unchecked body (``args`` prefixes the argument fields, ``bounds``
-        names the launch_bounds): every thread-indexed array covers the launch grid, and every
+        names the launch_bounds): every thread-indexed array covers the launch grid, every
         loop-indexed array covers its loop's range, every constant index is inside its array
-        (access.py ``mark_tid_indexed``); all of them
-        are contiguous in their last dimension (``elem_ptr_nc`` in array.h relies on it)."""
+        (access.py ``mark_tid_indexed``), and all of them have the last-dimension stride that
+        ``elem_ptr_nc`` assumes (array.h ``fast_stride``)."""
         conds = []
         for name in fn.tid_arrays:
             a = f"{args}arg_{name}"
-            conds.append(f"{a}.strides[{fn.tid_ndim - 1}] == sizeof(*{a}.data)")
+            conds.append(f"weft::fast_stride({a}, {fn.tid_ndim - 1})")
             if fn.tid_ndim == 1:
                 conds.append(f"{a}.shape[0] >= {bounds}.size")
             else:
@@ -586,10 +586,10 @@ class CPURenderer:
 
         for name, consts in fn.const_bounds:
             a = f"{args}arg_{name}"
-            conds.append(f"{a}.strides[{len(consts) - 1}] == sizeof(*{a}.data)")
+            conds.append(f"weft::fast_stride({a}, {len(consts) - 1})")
             conds += [f"{a}.shape[{d}] > {c}" for d, c in enumerate(consts)]
         for name, start, stop in fn.loop_bounds:
-            conds.append(f"{args}arg_{name}.strides[0] == sizeof(*{args}arg_{name}.data)")
+            conds.append(f"weft::fast_stride({args}arg_{name}, 0)")
             conds.append(f"{value(start)} >= 0 && {value(stop)} <= weft::int64({args}arg_{name}.shape[0])")
         return " && ".join(conds)
 

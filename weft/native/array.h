@@ -7,23 +7,74 @@ namespace weft {
 
 // Element addresses without the bounds check (see element<> below). The fast body that uses them
 // runs only when every array it indexes this way has a contiguous last dimension (its stride is
-// the element size: checked once per launch), so the last index needs no stride multiply and the
-// compiler can vectorize element-wise task loops.
+// the element size: checked once per launch), so the last index can be a plain pointer offset.
+//
+// How the compiler vectorizes a task loop depends on how that offset is written. With the
+// constant element size it interleaves the components of a group of consecutive elements with
+// shuffles, which is fast for 1, 2, 3, 4, 8 or 16 components but fails or degrades for others
+// (a mat33's 9 floats: no vectorization, or 2 lanes). With the stride read from the array
+// descriptor it loads each component with strided (gather) loads instead, which vectorizes
+// any element 8 lanes wide: a mat33 kernel ran 1.4x faster, a vec3 one 3x slower. So the
+// element type decides.
+template <unsigned N, typename S>
+struct vec_t;
+template <unsigned R, unsigned C, typename S>
+struct mat_t;
+template <typename S>
+struct transform_t;
+template <typename T>
+struct element_components {
+    static constexpr unsigned value = 1;
+};
+template <unsigned N, typename S>
+struct element_components<vec_t<N, S>> {
+    static constexpr unsigned value = N;
+};
+template <unsigned R, unsigned C, typename S>
+struct element_components<mat_t<R, C, S>> {
+    static constexpr unsigned value = R * C;
+};
+template <typename S>
+struct element_components<transform_t<S>> {
+    static constexpr unsigned value = 7;
+};
+template <typename T>
+struct offset_by_element_size {
+    static constexpr unsigned n = element_components<T>::value;
+    static constexpr bool value = n <= 4 || n == 8 || n == 16;
+};
+template <typename T>
+WEFT_FN T* last_index(T* row, const array_t<T>& a, int d, int64 i) {
+    if constexpr (offset_by_element_size<T>::value)
+        return row + i;
+    else
+        return (T*)((char*)row + i * a.strides[d]);
+}
+// The per-launch test the fast body needs for dimension d: a stride equal to the element size
+// where last_index assumes it. Elements indexed through their stride need no test, and must not
+// get one: the compiler would learn the stride's value and fall back to the interleaved code.
+template <typename T>
+WEFT_FN bool fast_stride(const array_t<T>& a, int d) {
+    if constexpr (offset_by_element_size<T>::value)
+        return a.strides[d] == int64(sizeof(T));
+    else
+        return true;
+}
 template <typename T>
 WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0) {
-    return base + i0;
+    return last_index(base, a, 0, i0);
 }
 template <typename T>
 WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1) {
-    return (T*)((char*)base + i0 * a.strides[0]) + i1;
+    return last_index((T*)((char*)base + i0 * a.strides[0]), a, 1, i1);
 }
 template <typename T>
 WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1, int64 i2) {
-    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1]) + i2;
+    return last_index((T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1]), a, 2, i2);
 }
 template <typename T>
 WEFT_FN T* elem_ptr_nc(T* base, const array_t<T>& a, int64 i0, int64 i1, int64 i2, int64 i3) {
-    return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2]) + i3;
+    return last_index((T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2]), a, 3, i3);
 }
 
 // element<CHECK>(base, a, loc, i...): the address of an element of the data or gradient buffer,
