@@ -384,3 +384,26 @@ def test_private_gradient_copies_for_a_spring_backward():
         got_x, got_v = with_threads(threads, run)
         np.testing.assert_allclose(got_x, gx, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(got_v, gv, rtol=1e-4, atol=1e-4)
+
+
+def test_kernel_error_during_private_copies_leaves_the_next_launch_right():
+    n, m = 200_000, 500
+    idx = (np.arange(n) % m).astype(np.int32)
+    bad = idx.copy()
+    bad[n - 10] = m + 7  # out of bounds in the last share
+    xs = np.full(n, 0.5, dtype=np.float32)
+    src = wp.array(np.repeat(xs[:, None], 3, axis=1), dtype=wp.vec3)
+
+    def launch(index):
+        dst = wp.zeros(m, dtype=wp.vec3)
+        wp.launch(k_scatter_vec3, dim=n, inputs=[src, wp.array(index, dtype=int), dst])
+        return dst.numpy()
+
+    def run():
+        with pytest.raises(IndexError, match="k_scatter_vec3"):
+            launch(bad)
+        return launch(idx)
+
+    expected = np.full((m, 3), 0.5 * n / m, dtype=np.float32)
+    for threads in (2, 3):
+        np.testing.assert_array_equal(with_threads(threads, run), expected)
