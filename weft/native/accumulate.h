@@ -113,21 +113,12 @@ template <typename S>
 struct accum_scalar<quat_t<S>> : accum_scalar<S> {};
 template <typename S>
 struct accum_scalar<transform_t<S>> : accum_scalar<S> {};
-template <typename A, typename B>
-struct same_type {
-    static constexpr bool value = false;
-};
-template <typename A>
-struct same_type<A, A> {
-    static constexpr bool value = true;
-};
-
 // The target for pointer `ptr` (a.data or a.grad of the entry point's argument copy): only
 // contiguous C-order arrays (the copy must have the same layout); a null pointer has no target.
 template <typename T>
 inline private_target private_target_of(T*& ptr, const array_t<T>& a) {
     typedef typename accum_scalar<T>::type S;
-    int32 kind = same_type<S, float32>::value ? 1 : same_type<S, float64>::value ? 2 : 0;
+    int32 kind = is_same_type<S, float32>::value ? 1 : is_same_type<S, float64>::value ? 2 : 0;
     int64 n = 1, stride = int64(sizeof(T));
     for (int d = a.ndim - 1; d >= 0; --d) {
         if (a.shape[d] != 1 && a.strides[d] != stride) kind = 0;
