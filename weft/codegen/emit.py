@@ -503,7 +503,7 @@ class CPURenderer:
 
     def kernel_entry(self, inst, mode, has_fast) -> list:
         """The exported range function: runs tasks [begin, end), catching kernel errors. With a
-        fast variant, it is used when every thread-indexed array covers the launch grid."""
+        fast variant, it is used when ``fast_condition`` holds for the launch."""
         fn, sym = inst.ir, inst.symbol
         # The arguments and bounds are copied to locals: the body's stores cannot alias a local
         # whose address does not escape, so the compiler keeps them in registers across tasks
@@ -520,18 +520,7 @@ class CPURenderer:
             "    try {",
         ]
         if fn.accum_params:
-            field = "data" if mode == "forward" else "grad"
-            targets = [
-                f"weft::private_target_of(local_args.arg_{name}.{field}, local_args.arg_{name})"
-                for name in fn.accum_targets[mode]
-            ]
-            cond = self.accumulate_condition(inst)
-            if targets:
-                out.append(f"        const weft::private_target targets[] = {{{', '.join(targets)}}};")
-                out.append(f"        weft::accumulate_scope accumulate(tc, {cond}, ctx, begin, targets);")
-                out.append("        accumulate.check();")
-            else:
-                out.append(f"        weft::accumulate_scope accumulate(tc, {cond});")
+            out += self.accumulate_scope(inst, mode, "        ")
         cond = None
         if has_fast:
             # The range test lets the compiler see the int32 thread index equals the task number.
@@ -592,6 +581,25 @@ class CPURenderer:
             conds.append(f"weft::fast_stride({args}arg_{name}, 0)")
             conds.append(f"{value(start)} >= 0 && {value(stop)} <= weft::int64({args}arg_{name}.shape[0])")
         return " && ".join(conds)
+
+    def accumulate_scope(self, inst, mode, ind) -> list:
+        """The accumulation scope of an entry point (native/accumulate.h): the runtime overlap
+        test, and the arrays this pass accumulates into (forward: the atomics' data; backward:
+        the read-only arrays' gradients), which may get per-thread private copies."""
+        fn = inst.ir
+        field = "data" if mode == "forward" else "grad"
+        targets = [
+            f"weft::private_target_of(local_args.arg_{name}.{field}, local_args.arg_{name})"
+            for name in fn.accum_targets[mode]
+        ]
+        cond = self.accumulate_condition(inst)
+        if not targets:
+            return [f"{ind}weft::accumulate_scope accumulate(tc, {cond});"]
+        return [
+            f"{ind}const weft::private_target targets[] = {{{', '.join(targets)}}};",
+            f"{ind}weft::accumulate_scope accumulate(tc, {cond}, ctx, begin, targets);",
+            f"{ind}accumulate.check();",
+        ]
 
     def accumulate_condition(self, inst) -> str:
         """C++ test that no accumulated array overlaps another array argument (data or gradient)."""
