@@ -18,6 +18,7 @@ from . import config
 from .codegen.access import access_events
 from .runtime import launch as _launch
 from .runtime import recording
+from .vector_types import _Composite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,14 +97,20 @@ def _check_dead_ends(rec, by_name, access, read_later):
 
 
 def _adjoint_launch(rec, adj):
-    """A prepared adjoint ``wp.Launch`` for a recorded launch whose arguments are all arrays or
-    Python numbers (values that cannot change behind the tape's back), else None."""
+    """A prepared adjoint ``wp.Launch`` for a recorded launch whose arguments are all arrays,
+    Python numbers or vector/matrix values, else None. Vector values can be changed in place, so
+    ``_value_key`` puts their bytes in the key the prepared launch is reused under."""
     from .array import array
 
     params = tuple(rec.inputs) + tuple(rec.outputs)
-    if not all(type(p) in (int, float, bool) or isinstance(p, array) for p in params):
+    if not all(type(p) in (int, float, bool) or isinstance(p, (array, _Composite)) for p in params):
         return None
     return _launch_adjoint(rec, adj, record_cmd=True)
+
+
+def _value_key(params) -> tuple:
+    """The current bytes of the vector/matrix arguments of a launch (mutable ctypes values)."""
+    return tuple(bytes(p) for p in params if isinstance(p, _Composite))
 
 
 def _launch_adjoint(rec, adj, record_cmd=False):
@@ -338,7 +345,7 @@ class Tape:
                 continue
             params = list(rec.inputs) + list(rec.outputs)
             adj = [self.get_adjoint(p) for p in params]
-            key = tuple(map(id, adj))
+            key = (tuple(map(id, adj)), _value_key(params))
             cmd = self._adjoint_cmds.get(id(rec))
             if cmd is not None and cmd[0] == key:  # same arrays and gradients as last time
                 read_later.update(cmd[2])
