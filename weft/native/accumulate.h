@@ -81,9 +81,10 @@ inline accumulator* thread_accumulator() {
 // atomic_add targets, or the gradients of arrays the backward only reads), every thread but the
 // one running the first share gets a zeroed private copy of each target and adds into it
 // plainly; the first share adds plainly into the arrays themselves, since no other thread
-// touches them. The last thread to finish adds the copies into the arrays, in the order of the
-// shares (so a given thread count always sums in the same order). No atomics and no table
-// evictions: a scatter over a few thousand addresses (cloth springs) scales with the threads.
+// touches them. When all shares have run their tasks, each thread adds a slice of every copy
+// into its array, copies of one array in the order of the shares (so a given thread count
+// always sums in the same order), and clears it. No atomics and no table evictions: a scatter
+// over a few thousand addresses (cloth springs) scales with the threads.
 //
 // A target: the address of the data or gradient pointer in the entry point's copy of the
 // arguments (swapped for the private copy), its byte size, and the scalar kind (1 float,
@@ -138,45 +139,71 @@ struct private_record {
 struct private_registry {
     static constexpr int32 MAX = 256;
     private_record rec[MAX];
-    int32 count;     // records so far (atomic)
-    int32 finished;  // shares done (atomic)
+    int32 count;     // records so far
+    int32 finished;  // shares done with their tasks
+    int32 slices;    // slices of the final sum handed out
+    int32 done;      // shares done with their slice
 };
 // One registry per module: the runtime runs one multi-threaded launch at a time.
 inline private_registry& registry() {
     static private_registry r;
     return r;
 }
-// This thread's private copies, kept for reuse (64-byte aligned, grown as needed).
+// This thread's private copies, kept for reuse (64-byte aligned, grown as needed). They are zero
+// at rest: a share finds them zeroed, and the final sum clears what it adds.
 inline char* private_space(int64 bytes) {
     static thread_local char* space = nullptr;
     static thread_local int64 cap = 0;
     if (bytes > cap) {
         free(space);
-        int64 want = bytes < 2 * cap ? 2 * cap : bytes;
-        space = (char*)aligned_alloc(64, size_t((want + 63) / 64 * 64));
+        int64 want = (bytes < 2 * cap ? 2 * cap : bytes + 63) / 64 * 64;
+        space = (char*)aligned_alloc(64, size_t(want));
         cap = space ? want : 0;
+        if (space) memset(space, 0, size_t(want));
     }
     return space;
 }
 
 template <typename S>
-inline void add_copy(S* array, const S* copy, int64 n) {
-    for (int64 k = 0; k < n; ++k) array[k] += copy[k];
+inline void add_and_clear(S* array, S* copy, int64 lo, int64 hi) {
+    for (int64 k = lo; k < hi; ++k) {
+        array[k] += copy[k];
+        copy[k] = S(0);
+    }
 }
-inline void sum_private_copies(private_registry& r) {
+// Every share ends here: it waits until all shares have run their tasks, then adds slice
+// `slice` of every copy into its array (and clears it). Copies of one array are added in share
+// order, so the sum of each element does not depend on which thread adds it.
+inline void sum_private_slice(private_registry& r, int32 slice, int32 parts) {
     int32 n = __atomic_load_n(&r.count, __ATOMIC_ACQUIRE);
-    for (int32 i = 1; i < n; ++i)  // insertion sort by share: n is the number of threads - 1 times targets
-        for (int32 j = i; j > 0 && r.rec[j].begin < r.rec[j - 1].begin; --j) {
-            private_record t = r.rec[j];
-            r.rec[j] = r.rec[j - 1];
-            r.rec[j - 1] = t;
-        }
+    int32 order[private_registry::MAX];
     for (int32 i = 0; i < n; ++i) {
-        const private_record& c = r.rec[i];
+        int32 j = i;
+        for (; j > 0 && r.rec[order[j - 1]].begin > r.rec[i].begin; --j) order[j] = order[j - 1];
+        order[j] = i;
+    }
+    for (int32 i = 0; i < n; ++i) {
+        const private_record& c = r.rec[order[i]];
+        int64 scalars = c.bytes / (c.kind == 1 ? 4 : 8);
+        int64 lo = scalars * slice / parts, hi = scalars * (slice + 1) / parts;
         if (c.kind == 1)
-            add_copy((float32*)c.array, (const float32*)c.copy, c.bytes / 4);
+            add_and_clear((float32*)c.array, (float32*)c.copy, lo, hi);
         else
-            add_copy((float64*)c.array, (const float64*)c.copy, c.bytes / 8);
+            add_and_clear((float64*)c.array, (float64*)c.copy, lo, hi);
+    }
+}
+inline void end_private_share(int32 parts) {
+    private_registry& r = registry();
+    __atomic_add_fetch(&r.finished, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&r.finished, __ATOMIC_ACQUIRE) < parts) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+    sum_private_slice(r, __atomic_fetch_add(&r.slices, 1, __ATOMIC_ACQ_REL), parts);
+    if (__atomic_add_fetch(&r.done, 1, __ATOMIC_ACQ_REL) == parts) {  // the others are past the registry
+        r.count = r.slices = r.finished = 0;
+        __atomic_store_n(&r.done, 0, __ATOMIC_RELEASE);
     }
 }
 
@@ -217,7 +244,6 @@ struct accumulate_scope {
             failed = true;
             return;
         }
-        memset(space, 0, size_t(total));
         private_registry& r = registry();
         for (int32 k = 0; k < N; ++k) {
             if (t[k].bytes == 0) continue;
@@ -242,14 +268,7 @@ struct accumulate_scope {
             tc.acc->flush();
             tc.acc = nullptr;
         }
-        if (ctx) {
-            private_registry& r = registry();
-            if (__atomic_add_fetch(&r.finished, 1, __ATOMIC_ACQ_REL) == ctx->parts) {
-                sum_private_copies(r);
-                __atomic_store_n(&r.count, 0, __ATOMIC_RELAXED);
-                __atomic_store_n(&r.finished, 0, __ATOMIC_RELEASE);
-            }
-        }
+        if (ctx) end_private_share(ctx->parts);
     }
 };
 
