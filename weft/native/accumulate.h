@@ -13,6 +13,12 @@
 // of float additions, which atomics never fixed anyway. On CUDA (and for other scalar types) an
 // accumulation is the plain atomic.
 #pragma once
+#if !defined(WEFT_CUDA) && !defined(_WIN32)
+#include <sched.h>
+#define WEFT_YIELD() sched_yield()
+#else
+#define WEFT_YIELD() ((void)0)
+#endif
 #include "core.h"
 #include "array.h"
 #include "vec_types.h"
@@ -195,10 +201,16 @@ inline void sum_private_slice(private_registry& r, int32 slice, int32 parts) {
 inline void end_private_share(int32 parts) {
     private_registry& r = registry();
     __atomic_add_fetch(&r.finished, 1, __ATOMIC_ACQ_REL);
-    while (__atomic_load_n(&r.finished, __ATOMIC_ACQUIRE) < parts) {
+    // Spin briefly, then yield the core: with more threads than cores (cpu_threads above the core
+    // count, or other programs running) the share still running may need this core to finish.
+    for (int spins = 0; __atomic_load_n(&r.finished, __ATOMIC_ACQUIRE) < parts; ++spins) {
+        if (spins < 4096) {
 #if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
+            __builtin_ia32_pause();
 #endif
+        } else {
+            WEFT_YIELD();
+        }
     }
     sum_private_slice(r, __atomic_fetch_add(&r.slices, 1, __ATOMIC_ACQ_REL), parts);
     if (__atomic_add_fetch(&r.done, 1, __ATOMIC_ACQ_REL) == parts) {  // the others are past the registry
