@@ -35,8 +35,10 @@ struct quat_t {
     T x, y, z, w;
     WEFT_FN quat_t() : x(T(0)), y(T(0)), z(T(0)), w(T(0)) {}
     WEFT_FN quat_t(T x_, T y_, T z_, T w_) : x(x_), y(y_), z(z_), w(w_) {}
-    WEFT_FN T& operator[](int i) { return (&x)[i]; }
-    WEFT_FN const T& operator[](int i) const { return (&x)[i]; }
+    // Component i by name: `(&x)[i]` steps past member x, which is undefined behaviour that an
+    // optimizer may exploit in vectorized loops.
+    WEFT_FN T& operator[](int i) { return i == 0 ? x : i == 1 ? y : i == 2 ? z : w; }
+    WEFT_FN const T& operator[](int i) const { return i == 0 ? x : i == 1 ? y : i == 2 ? z : w; }
 };
 
 template <typename T>

@@ -87,7 +87,7 @@ def cache_entry(stem: str, source: str, defines, include_dirs=()) -> str:
     d = cache_dir()
     key = hashlib.sha256(
         "\n".join(
-            [VERSION, source, headers_digest(), cpu.compiler_identity(d), " ".join(cpu.BASE_FLAGS)]
+            [VERSION, source, headers_digest(), cpu.compiler_identity(d), " ".join(cpu.BASE_FLAGS + cpu.GCC_FLAGS)]
             + [*defines, *include_dirs]
         ).encode()
     ).hexdigest()[:16]
