@@ -29,10 +29,10 @@ BASE_FLAGS = ["-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-
 GCC_FLAGS = ["--param=inline-unit-growth=200"]
 
 
-@functools.lru_cache(maxsize=None)
-def compiler_flags(cxx: str) -> tuple:
-    """The flags for compiler ``cxx``: BASE_FLAGS, plus GCC_FLAGS unless it is clang."""
-    return tuple(BASE_FLAGS) + (() if "clang" in _version_line(cxx).lower() else tuple(GCC_FLAGS))
+def compiler_flags(identity: str) -> tuple:
+    """The flags for the compiler ``compiler_identity`` describes: BASE_FLAGS, plus GCC_FLAGS
+    unless it is clang (its version line is memoised, so this starts no process)."""
+    return tuple(BASE_FLAGS) + (() if "clang" in identity.lower() else tuple(GCC_FLAGS))
 
 
 @functools.lru_cache(maxsize=None)
@@ -110,7 +110,8 @@ def compile_shared(source_path: str, output_path: str, defines=(), include_dirs=
     fd, tmp = tempfile.mkstemp(prefix=".build_", suffix=".so", dir=out_dir)
     os.close(fd)
     includes = [f"-I{d}" for d in (NATIVE_DIR, *include_dirs)]
-    cmd = [cxx, *compiler_flags(cxx), *[f"-D{d}" for d in defines], *includes, source_path, "-o", tmp]
+    flags = compiler_flags(compiler_identity(out_dir))
+    cmd = [cxx, *flags, *[f"-D{d}" for d in defines], *includes, source_path, "-o", tmp]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
