@@ -100,31 +100,11 @@ struct private_target {
     int64 bytes;
     int32 kind;
 };
-template <typename T>
-struct accum_scalar {
-    typedef void type;
-};
-template <>
-struct accum_scalar<float32> {
-    typedef float32 type;
-};
-template <>
-struct accum_scalar<float64> {
-    typedef float64 type;
-};
-template <unsigned N, typename S>
-struct accum_scalar<vec_t<N, S>> : accum_scalar<S> {};
-template <unsigned R, unsigned C, typename S>
-struct accum_scalar<mat_t<R, C, S>> : accum_scalar<S> {};
-template <typename S>
-struct accum_scalar<quat_t<S>> : accum_scalar<S> {};
-template <typename S>
-struct accum_scalar<transform_t<S>> : accum_scalar<S> {};
 // The target for pointer `ptr` (a.data or a.grad of the entry point's argument copy): only
 // contiguous C-order arrays (the copy must have the same layout); a null pointer has no target.
 template <typename T>
 inline private_target private_target_of(T*& ptr, const array_t<T>& a) {
-    typedef typename accum_scalar<T>::type S;
+    typedef typename element_traits<T>::scalar S;
     int32 kind = is_same_type<S, float32>::value ? 1 : is_same_type<S, float64>::value ? 2 : 0;
     int64 n = 1, stride = int64(sizeof(T));
     for (int d = a.ndim - 1; d >= 0; --d) {

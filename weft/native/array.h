@@ -21,26 +21,39 @@ struct vec_t;
 template <unsigned R, unsigned C, typename S>
 struct mat_t;
 template <typename S>
+struct quat_t;
+template <typename S>
 struct transform_t;
+// element_traits<T>: how many scalar components an array element has, and their type (a scalar
+// and any other element, such as a struct, count as one component of its own type).
 template <typename T>
-struct element_components {
-    static constexpr unsigned value = 1;
+struct element_traits {
+    static constexpr unsigned components = 1;
+    typedef T scalar;
 };
 template <unsigned N, typename S>
-struct element_components<vec_t<N, S>> {
-    static constexpr unsigned value = N;
+struct element_traits<vec_t<N, S>> {
+    static constexpr unsigned components = N;
+    typedef S scalar;
 };
 template <unsigned R, unsigned C, typename S>
-struct element_components<mat_t<R, C, S>> {
-    static constexpr unsigned value = R * C;
+struct element_traits<mat_t<R, C, S>> {
+    static constexpr unsigned components = R * C;
+    typedef S scalar;
 };
 template <typename S>
-struct element_components<transform_t<S>> {
-    static constexpr unsigned value = 7;
+struct element_traits<quat_t<S>> {
+    static constexpr unsigned components = 4;
+    typedef S scalar;
+};
+template <typename S>
+struct element_traits<transform_t<S>> {
+    static constexpr unsigned components = 7;
+    typedef S scalar;
 };
 template <typename T>
 struct offset_by_element_size {
-    static constexpr unsigned n = element_components<T>::value;
+    static constexpr unsigned n = element_traits<T>::components;
     static constexpr bool value = n <= 4 || n == 8 || n == 16;
 };
 template <typename T>
