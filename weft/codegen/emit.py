@@ -580,7 +580,7 @@ class CPURenderer:
         for name, start, stop in fn.loop_bounds:
             conds.append(f"weft::fast_stride({args}arg_{name}, 0)")
             conds.append(f"{value(start)} >= 0 && {value(stop)} <= weft::int64({args}arg_{name}.shape[0])")
-        return " && ".join(conds)
+        return " && ".join(dict.fromkeys(conds))  # an array indexed several ways is tested once
 
     def accumulate_scope(self, inst, mode, ind) -> list:
         """The accumulation scope of an entry point (native/accumulate.h): the runtime overlap
@@ -603,9 +603,9 @@ class CPURenderer:
 
     def accumulate_condition(self, inst) -> str:
         """C++ test that no accumulated array overlaps another array argument (data or gradient)."""
-        fn, sym = inst.ir, inst.symbol
+        fn = inst.ir
         arrays = [p.name for p in fn.params if isinstance(p.var.type, wt.ArrayType)]
-        arg = f"((const wp_args_{sym}*)args)->arg_{{}}"
+        arg = "local_args.arg_{}"  # the entry point's copy, before private copies are swapped in
         tests = [
             f"weft::arrays_apart({arg.format(p)}, {arg.format(q)})"
             for k, p in enumerate(arrays)

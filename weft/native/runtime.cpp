@@ -254,6 +254,15 @@ int size_class(weft::int64 n) {
 
 WEFT_EXPORT int weft_runtime_version() { return 3; }
 
+namespace {
+// The whole launch on the calling thread (the entry points then skip atomics and copies).
+void run_serial(range_fn fn, weft::launch_context* ctx, const void* args, weft::int64 n) {
+    ctx->serial = 1;
+    ctx->parts = 1;
+    fn(ctx, args, 0, n);
+}
+}  // namespace
+
 // Runs the launch; returns ctx->has_error (nonzero: a kernel error was recorded in ctx). With
 // `adaptive`, a launch big enough for several threads may still run on one (see Tuner).
 WEFT_EXPORT int weft_launch(range_fn fn, weft::launch_context* ctx, const void* args, weft::int64 n, int nthreads,
@@ -262,9 +271,7 @@ WEFT_EXPORT int weft_launch(range_fn fn, weft::launch_context* ctx, const void* 
     weft::int64 parts = nthreads;
     if (min_per_thread > 0 && n / min_per_thread < parts) parts = n / min_per_thread;
     if (parts <= 1) {
-        ctx->serial = 1;
-        ctx->parts = 1;
-        fn(ctx, args, 0, n);
+        run_serial(fn, ctx, args, n);
         return ctx->has_error;
     }
     // One launch at a time uses the pool (and the tuner); a concurrent launch from another Python
@@ -274,9 +281,7 @@ WEFT_EXPORT int weft_launch(range_fn fn, weft::launch_context* ctx, const void* 
     int choice = entry ? Tuner::choose(*entry) : 1;
     auto start = std::chrono::steady_clock::now();
     if (choice == 0) {
-        ctx->serial = 1;
-        ctx->parts = 1;
-        fn(ctx, args, 0, n);
+        run_serial(fn, ctx, args, n);
     } else {
         ctx->serial = 0;  // a reused context may carry the flag from an earlier single-thread launch
         ctx->parts = int(n < parts ? n : parts);  // the shares that are not empty (run_part)
