@@ -511,17 +511,26 @@ def launch(
             f"kernel '{kernel.key}' takes {len(kernel.arg_names)} arguments ({', '.join(kernel.arg_names)}) "
             f"but {len(params)} were given"
         )
+    adj_params = None
+    if adjoint:
+        adj_params = [*adj_inputs, *adj_outputs]
+        if len(adj_params) != len(params):
+            raise TypeError(
+                f"kernel '{kernel.key}': an adjoint launch needs adj_inputs/adj_outputs matching its "
+                f"{len(params)} arguments, got {len(adj_params)}"
+            )
     if (device is not None and device != "cpu") or _device._current.ordinal >= 0:
         target = _device.get_device(device)
         if target.ordinal >= 0:
-            return _launch_cuda(
+            from . import cuda_launch
+
+            return cuda_launch.launch(
                 kernel,
                 dim,
                 params,
                 inputs,
                 outputs,
-                adj_inputs,
-                adj_outputs,
+                adj_params,
                 target,
                 stream,
                 adjoint,
@@ -535,14 +544,6 @@ def launch(
     launcher = inst.launcher or prepare(inst)
     if launcher.tid_ndim > 1:
         check_grid(inst, bounds, dim)
-    adj_params = None
-    if adjoint:
-        adj_params = [*adj_inputs, *adj_outputs]
-        if len(adj_params) != len(params):
-            raise TypeError(
-                f"kernel '{kernel.key}': an adjoint launch needs adj_inputs/adj_outputs matching its "
-                f"{len(params)} arguments, got {len(adj_params)}"
-            )
     if record_cmd:
         from .launch_object import Launch
 
@@ -553,49 +554,6 @@ def launch(
         if tape is not None:
             tape.record_launch(kernel, inst, dim, list(inputs), list(outputs), device)
     run(inst, bounds, args_struct, adjoint)
-
-
-def _launch_cuda(
-    kernel,
-    dim,
-    params,
-    inputs,
-    outputs,
-    adj_inputs,
-    adj_outputs,
-    device,
-    stream,
-    adjoint,
-    record_tape,
-    record_cmd,
-    max_blocks,
-    block_dim,
-):
-    adj_params = None
-    if adjoint:
-        adj_params = [*adj_inputs, *adj_outputs]
-        if len(adj_params) != len(params):
-            raise TypeError(
-                f"kernel '{kernel.key}': an adjoint launch needs adj_inputs/adj_outputs matching its "
-                f"{len(params)} arguments, got {len(adj_params)}"
-            )
-    from . import cuda_launch
-
-    return cuda_launch.launch(
-        kernel,
-        dim,
-        params,
-        inputs,
-        outputs,
-        adj_params,
-        device,
-        stream,
-        adjoint,
-        record_tape,
-        record_cmd,
-        max_blocks,
-        block_dim,
-    )
 
 
 def _check_device(device):
