@@ -110,16 +110,22 @@ def cached_library(stem: str, source: str, defines, include_dirs=()) -> ctypes.C
     return ctypes.CDLL(so_path)
 
 
-def _load_verified(so_path, sum_path):
+def read_verified(path: str, sum_path: str):
+    """The bytes of a cache entry, or None when it is missing or does not match its checksum
+    (a damaged or half-written entry: the caller rebuilds it)."""
     try:
-        with open(so_path, "rb") as f:
+        with open(path, "rb") as f:
             data = f.read()
         with open(sum_path, "rb") as f:
             expected = f.read().decode().strip()
     except OSError:
         return None
-    if hashlib.sha256(data).hexdigest() != expected:
-        return None  # damaged or half-written entry: rebuild
+    return data if hashlib.sha256(data).hexdigest() == expected else None
+
+
+def _load_verified(so_path, sum_path):
+    if read_verified(so_path, sum_path) is None:
+        return None
     try:
         return ctypes.CDLL(so_path)
     except OSError:

@@ -22,6 +22,7 @@ import re
 
 from ..codegen.errors import WeftBuildError
 from . import cpu
+from .module import _write_atomic, read_verified
 
 # Fixed options: C++17 like the host build, IEEE math (no --use_fast_math: NaN/inf semantics of
 # the builtins rely on it), unannotated functions default to device code, no warnings (generated
@@ -208,8 +209,6 @@ def _cache_paths(stem: str, source: str, arch: int, use_ptx: bool, defines, fast
 
 def _store(base: str, image_path: str, sum_path: str, source, image: bytes):
     """Write an image and its checksum (and, unless ``source`` is None, the source beside them)."""
-    from .module import _write_atomic
-
     if source is not None:
         _write_atomic(base + ".cu", source.encode())
     _write_atomic(image_path, image)
@@ -219,7 +218,7 @@ def _store(base: str, image_path: str, sum_path: str, source, image: bytes):
 def cached_image(stem: str, source: str, arch: int, use_ptx: bool, defines=()) -> bytes:
     """The compiled image of ``source``, from the disk cache when a verified entry exists."""
     base, image_path, sum_path = _cache_paths(stem, source, arch, use_ptx, defines)
-    image = _read_verified(image_path, sum_path)
+    image = read_verified(image_path, sum_path)
     if image is None:
         image = compile_source(source, os.path.basename(base) + ".cu", arch, use_ptx, defines)
         _store(base, image_path, sum_path, source, image)
@@ -231,24 +230,12 @@ def cached_images(stem: str, source: str, arch: int, defines=(), fast: bool = Fa
     (``fast``: with ``FAST_OPTION``, cached apart from the fully optimised images)."""
     ptx_paths = _cache_paths(stem, source, arch, True, defines, fast)
     cubin_paths = _cache_paths(stem, source, arch, False, defines, fast)
-    ptx, cubin = _read_verified(*ptx_paths[1:]), _read_verified(*cubin_paths[1:])
+    ptx, cubin = read_verified(*ptx_paths[1:]), read_verified(*cubin_paths[1:])
     if ptx is None or cubin is None:
         ptx, cubin = compile_both(source, os.path.basename(cubin_paths[0]) + ".cu", arch, defines, fast)
         _store(*ptx_paths, None, ptx)  # one copy of the source: NVRTC's messages name the CUBIN's
         _store(*cubin_paths, source, cubin)
     return ptx, cubin
-
-
-def _read_verified(image_path: str, sum_path: str):
-    """The cached image, or None when it is missing or does not match its checksum."""
-    try:
-        with open(image_path, "rb") as f:
-            data = f.read()
-        with open(sum_path, "rb") as f:
-            expected = f.read().decode().strip()
-    except OSError:
-        return None
-    return data if hashlib.sha256(data).hexdigest() == expected else None
 
 
 def images_job(job: tuple) -> tuple:
