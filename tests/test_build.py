@@ -9,20 +9,13 @@ import textwrap
 
 import numpy as np
 import pytest
+from markers import location_of
 
 import weft as wp
 from weft.runtime import cpu
 from weft.runtime import module as weft_module
 
 THIS_FILE = os.path.abspath(__file__)
-
-
-def line_of(marker):
-    with open(THIS_FILE) as f:
-        for n, text in enumerate(f, 1):
-            if text.rstrip().endswith("# " + marker):
-                return n
-    raise AssertionError(f"marker {marker} not found")
 
 
 @pytest.fixture
@@ -120,7 +113,7 @@ def test_backward_library_reports_errors_at_the_python_line():
             adjoint=True,
         )
     msg = str(info.value)
-    assert "index 7" in msg and "k_gather" in msg and f"{THIS_FILE}:{line_of('OOB:gather')}" in msg, msg
+    assert "index 7" in msg and "k_gather" in msg and location_of(THIS_FILE, "OOB:gather") in msg, msg
 
 
 def test_compiler_identity_is_memoised_per_compiler_binary(tmp_path, monkeypatch):

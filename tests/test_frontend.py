@@ -18,6 +18,7 @@ import typing
 
 import numpy as np
 import pytest
+from markers import location_of
 
 import weft as wp
 from weft import sin as imported_sin
@@ -740,15 +741,6 @@ def test_print_and_printf(capfd):
 # ---------------------------------------------------------------------------------------------
 
 
-def line_of(marker):
-    """The line number in this file of the code line carrying ``marker`` in a comment."""
-    with open(THIS_FILE) as f:
-        for n, text in enumerate(f, 1):
-            if text.rstrip().endswith("# " + marker):
-                return n
-    raise AssertionError(f"marker {marker} not found")
-
-
 def check_compile_error(kernel, inputs, marker, *words, cls=wp.WarpCodegenError):
     with pytest.raises(wp.WarpCodegenError) as info:
         wp.launch(kernel, dim=1, inputs=inputs)
@@ -756,7 +748,7 @@ def check_compile_error(kernel, inputs, marker, *words, cls=wp.WarpCodegenError)
     assert isinstance(err, cls), type(err)
     msg = str(err)
     assert kernel.__name__ in msg, msg
-    assert f"{THIS_FILE}:{line_of(marker)}" in msg, msg
+    assert location_of(THIS_FILE, marker) in msg, msg
     for w in words:
         assert w in msg, msg
     return msg
@@ -917,7 +909,7 @@ def test_error_in_func_names_the_func_line():
         wp.launch(k_err_in_func, dim=1, inputs=[fa()])
     msg = str(info.value)
     assert "undefined_in_func" in msg
-    assert f"{THIS_FILE}:{line_of('E:in-func')}" in msg, msg
+    assert location_of(THIS_FILE, "E:in-func") in msg, msg
 
 
 def test_error_func_overload_mismatch():
@@ -973,7 +965,7 @@ def test_error_tid_in_func():
 
     with pytest.raises(wp.WarpCodegenError) as info:
         wp.launch(k_err_tid_func, dim=1, inputs=[fa()])
-    assert f"{THIS_FILE}:{line_of('E:tid-in-func')}" in str(info.value)
+    assert location_of(THIS_FILE, "E:tid-in-func") in str(info.value)
 
 
 def test_parameter_names_that_are_cpp_keywords():

@@ -14,22 +14,13 @@ import time
 
 import numpy as np
 import pytest
+from markers import location_of
+from threads import with_threads
 
 import weft as wp
 from weft.runtime import module as weft_module
 
-from threads import with_threads
-
 THIS_FILE = os.path.abspath(__file__)
-
-
-def line_of(marker):
-    """The line number in this file of the code line ending with the comment ``# marker``."""
-    with open(THIS_FILE) as f:
-        for n, text in enumerate(f, 1):
-            if text.rstrip().endswith("# " + marker):
-                return n
-    raise AssertionError(f"marker {marker} not found")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,7 +204,7 @@ def check_index_error(info, index, shape, kernel_name, marker):
     assert f"index {index}" in msg, msg
     assert str(shape) in msg, msg
     assert f"'{kernel_name}'" in msg, msg
-    assert f"{THIS_FILE}:{line_of(marker)}" in msg, msg
+    assert location_of(THIS_FILE, marker) in msg, msg
     return msg
 
 
@@ -262,7 +253,7 @@ def test_out_of_bounds_2d():
     with pytest.raises(IndexError) as info:
         wp.launch(k_write_2d, dim=(2, 3), inputs=[a, 1])
     msg = str(info.value)
-    assert "(2, 3)" in msg and "k_write_2d" in msg and f"{THIS_FILE}:{line_of('OOB:2d')}" in msg, msg
+    assert "(2, 3)" in msg and "k_write_2d" in msg and location_of(THIS_FILE, "OOB:2d") in msg, msg
     assert "3" in msg.split("is out of bounds")[0], msg
     wp.launch(k_write_2d, dim=(2, 3), inputs=[a, 0])
     np.testing.assert_array_equal(a.numpy(), [[0.0, 1.0, 2.0], [10.0, 11.0, 12.0]])
