@@ -14,6 +14,7 @@ from .. import types as wt
 from . import adjoint as ad
 from . import intrinsics as intr
 from . import ir
+from . import staging
 
 
 def ctype_name(t) -> str:
@@ -101,8 +102,16 @@ def _nc(r, fn, s) -> str:
 
 
 def _access(name):
-    """load/store: in the unchecked body, thread-indexed accesses skip the bounds check."""
-    return lambda r, fn, s, a: f"weft::{name}{_nc(r, fn, s)}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
+    """load/store: in the unchecked body, thread-indexed accesses skip the bounds check; in the
+    staged body (staging.py) the other loads flag their indices instead of checking them."""
+
+    def render(r, fn, s, a):
+        nc = _nc(r, fn, s)
+        if r.stage_plan is not None and not nc:
+            return f"weft::stage_load({a[0]}, weft::stage_offset(bad, {', '.join(a)}))"
+        return f"weft::{name}{nc}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
+
+    return render
 
 
 def _tid(r, fn, s, a) -> str:
@@ -155,6 +164,10 @@ forward_formats = {
 def _adj_load(r, fn, s, a, adjs, ret) -> str:
     """The gradient of a read: a plain add for thread-exclusive elements; in a kernel body an add
     through its thread_ctx (combined per thread for read-only arrays); in a func an atomic."""
+    site = r.stage_plan.sites.get(id(s)) if r.stage_plan is not None else None
+    if site is not None:
+        offset = f"weft::stage_offset_nc({', '.join(a)})" if _nc(r, fn, s) else f"weft::stage_offset(bad, {', '.join(a)})"
+        return staging.record_site(site, offset, ret[0])
     args = [a[0], r.loc(fn, s)] + a[1:] + ret
     if s.attr == "exclusive":
         name = "adj_load_exclusive"
@@ -177,21 +190,25 @@ def _adj_field(name):
     return lambda r, fn, s, a, adjs, ret: f"weft::adj_{name}({', '.join([a[0], _member(s)] + a[1:] + adjs + ret)});"
 
 
+def _adj_atomic(name):
+    """adj_atomic_OP(array, loc, indices..., value, adj_value, adj_ret); in the staged body the
+    gradient read of atomic_add/sub flags its indices (staging.h)."""
+    kind = {intr.ATOMICS["atomic_add"]: "add", intr.ATOMICS["atomic_sub"]: "sub"}.get(name)
+
+    def render(r, fn, s, a, adjs, ret):
+        if r.stage_plan is not None and kind is not None:
+            return f"weft::stage_adj_atomic_{kind}({a[0]}, weft::stage_offset(bad, {', '.join(a[:-1])}), {adjs[-1]});"
+        return f"weft::adj_{name}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:] + adjs[-1:] + ret)});"
+
+    return render
+
+
 reverse_formats = {
     intr.LOAD: _adj_load,
     intr.STORE: lambda r, fn, s, a, adjs, ret: (
         f"weft::adj_store{_nc(r, fn, s)}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:-1] + adjs[-1:])});"
     ),
-    **{
-        name: (
-            lambda nm: (
-                lambda r, fn, s, a, adjs, ret: (
-                    f"weft::adj_{nm}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:] + adjs[-1:] + ret)});"
-                )
-            )
-        )(name)
-        for name in intr.ATOMICS.values()
-    },
+    **{name: _adj_atomic(name) for name in intr.ATOMICS.values()},
     intr.CAST: lambda r, fn, s, a, adjs, ret: f"weft::adj_cast<{ctype_name(s.attr)}>({a[0]}, {adjs[0]}, {ret[0]});",
     intr.CONSTRUCT: lambda r, fn, s, a, adjs, ret: (
         f"weft::adj_{s.attr}<{ctype_name(s.result.type)}>({', '.join(a + adjs + ret)});"
@@ -222,6 +239,7 @@ class CPURenderer:
         # on first use, so a module's first build only compiles (and waits for) the forward pass.
         self.passes = passes
         self.unchecked = False  # rendering the body variant whose thread-indexed accesses skip checks
+        self.stage_plan = None  # rendering the staged backward body (staging.py)
         self.locs: list = []  # module-wide source locations (file, line, text)
         self._loc_ids: dict = {}
 
@@ -480,6 +498,7 @@ class CPURenderer:
         )
         variants = [("", False)] + ([("_fast", True)] if fn.tid_indexed else [])
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
+        plan = self.stage_plan_of(fn, reassigned) if "backward" in modes else None
         for suffix, unchecked in variants:
             self.unchecked = unchecked
             if "forward" in modes:
@@ -487,23 +506,44 @@ class CPURenderer:
                 out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
                 self.forward_block(fn, fn.body, out, "    ", False)
                 out.append("}")
-            if "backward" in modes:
+            if "backward" in modes and not (unchecked and plan):
                 out.append(head.replace("MODE", "backward" + suffix))
-                out += unpack + tid
-                out += [f"    {ctype_name(p.var.type)} {self.a(p.var)} = {{}};" for p in fn.params]
-                out += ["    " + d for d in self.declarations(fn, True, skip)]
-                out += ["    " + d for d in self.loop_state_decls(fn)]
-                self.forward_block(fn, fn.body, out, "    ", True)
-                self.reverse_list(fn, ad.reverse_block(fn.body), out, "    ")
-                out.append("}")
+                out += self.backward_body(fn, unpack + tid, skip)
+        if plan:  # the staged body replaces the unchecked one (staging.py)
+            self.unchecked, self.stage_plan = True, plan
+            out += staging.stage_struct(sym, plan)
+            out.append(
+                f"{self.body_qualifier} void {sym}_backward_staged_body(const wp_args_{sym}* args, "
+                f"const weft::launch_bounds* bounds, weft::int64 task, wp_stage_{sym}& st, int k) {{"
+            )
+            body = self.backward_body(fn, unpack + tid + ["    bool bad = false;"], skip)
+            out += body[:-1] + ["    st.bad[k] = bad;", "}"]
+            self.stage_plan = None
         self.unchecked = False
         for mode in modes:
-            out += self.kernel_entry(inst, mode, len(variants) > 1)
+            out += self.kernel_entry(inst, mode, len(variants) > 1, plan if mode == "backward" else None)
         return "\n".join(out)
 
-    def kernel_entry(self, inst, mode, has_fast) -> list:
+    def stage_plan_of(self, fn, reassigned):
+        """The staging plan of a kernel's backward pass (CPU only; staging.py)."""
+        return staging.plan(fn, reassigned)
+
+    def backward_body(self, fn, head_lines, skip) -> list:
+        """The lines of a backward body after its signature: replay of the forward, then the
+        reverse statements; ends with the closing brace."""
+        out = list(head_lines)
+        out += [f"    {ctype_name(p.var.type)} {self.a(p.var)} = {{}};" for p in fn.params]
+        out += ["    " + d for d in self.declarations(fn, True, skip)]
+        out += ["    " + d for d in self.loop_state_decls(fn)]
+        self.forward_block(fn, fn.body, out, "    ", True)
+        self.reverse_list(fn, ad.reverse_block(fn.body), out, "    ")
+        out.append("}")
+        return out
+
+    def kernel_entry(self, inst, mode, has_fast, plan=None) -> list:
         """The exported range function: runs tasks [begin, end), catching kernel errors. With a
-        fast variant, it is used when ``fast_condition`` holds for the launch."""
+        fast variant, it is used when ``fast_condition`` holds for the launch; with a staging
+        ``plan``, the fast variant is the staged loop."""
         fn, sym = inst.ir, inst.symbol
         # The arguments and bounds are copied to locals: the body's stores cannot alias a local
         # whose address does not escape, so the compiler keeps them in registers across tasks
@@ -525,7 +565,10 @@ class CPURenderer:
         if has_fast:
             # The range test lets the compiler see the int32 thread index equals the task number.
             cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(fn, "local_args.", "local_bounds")
-        out += self.task_loops(cond, loop, call, "        ", independent=True)
+        loops = self.task_loops(cond, loop, call, "        ", independent=True)
+        if plan:  # the fast branch (between the if and the else) becomes the staged loop
+            loops = loops[:1] + staging.staged_loops(inst.symbol, plan, "            ") + loops[-3:]
+        out += loops
         out += [
             "    } catch (const weft::kernel_exception& e) {",
             "        weft::record_error(ctx, e.err);",

@@ -32,7 +32,10 @@ class CUDARenderer(CPURenderer):
         modes = ("forward", "backward") if inst.backward_enabled else ("forward",)
         return [f"{inst.symbol}_{self.target}_{mode}" for mode in modes]
 
-    def kernel_entry(self, inst, mode, has_fast) -> list:
+    def stage_plan_of(self, fn, reassigned):
+        return None  # staged loops are a CPU vectorization device (staging.py)
+
+    def kernel_entry(self, inst, mode, has_fast, plan=None) -> list:
         fn, sym = inst.ir, inst.symbol
         call = f"{sym}_{mode}{{}}_body(&args, &bounds, t, tc);"
         # 64-bit grid-stride loop: launches may exceed 2^31 threads in total.

@@ -12,6 +12,7 @@
 #include "transform.h"
 #include "spatial.h"
 #include "accumulate.h"
+#include "staging.h"
 #include "linalg.h"
 #include "struct.h"
 #include "random.h"

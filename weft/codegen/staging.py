@@ -1,0 +1,178 @@
+"""Staged backward loops on the CPU (native/staging.h): which kernels get one, and its C++ text.
+
+A kernel's backward pass is staged when its body is straight-line code whose only side effects in
+the backward pass are gradient adds into arrays it reads (``adj_load_accum`` /
+``adj_load_exclusive``), and whose other gradient reads are those of ``atomic_add`` /
+``atomic_sub``. Then the task loop can run the body as a pure, vectorizable loop over a chunk of
+tasks that records the adds, followed by a scalar loop that applies them in task order (same
+float addition order as the plain loop) or, for a task whose flagged index was out of range,
+runs the checked body so that the error is raised where it happened.
+
+Contract: ``plan(fn)`` is None or a ``StagePlan``; the renderer consults ``plan.sites`` while it
+renders the ``_staged`` body, and ``staged_loops`` renders the entry point's loops.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .. import types as wt
+from . import adjoint as ad
+from . import intrinsics as intr
+from . import ir
+
+MAX_STAGE_BYTES = 32 * 1024  # the chunk's stage buffers live on the stack of every pool thread
+CHUNK = 64  # tasks per chunk: native/staging.h STAGE_CHUNK
+
+
+@dataclasses.dataclass
+class Site:
+    """One gradient add of the body: slot ``index`` of the stage buffers."""
+
+    index: int
+    param: str  # the kernel parameter whose gradient receives it
+    ctype: str
+    exclusive: bool
+
+
+@dataclasses.dataclass
+class StagePlan:
+    sites: dict  # id(load stmt) -> Site, numbered in the order the backward body makes the adds
+
+
+def _is_param_array(var, params) -> bool:
+    """An array parameter the body never reassigns (the entry point's argument copy is its value)."""
+    return isinstance(var.type, wt.ArrayType) and var.id in params
+
+
+def _element_size(dtype):
+    """Bytes of a scalar, vector or matrix element; None for other elements (structs)."""
+    if not (wt.is_scalar(dtype) or hasattr(dtype, "_scalar")):
+        return None
+    from ..array_layout import _dtype_size
+
+    return _dtype_size(dtype)
+
+
+def _pure_callee(c) -> bool:
+    """A builtin or user function whose forward and adjoint touch no array and have no effect."""
+    if intr.has_side_effect(c):
+        return False
+    inst_ir = getattr(c, "ir", None)
+    if inst_ir is None:
+        return hasattr(c, "symbol")
+    return all(
+        not isinstance(p.var.type, wt.ArrayType) and getattr(p.var.type, "_kind", None) != "struct"
+        for p in inst_ir.params
+    )
+
+
+PURE_INTRINSICS = {intr.CAST, intr.TID, intr.SHAPE, intr.ZERO, intr.CONSTRUCT, intr.LOGICAL_AND, intr.LOGICAL_OR}
+PURE_INTRINSICS |= {intr.TUPLE_MAKE, intr.TUPLE_GET}
+
+
+def plan(fn, reassigned: set) -> StagePlan | None:
+    """The staging plan of kernel ``fn``'s backward pass, or None when it keeps the plain loop.
+    ``reassigned``: ids of the vars the body assigns (emit._assigned_var_ids)."""
+    if not fn.tid_indexed:  # no fast body: the launch cannot skip checks
+        return None
+    params = {p.var.id: p.name for p in fn.params if p.var.id not in reassigned}
+    if any(getattr(p.var.type, "_kind", None) == "struct" for p in fn.params):
+        return None
+    for s in ir.walk(fn.body):
+        if isinstance(s, (ir.If, ir.Loop)):
+            return None
+        if not isinstance(s, ir.Call):
+            continue
+        c = s.callee
+        if isinstance(c, str):
+            if c == intr.LOAD:
+                if not _is_param_array(s.args[0], params) or isinstance(s.result.type, wt.ArrayType):
+                    return None
+            elif c in (intr.ATOMICS["atomic_add"], intr.ATOMICS["atomic_sub"]):
+                if not _is_param_array(s.args[0], params):
+                    return None
+            elif c in (intr.EXTRACT, intr.ASSIGN_COPY):
+                indices = s.args[1:] if c == intr.EXTRACT else s.args[1:-1]
+                if not all(x.is_const for x in indices):  # a variable component index may throw
+                    return None
+            elif c not in PURE_INTRINSICS:
+                return None
+        elif not _pure_callee(c):
+            return None
+    sites, grads_read, total = {}, set(), 0
+    for r in ad.reverse_block(fn.body):
+        if not isinstance(r, ad.AdjCall) or not isinstance(r.stmt.callee, str):
+            continue
+        s = r.stmt
+        name = params.get(s.args[0].id)
+        if s.callee == intr.LOAD:
+            exclusive = s.attr == "exclusive"
+            if not exclusive and id(s) not in fn.accum_calls:
+                return None  # an add another access of the array may observe
+            dtype = s.args[0].type.dtype
+            size = _element_size(dtype)
+            if size is None:
+                return None
+            sites[id(s)] = Site(len(sites), name, _ctype(dtype), exclusive)
+            total += CHUNK * (8 + size)
+        elif s.callee in (intr.ATOMICS["atomic_add"], intr.ATOMICS["atomic_sub"]):
+            grads_read.add(name)
+        elif s.callee == intr.STORE or s.callee in intr.ATOMICS.values():
+            return None
+    if not sites or total > MAX_STAGE_BYTES:
+        return None
+    if grads_read & {site.param for site in sites.values()}:
+        return None  # a deferred add would change what a later gradient read sees
+    return StagePlan(sites)
+
+
+def _ctype(t) -> str:
+    from .emit import ctype_name
+
+    return ctype_name(t)
+
+
+def stage_struct(sym: str, plan: StagePlan) -> list:
+    """The stage buffers of one chunk."""
+    out = [f"struct wp_stage_{sym} {{", "    bool bad[weft::STAGE_CHUNK];"]
+    for site in plan.sites.values():
+        out.append(f"    weft::int64 off_{site.index}[weft::STAGE_CHUNK];")
+        out.append(f"    {site.ctype} val_{site.index}[weft::STAGE_CHUNK];")
+    out.append("};")
+    return out
+
+
+def record_site(site: Site, offset: str, adj: str) -> str:
+    """Step 1: record a gradient add instead of making it."""
+    return f"st.off_{site.index}[k] = {offset}; st.val_{site.index}[k] = {adj};"
+
+
+def staged_loops(sym: str, plan: StagePlan, ind: str) -> list:
+    """The fast branch of a staged entry point: chunks of tasks, each run as the pure staged loop
+    and then the in-order application of its recorded adds (or the checked body for a task whose
+    flagged index was out of range: it raises the error there)."""
+    apply = []
+    for site in sorted(plan.sites.values(), key=lambda x: x.index):
+        arr = f"local_args.arg_{site.param}"
+        val = f"st.off_{site.index}[k], st.val_{site.index}[k]"
+        if site.exclusive:
+            apply.append(f"weft::stage_add_exclusive({arr}, {val});")
+        else:
+            apply.append(f"weft::stage_accumulate(tc, {arr}, {val});")
+    i2, i3, i4 = ind + "    ", ind + "        ", ind + "            "
+    return [
+        f"{ind}wp_stage_{sym} st;",
+        f"{ind}for (weft::int64 t0 = begin; t0 < end; t0 += weft::STAGE_CHUNK) {{",
+        f"{i2}const int m = end - t0 < weft::STAGE_CHUNK ? int(end - t0) : weft::STAGE_CHUNK;",
+        f"{i2}#pragma GCC ivdep",
+        f"{i2}for (int k = 0; k < m; ++k) {sym}_backward_staged_body(&local_args, &local_bounds, t0 + k, st, k);",
+        f"{i2}for (int k = 0; k < m; ++k) {{",
+        f"{i3}if (st.bad[k]) {{",
+        f"{i4}{sym}_backward_body(&local_args, &local_bounds, t0 + k, tc);",
+        f"{i4}continue;",
+        f"{i3}}}",
+        *[i3 + line for line in apply],
+        f"{i2}}}",
+        f"{ind}}}",
+    ]
