@@ -1,0 +1,220 @@
+"""Staged backward loops (codegen/staging.py, native/staging.h): the backward pass of a
+straight-line scatter kernel runs as a pure loop over chunks of tasks that records its gradient
+adds, then applies them in task order. Gradients must match the plain (checked) body and NumPy
+for any thread count, arrays without gradient buffers, negative indices and chunk remainders,
+and an index out of range must raise the same error, after the same adds, as the plain loop."""
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.codegen.emit import CPURenderer
+from tests.markers import location_of
+
+
+@wp.kernel
+def k_springs(
+    x: wp.array(dtype=wp.vec3),
+    ends: wp.array(dtype=int),
+    rest: wp.array(dtype=float),
+    ke: float,
+    f: wp.array(dtype=wp.vec3),
+):
+    t = wp.tid()
+    i = ends[2 * t]
+    j = ends[2 * t + 1]
+    d = x[i] - x[j]
+    l = wp.length(d)
+    fs = d / l * (ke * (l - rest[t]))
+    wp.atomic_sub(f, i, fs)
+    wp.atomic_add(f, j, fs)
+
+
+@wp.kernel
+def k_springs_branchy(
+    x: wp.array(dtype=wp.vec3),
+    ends: wp.array(dtype=int),
+    rest: wp.array(dtype=float),
+    ke: float,
+    f: wp.array(dtype=wp.vec3),
+):
+    t = wp.tid()
+    i = ends[2 * t]
+    j = ends[2 * t + 1]
+    d = x[i] - x[j]
+    l = wp.length(d)
+    fs = d / l * (ke * (l - rest[t]))
+    if ke > 0.0:  # control flow: keeps the plain loop
+        wp.atomic_sub(f, i, fs)
+    wp.atomic_add(f, j, fs)
+
+
+@wp.kernel
+def k_scatter_square(x: wp.array(dtype=float), idx: wp.array(dtype=int), out: wp.array(dtype=float)):
+    t = wp.tid()
+    wp.atomic_add(out, idx[t], x[t] * x[t])  # marker: scatter-read
+
+
+@wp.kernel
+def k_gather_2d(a: wp.array2d(dtype=float), rows: wp.array(dtype=int), w: wp.array(dtype=float), loss: wp.array(dtype=float)):
+    t = wp.tid()
+    r = rows[t]
+    v = a[r, t % 3] * w[t]
+    wp.atomic_add(loss, 0, v * v)
+
+
+def staged_symbols(kernel):
+    inst = kernel.default_instance()
+    src = CPURenderer().render_module([inst], inst.funcs)
+    return "_backward_staged_body" in src
+
+
+def springs_problem(n_side=13, seed=0):
+    rng = np.random.default_rng(seed)
+    g = np.arange(n_side * n_side).reshape(n_side, n_side)
+    pairs = [(g[:-1, :], g[1:, :]), (g[:, :-1], g[:, 1:]), (g[:-1, :-1], g[1:, 1:])]
+    ends = np.concatenate([np.stack([a.ravel(), b.ravel()], -1) for a, b in pairs]).astype(np.int32)
+    gx, gz = np.meshgrid(np.arange(n_side), np.arange(n_side), indexing="ij")
+    x = np.stack([gx, np.zeros_like(gx), gz], -1).reshape(-1, 3).astype(np.float64) * 0.1
+    x += rng.normal(scale=0.01, size=x.shape)
+    rest = np.linalg.norm(x[ends[:, 0]] - x[ends[:, 1]], axis=1) * rng.uniform(0.8, 1.2, len(ends))
+    seed_f = rng.normal(size=x.shape)
+    return x.astype(np.float32), ends, rest.astype(np.float32), seed_f.astype(np.float32)
+
+
+def springs_backward(kernel, x_np, ends, rest, seed_f, threads, x_grad=True):
+    wp.config.cpu_threads = threads
+    x = wp.array(x_np, dtype=wp.vec3, requires_grad=x_grad)
+    f = wp.zeros(len(x_np), dtype=wp.vec3, requires_grad=True)
+    e = wp.array(ends.ravel(), dtype=int)
+    r = wp.array(rest, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(kernel, dim=len(ends), inputs=[x, e, r, 1000.0, f])
+    tape.backward(grads={f: seed_f})
+    return (x.grad.numpy() if x_grad else None), r.grad.numpy(), f.numpy()
+
+
+def springs_reference(x, ends, rest, seed_f, ke=1000.0):
+    """d(sum seed_f * f)/dx and /drest in float64."""
+    x = x.astype(np.float64)
+    i, j = ends[:, 0], ends[:, 1]
+    d = x[i] - x[j]
+    l = np.linalg.norm(d, axis=1)
+    u = d / l[:, None]
+    g = seed_f.astype(np.float64)[j] - seed_f.astype(np.float64)[i]  # d loss / d fs
+    s = ke * (l - rest)
+    # fs = u * s: d fs/d d = s/l (I - u u^T) + ke u u^T
+    gu = (g * u).sum(1)
+    gd = (s / l)[:, None] * (g - u * gu[:, None]) + ke * u * gu[:, None]
+    gx = np.zeros_like(x)
+    np.add.at(gx, i, gd)
+    np.add.at(gx, j, -gd)
+    return gx, -ke * gu
+
+
+@pytest.fixture
+def restore_threads():
+    saved = wp.config.cpu_threads
+    yield
+    wp.config.cpu_threads = saved
+
+
+def test_straight_line_scatter_kernels_are_staged_and_branchy_ones_are_not():
+    assert staged_symbols(k_springs)
+    assert staged_symbols(k_scatter_square)
+    assert staged_symbols(k_gather_2d)
+    assert not staged_symbols(k_springs_branchy)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_staged_springs_gradients_match_float64_reference(threads, restore_threads):
+    x, ends, rest, seed_f = springs_problem()
+    gx, grest, _ = springs_backward(k_springs, x, ends, rest, seed_f, threads)
+    ref_x, ref_rest = springs_reference(x, ends, rest, seed_f)
+    np.testing.assert_allclose(gx, ref_x, rtol=2e-3, atol=2e-3 * np.abs(ref_x).max())
+    np.testing.assert_allclose(grest, ref_rest, rtol=2e-3, atol=2e-3 * np.abs(ref_rest).max())
+
+
+def test_staged_and_plain_loops_agree(restore_threads):
+    # The same springs with and without staging (the branch is always taken): same gradients up
+    # to float contraction, and the staged ones do not depend on the thread count.
+    x, ends, rest, seed_f = springs_problem(n_side=17, seed=3)  # 816 springs: a partial last chunk
+    staged = [springs_backward(k_springs, x, ends, rest, seed_f, t) for t in (1, 2, 3)]
+    plain = springs_backward(k_springs_branchy, x, ends, rest, seed_f, 1)
+    for s in staged:
+        np.testing.assert_allclose(s[0], plain[0], rtol=1e-5, atol=1e-5 * np.abs(plain[0]).max())
+        np.testing.assert_allclose(s[1], plain[1], rtol=1e-5, atol=1e-5 * np.abs(plain[1]).max())
+    np.testing.assert_array_equal(staged[0][1], staged[2][1])  # exclusive adds: one task each
+
+
+def test_arrays_without_gradient_buffers(restore_threads):
+    x, ends, rest, seed_f = springs_problem(seed=5)
+    _, grest, _ = springs_backward(k_springs, x, ends, rest, seed_f, 2, x_grad=False)
+    _, ref_rest = springs_reference(x, ends, rest, seed_f)
+    np.testing.assert_allclose(grest, ref_rest, rtol=2e-3, atol=2e-3 * np.abs(ref_rest).max())
+
+
+def test_negative_indices_wrap_like_python(restore_threads):
+    wp.config.cpu_threads = 2
+    n, m = 200, 7
+    rng = np.random.default_rng(1)
+    xs = rng.normal(size=n).astype(np.float32)
+    idx = rng.integers(-m, m, size=n).astype(np.int32)
+    x = wp.array(xs, dtype=float, requires_grad=True)
+    out = wp.zeros(m, dtype=float, requires_grad=True)
+    seed = rng.normal(size=m).astype(np.float32)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_scatter_square, dim=n, inputs=[x, wp.array(idx, dtype=int), out])
+    tape.backward(grads={out: seed})
+    np.testing.assert_allclose(x.grad.numpy(), 2 * xs * seed[idx % m], rtol=1e-6)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_gather_from_2d_array(threads, restore_threads):
+    wp.config.cpu_threads = threads
+    rng = np.random.default_rng(2)
+    n = 333
+    a_np = rng.normal(size=(5, 3)).astype(np.float32)
+    rows = rng.integers(0, 5, size=n).astype(np.int32)
+    w_np = rng.normal(size=n).astype(np.float32)
+    a = wp.array(a_np, dtype=float, requires_grad=True)
+    w = wp.array(w_np, dtype=float, requires_grad=True)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_gather_2d, dim=n, inputs=[a, wp.array(rows, dtype=int), w, loss])
+    tape.backward(loss)
+    cols = np.arange(n) % 3
+    v = a_np[rows, cols].astype(np.float64) * w_np
+    ref_a = np.zeros((5, 3))
+    np.add.at(ref_a, (rows, cols), 2 * v * w_np)
+    np.testing.assert_allclose(a.grad.numpy(), ref_a, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), 2 * v * a_np[rows, cols], rtol=1e-5, atol=1e-6)
+
+
+def test_out_of_range_index_raises_after_the_adds_before_it(restore_threads):
+    # One thread: the tasks before the bad one have added their gradients, the rest have not,
+    # exactly as in the plain loop; the error names the kernel's line and the index.
+    wp.config.cpu_threads = 1
+    n, m, bad = 150, 10, 97  # the bad task sits in the second chunk of 64
+    xs = np.linspace(0.5, 2.0, n).astype(np.float32)
+    idx = (np.arange(n) % m).astype(np.int32)
+    idx[bad] = m + 4
+    x = wp.array(xs, dtype=float, requires_grad=True)
+    out = wp.zeros(m, dtype=float, requires_grad=True)
+    out.grad.fill_(1.0)
+    with pytest.raises(IndexError) as info:
+        wp.launch(
+            k_scatter_square,
+            dim=n,
+            inputs=[x, wp.array(idx, dtype=int), out],
+            adj_inputs=[x.grad, None, out.grad],
+            adjoint=True,
+        )
+    msg = str(info.value)
+    assert "k_scatter_square" in msg and location_of(__file__, "marker: scatter-read") in msg
+    assert str(m + 4) in msg
+    expected = np.where(np.arange(n) < bad, 2 * xs, 0.0)
+    np.testing.assert_array_equal(x.grad.numpy(), expected.astype(np.float32))
