@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import types as wt
+from ..array_layout import _dtype_size
 from . import adjoint as ad
 from . import intrinsics as intr
 from . import ir
@@ -49,8 +50,6 @@ def _element_size(dtype):
     """Bytes of a scalar, vector or matrix element; None for other elements (structs)."""
     if not (wt.is_scalar(dtype) or hasattr(dtype, "_scalar")):
         return None
-    from ..array_layout import _dtype_size
-
     return _dtype_size(dtype)
 
 
