@@ -12,6 +12,7 @@ import pytest
 from markers import location_of
 
 import weft as wp
+from weft.codegen.errors import WeftBuildError
 from weft.runtime import cpu
 from weft.runtime import module as weft_module
 
@@ -235,3 +236,71 @@ def test_gcc_only_flags_are_not_passed_to_clang(tmp_path):
         assert all((f in flags) == gcc for f in cpu.GCC_FLAGS)
     # the compiler this machine builds with gets the flags its identity calls for
     assert cpu.compiler_flags(cpu.compiler_identity(str(tmp_path)))[: len(cpu.BASE_FLAGS)] == tuple(cpu.BASE_FLAGS)
+
+
+@wp.kernel(module="tb_units")
+def k_units_axpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = a * x[i] + y[i]
+
+
+@wp.kernel(module="tb_units")
+def k_units_rotate(v: wp.array(dtype=wp.vec3), angle: float, out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    c = wp.cos(angle)
+    s = wp.sin(angle)
+    out[i] = wp.vec3(c * v[i][0] - s * v[i][2], v[i][1], s * v[i][0] + c * v[i][2])
+
+
+@wp.kernel(module="tb_units")
+def k_units_norms(v: wp.array(dtype=wp.vec3), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = wp.length(v[i])
+
+
+def test_split_units_hold_every_kernel_once_in_order():
+    from weft.codegen.emit import join_unit, split_units
+
+    texts = [f"// kernel {k}\n" + "x" * size for k, size in enumerate([50, 10, 40, 30, 5])]
+    units = split_units("PRELUDE", texts, 2)
+    assert len(units) == 2 and all(u.startswith("PRELUDE\n\n") for u in units)
+    for k in range(5):
+        assert sum(f"// kernel {k}\n" in u for u in units) == 1
+    for u in units:  # kernels keep their module order inside a unit
+        found = [k for k in range(5) if f"// kernel {k}\n" in u]
+        assert [u.index(f"// kernel {k}\n") for k in found] == sorted(u.index(f"// kernel {k}\n") for k in found)
+    assert abs(len(units[0]) - len(units[1])) <= 50  # balanced by size
+    assert join_unit("PRELUDE", texts) == "\n\n".join(["PRELUDE", *texts]) + "\n"
+
+
+def test_module_compiled_as_parallel_units_links_into_one_library(tmp_path, monkeypatch, builds):
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))
+    monkeypatch.setattr(cpu, "MIN_UNIT_CHARS", 1)  # split even this small module
+    monkeypatch.setattr(cpu.os, "cpu_count", lambda: 3)
+    compiled = []
+    real = cpu.compile_units
+    monkeypatch.setattr(cpu, "compile_units", lambda paths, *a, **k: (compiled.append(len(paths)), real(paths, *a, **k)))
+    n = 5
+    x = wp.array(np.arange(n, dtype=np.float32), dtype=float)
+    v = wp.array(np.arange(3 * n, dtype=np.float32).reshape(n, 3), dtype=wp.vec3)
+    out, norms, rot = wp.zeros(n, dtype=float), wp.zeros(n, dtype=float), wp.zeros(n, dtype=wp.vec3)
+    wp.launch(k_units_axpy, dim=n, inputs=[2.0, x, x, out])
+    wp.launch(k_units_norms, dim=n, inputs=[v, norms])
+    wp.launch(k_units_rotate, dim=n, inputs=[v, np.pi / 2, rot])
+    assert compiled == [3]  # one build: three units, one per kernel
+    np.testing.assert_allclose(out.numpy(), 3 * np.arange(n))
+    np.testing.assert_allclose(norms.numpy(), np.linalg.norm(v.numpy(), axis=1), rtol=1e-6)
+    vn = v.numpy()
+    np.testing.assert_allclose(rot.numpy(), np.stack([-vn[:, 2], vn[:, 1], vn[:, 0]], 1), atol=1e-5)
+    assert not [p for p in os.listdir(tmp_path) if ".units_" in p or p.endswith(".o")]
+
+
+def test_unit_compile_errors_name_the_python_line(tmp_path):
+    bad = tmp_path / "unit1.cpp"
+    bad.write_text('#include "weft.h"\nvoid f() {\n    int x = ;  // @py model.py:12\n}\n')
+    good = tmp_path / "unit0.cpp"
+    good.write_text('#include "weft.h"\nint g() { return 1; }\n')
+    with pytest.raises(WeftBuildError) as info:
+        cpu.compile_units([str(good), str(bad)], str(tmp_path / "lib.so"))
+    assert "for Python line model.py:12" in str(info.value) and "unit1.cpp" in str(info.value)
+    assert not (tmp_path / "lib.so").exists() and not (tmp_path / "unit0.o").exists()

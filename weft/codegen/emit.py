@@ -673,8 +673,30 @@ class CPURenderer:
 
     def render_module(self, kernels, funcs) -> str:
         """Full translation unit: header include, structs, funcs in dependency order, kernels."""
-        parts = ['#include "weft.h"', ""]
-        parts += self.struct_definitions(kernels, funcs)
-        parts += [self.render_func(f) for f in funcs]
-        parts += [self.render_kernel(k) for k in kernels]
-        return "\n\n".join(parts) + "\n"
+        return join_unit(*self.render_parts(kernels, funcs))
+
+    def render_parts(self, kernels, funcs) -> tuple:
+        """The module's prelude (header include, structs, funcs) and the text of each kernel:
+        ``join_unit(prelude, kernel_texts)`` is the whole module, and any subset of the kernels
+        joined to the prelude is a translation unit of its own (``split_units``)."""
+        prelude = ['#include "weft.h"', ""]
+        prelude += self.struct_definitions(kernels, funcs)
+        prelude += [self.render_func(f) for f in funcs]
+        return "\n\n".join(prelude), [self.render_kernel(k) for k in kernels]
+
+
+def join_unit(prelude: str, kernel_texts) -> str:
+    """A translation unit: the prelude followed by these kernels."""
+    return "\n\n".join([prelude, *kernel_texts]) + "\n"
+
+
+def split_units(prelude: str, kernel_texts: list, n: int) -> list:
+    """The module as ``n`` translation units of about equal size (each kernel in one of them,
+    kept in order within a unit), for compiling in parallel."""
+    groups = [[] for _ in range(n)]
+    sizes = [0] * n
+    for k in sorted(range(len(kernel_texts)), key=lambda k: -len(kernel_texts[k])):
+        g = sizes.index(min(sizes))
+        groups[g].append(k)
+        sizes[g] += len(kernel_texts[k])
+    return [join_unit(prelude, [kernel_texts[k] for k in sorted(g)]) for g in groups if g]

@@ -19,11 +19,13 @@ import ctypes
 import functools
 import hashlib
 import os
+import shutil
 import sys
+import tempfile
 import threading
 
 from .. import config
-from ..codegen.emit import CPURenderer
+from ..codegen.emit import CPURenderer, join_unit, split_units
 from . import cpu, recording
 
 VERSION = "0.1.0"
@@ -94,8 +96,9 @@ def cache_entry(stem: str, source: str, defines, include_dirs=()) -> str:
     return os.path.join(d, f"{stem}_{key}")
 
 
-def cached_library(stem: str, source: str, defines, include_dirs=()) -> ctypes.CDLL:
-    """Build (or reuse from the cache) a shared library for ``source``; return it loaded."""
+def cached_library(stem: str, source: str, defines, include_dirs=(), units=None) -> ctypes.CDLL:
+    """Build (or reuse from the cache) a shared library for ``source``; return it loaded.
+    ``units``: the same code as several translation units, compiled side by side when building."""
     base = cache_entry(stem, source, defines, include_dirs)
     so_path, sum_path, cpp_path = base + ".so", base + ".sha256", base + ".cpp"
     lib = _load_verified(so_path, sum_path)
@@ -103,8 +106,17 @@ def cached_library(stem: str, source: str, defines, include_dirs=()) -> ctypes.C
         return lib
     _write_atomic(cpp_path, source.encode())
     if config.verbose:
-        print(f"weft: building {stem} ({cpp_path})")
-    cpu.compile_shared(cpp_path, so_path, defines, include_dirs)
+        print(f"weft: building {stem} ({cpp_path}{f', as {len(units)} units' if units else ''})")
+    if units and len(units) > 1:
+        unit_dir = tempfile.mkdtemp(prefix=os.path.basename(base) + ".units_", dir=os.path.dirname(base))
+        paths = [os.path.join(unit_dir, f"unit{k}.cpp") for k in range(len(units))]
+        for path, text in zip(paths, units):
+            with open(path, "w") as f:
+                f.write(text)
+        cpu.compile_units(paths, so_path, defines, include_dirs)
+        shutil.rmtree(unit_dir, ignore_errors=True)  # kept when the build fails: its errors name them
+    else:
+        cpu.compile_shared(cpp_path, so_path, defines, include_dirs)
     with open(so_path, "rb") as f:
         _write_atomic(sum_path, hashlib.sha256(f.read()).hexdigest().encode())
     return ctypes.CDLL(so_path)
@@ -211,8 +223,8 @@ class Module:
         """Build the forward pass of ``instances`` (and their backward pass if a tape is recording)."""
         both = recording.active_tape() is not None
         renderer = CPURenderer(("forward", "backward") if both else ("forward",))
-        source = renderer.render_module(instances, self.funcs_of(instances))
-        lib = cached_library(self.stem(), source, build_options())
+        source, units = module_units(renderer, instances, self.funcs_of(instances))
+        lib = cached_library(self.stem(), source, build_options(), units=units)
         if not both and any(inst.backward_enabled for inst in instances):
             self.lazy_backward.append(_Batch(instances, renderer))
         for inst in instances:
@@ -256,6 +268,14 @@ class Module:
         return self.cuda_build(instances, arch, use_ptx).image
 
 
+def module_units(renderer, instances, funcs) -> tuple:
+    """The module's C++ source, and the same code split into translation units to compile in
+    parallel (None: one unit; cpu.unit_count decides)."""
+    prelude, kernels = renderer.render_parts(instances, funcs)
+    n = cpu.unit_count(sum(len(k) for k in kernels), len(kernels))
+    return join_unit(prelude, kernels), (split_units(prelude, kernels, n) if n > 1 else None)
+
+
 def _entry_address(lib, inst, mode: str) -> int:
     return ctypes.cast(getattr(lib, f"{inst.symbol}_cpu_{mode}"), ctypes.c_void_p).value
 
@@ -272,8 +292,8 @@ class _Batch:
     def build_backward(self, module):
         todo = [inst for inst in self.instances if inst.backward_enabled and inst.forward_ptr is not None]
         self.renderer.passes = ("backward",)
-        source = self.renderer.render_module(todo, module.funcs_of(todo))
-        lib = cached_library(module.stem() + "_adj", source, build_options())
+        source, units = module_units(self.renderer, todo, module.funcs_of(todo))
+        lib = cached_library(module.stem() + "_adj", source, build_options(), units=units)
         for inst in todo:  # (ctypes never unloads a library: the addresses stay valid)
             inst.backward_ptr = _entry_address(lib, inst, "backward")
 
