@@ -366,6 +366,46 @@ def noise_loss(x_np, w, grad=False):
     return xs.grad.numpy().astype(np.float64)
 
 
+@wp.kernel(module="test_random_curl_alone")
+def k_curl_pair(seed: int, xs: wp.array(dtype=wp.vec4), w: wp.array2d(dtype=float), loss: wp.array(dtype=float)):
+    i = wp.tid()
+    s = wp.rand_init(seed)
+    x = xs[i]
+    c2 = wp.curlnoise(s, wp.vec2(x[0], x[1]))
+    c4 = wp.curlnoise(s, x)
+    loss[i] = w[i, 0] * c2[0] + w[i, 1] * c2[1] + w[i, 2] * c4[0] + w[i, 3] * c4[1] + w[i, 4] * c4[2]
+
+
+def test_curl_noise_gradients_in_a_module_of_their_own():
+    # Alone in its module, this kernel's backward is inlined further than in this file's big
+    # module; g++ 12.2 then miscompiled the noise corner loop (see native/noise.h).
+    rng = np.random.default_rng(5)
+    n = 256
+    x_np = rng.uniform(-4, 4, (n, 4))
+    w = wp.array(rng.normal(size=(n, 5)).astype(np.float32), dtype=float)
+
+    def loss_of(x, grad=False):
+        xs = wp.array(x.astype(np.float32), dtype=wp.vec4, requires_grad=grad)
+        loss = wp.zeros(n, dtype=float, requires_grad=grad)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(k_curl_pair, n, inputs=[1, xs, w, loss])
+        if not grad:
+            return loss.numpy().astype(np.float64)
+        tape.backward(grads={loss: wp.ones(n, dtype=float)})
+        return xs.grad.numpy().astype(np.float64)
+
+    g = loss_of(x_np, grad=True)
+    h = 1e-3
+    fd = np.zeros_like(g)
+    for k in range(4):
+        e = np.zeros(4)
+        e[k] = h
+        fd[:, k] = (loss_of(x_np + e) - loss_of(x_np - e)) / (2 * h)
+    assert np.abs(g).max() > 0.1
+    assert np.allclose(g, fd, rtol=2e-2, atol=2e-2 * np.abs(fd).max())
+
+
 def test_noise_gradients_match_finite_differences():
     rng = np.random.default_rng(3)
     n = 256
