@@ -165,7 +165,7 @@ def test_process_exiting_before_its_first_launch_leaves_a_complete_cache(tmp_pat
     assert out.returncode == 0, out.stderr
     names = os.listdir(cache)
     assert [n for n in names if n.startswith("__main__") and n.endswith(".so")], names
-    if weft_module._runtime_extension_build() is not None:
+    if weft_module._runtime_extension_build() is not None and weft_module.installed_runtime() is None:
         assert [n for n in names if n.startswith("weft_runtime_py") and n.endswith(".so")], names
     assert not [n for n in names if n.endswith(".tmp") or n.startswith(".build_")], names
 
@@ -304,3 +304,21 @@ def test_unit_compile_errors_name_the_python_line(tmp_path):
         cpu.compile_units([str(good), str(bad)], str(tmp_path / "lib.so"))
     assert "for Python line model.py:12" in str(info.value) and "unit1.cpp" in str(info.value)
     assert not (tmp_path / "lib.so").exists() and not (tmp_path / "unit0.o").exists()
+
+
+def test_runtime_built_at_install_is_used_when_its_source_matches(monkeypatch):
+    installed = weft_module.installed_runtime()
+    if installed is None:
+        pytest.skip("weft._runtime was not built at install time (no compiler or Python headers then)")
+    from weft.runtime.runtime_source import runtime_source_hash
+
+    assert installed.__name__ == "weft._runtime" and installed.source_hash == runtime_source_hash()
+    assert weft_module.runtime_launch() is installed.launch  # launches go through it
+    # An edited runtime.cpp (editable install): the stamp no longer matches, so weft builds the
+    # runtime into the kernel cache instead of using a stale extension.
+    weft_module.installed_runtime.cache_clear()
+    monkeypatch.setattr(weft_module, "runtime_source_hash", lambda: "0" * 32)
+    try:
+        assert weft_module.installed_runtime() is None
+    finally:
+        weft_module.installed_runtime.cache_clear()

@@ -364,7 +364,25 @@ static PyMethodDef runtime_methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
-static struct PyModuleDef runtime_module = {PyModuleDef_HEAD_INIT, "weft_runtime_ext", nullptr, -1, runtime_methods};
+// Built into the kernel cache it is the module "weft_runtime_ext"; setup.py builds it at install
+// time as "weft._runtime", stamped with the hash of its source (weft/runtime/runtime_source.py).
+#ifndef WEFT_RUNTIME_INIT
+#define WEFT_RUNTIME_INIT PyInit_weft_runtime_ext
+#define WEFT_RUNTIME_NAME "weft_runtime_ext"
+#endif
+#ifndef WEFT_RUNTIME_SOURCE_HASH
+#define WEFT_RUNTIME_SOURCE_HASH ""
+#endif
 
-PyMODINIT_FUNC PyInit_weft_runtime_ext(void) { return PyModule_Create(&runtime_module); }
+static struct PyModuleDef runtime_module = {PyModuleDef_HEAD_INIT, WEFT_RUNTIME_NAME, nullptr, -1, runtime_methods};
+
+PyMODINIT_FUNC WEFT_RUNTIME_INIT(void) {
+    PyObject* m = PyModule_Create(&runtime_module);
+    if (m && (PyModule_AddStringConstant(m, "source_hash", WEFT_RUNTIME_SOURCE_HASH) < 0 ||
+              PyModule_AddIntConstant(m, "version", weft_runtime_version()) < 0)) {
+        Py_DECREF(m);
+        return nullptr;
+    }
+    return m;
+}
 #endif

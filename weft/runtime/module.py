@@ -27,6 +27,7 @@ import threading
 from .. import config
 from ..codegen.emit import CPURenderer, join_unit, split_units
 from . import cpu, recording
+from .runtime_source import runtime_source_hash
 
 VERSION = "0.1.0"
 
@@ -384,10 +385,24 @@ def runtime_tuner_state(entry: int, n: int):
     }
 
 
+@functools.cache
+def installed_runtime():
+    """``weft._runtime``, the runtime extension built at install time (setup.py), when it was built
+    from the runtime source this weft has; else None (then the kernel cache gets one)."""
+    try:
+        from .. import _runtime
+    except ImportError:
+        return None
+    return _runtime if getattr(_runtime, "source_hash", None) == runtime_source_hash() else None
+
+
 def _load_runtime_extension():
     import importlib.machinery
     import importlib.util
 
+    installed = installed_runtime()
+    if installed is not None:
+        return installed
     build = _runtime_extension_build()
     if build is None:
         return None
@@ -411,7 +426,7 @@ def prefetch_runtime():
     Called before the first module build: the host compiler then builds the runtime and the
     module's kernels at the same time, on two cores. (A cached runtime is loaded when first
     needed, in about 2 ms: a thread would only add its start-up and GIL hand-offs.)"""
-    if _runtime_ext or _runtime_future:
+    if _runtime_ext or _runtime_future or installed_runtime() is not None:
         return
     build = _runtime_extension_build()
     if build is None or os.path.exists(cache_entry(*build) + ".so"):
