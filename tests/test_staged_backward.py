@@ -6,10 +6,10 @@ and an index out of range must raise the same error, after the same adds, as the
 
 import numpy as np
 import pytest
+from markers import location_of
 
 import weft as wp
 from weft.codegen.emit import CPURenderer
-from tests.markers import location_of
 
 
 @wp.func

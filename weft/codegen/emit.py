@@ -13,8 +13,7 @@ import os
 from .. import types as wt
 from . import adjoint as ad
 from . import intrinsics as intr
-from . import ir
-from . import staging
+from . import ir, staging
 
 
 def ctype_name(t) -> str:
