@@ -146,13 +146,13 @@ std::mutex launch_mutex;
 // scatters whose atomics make the cores fight over cache lines (a cloth's spring forces). Each
 // choice is tried in a burst of BURST launches whose first one is not counted (it pays for waking
 // a sleeping worker, or for cold caches); then the faster choice (by the fastest of its last
-// RECENT times; one thread must win by 10%) is used, and the other is tried again in a burst now
-// and then (explore_period), so that a change of load or data is noticed. Results do not depend
+// RECENT times; one thread must win by a margin, see margin()) is used, and the other is tried
+// again in a burst now and then (explore_period), so that a change of load or data is noticed. Results do not depend
 // on the choice except for the order of float additions in atomics.
 class Tuner {
    public:
     static constexpr int SLOTS = 1024, BURST = 3, EXPLORE = 64, RECENT = 4;
-    static constexpr double LONG = 0.005;
+    static constexpr double LONG = 0.005, LONG_MARGIN_AT = 100e-6;
     struct Entry {
         range_fn fn = nullptr;
         int size_class = 0;
@@ -210,19 +210,30 @@ class Tuner {
 
     static int best(const Entry& e) {
         if (e.samples[0] == 0 || e.samples[1] == 0) return e.samples[1] ? 1 : 0;
-        return e.estimate[1] <= 1.1 * e.estimate[0] ? 1 : 0;  // ties go to the pool
+        return e.estimate[1] <= margin(e) * e.estimate[0] ? 1 : 0;  // ties go to the pool
     }
+    // How much faster one thread must be. Short launches: 10 %. Launches that take more than
+    // LONG_MARGIN_AT on the pool: 30 %. Fixed costs (waking a worker, the final barrier) cannot
+    // make those faster on one thread; only contention can, and that costs far more than 30 %.
+    // A worker core that sat idle while one thread was chosen runs slowly for a while after it
+    // is woken on this VM (seen: a 750 us spring scatter took 870 us on two threads for about
+    // 2 s after a module build, 400 us once the core was busy), and a 10 % margin let those
+    // short retries keep the launch on one thread: the cloth forward ran 2x slower.
+    static double margin(const Entry& e) { return e.estimate[1] > LONG_MARGIN_AT ? 1.3 : 1.1; }
     // Launches until the other choice is tried again, counted when a retry starts. One thread,
     // when the pool is best: every 64 launches, or every 512 when it was 1.5 times slower or
     // more. The pool, when one thread is best: soon (8 launches), since that is often a moment in
     // which the other core was busy, then twice as late after every retry that loses, up to 512
-    // (a kernel the pool really slows down, like a contended scatter).
+    // (a kernel the pool really slows down, like a contended scatter), or 16 for long launches.
     static long explore_period(Entry& e) {
         if (best(e) == 1) {
             e.backoff = 0;
             return e.estimate[0] >= 1.5 * e.estimate[1] ? 8L * EXPLORE : EXPLORE;
         }
-        long period = 8L << (e.backoff < 6 ? e.backoff : 6);
+        // Long launches back off to 16 at most: a retry costs them little next to the factor of
+        // two that staying on one thread loses when its win was a moment of a slow worker core.
+        int most = e.estimate[1] > LONG_MARGIN_AT ? 1 : 6;
+        long period = 8L << (e.backoff < most ? e.backoff : most);
         e.backoff++;
         return period;
     }
