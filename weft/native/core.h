@@ -188,8 +188,11 @@ struct launch_context {
 // True while this thread runs a launch that no other thread takes part in: atomics on floats
 // may then be plain read-modify-writes (no compare-and-swap loop). Read by atomics in funcs;
 // kernel bodies get the same facts through thread_ctx, without a thread-local lookup per atomic
-// (__tls_get_addr in a dlopen'ed library cost 40% of a scatter kernel).
-static thread_local bool serial_launch = false;
+// (__tls_get_addr in a dlopen'ed library cost 40% of a scatter kernel). One variable per library
+// (inline, hidden), not per translation unit: a module compiled as several units links one copy
+// of each inline function that reads it (atomic_add_raw), which must see the flag the entry
+// point of any unit set.
+inline thread_local bool serial_launch = false;
 
 struct accumulator;  // accumulate.h
 struct thread_ctx {
