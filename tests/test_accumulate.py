@@ -407,3 +407,61 @@ def test_kernel_error_during_private_copies_leaves_the_next_launch_right():
     expected = np.full((m, 3), 0.5 * n / m, dtype=np.float32)
     for threads in (2, 3):
         np.testing.assert_array_equal(with_threads(threads, run), expected)
+
+
+GRADIENT_OF_A_READ_ONLY_INPUT = """
+import numpy as np
+import weft as wp
+
+wp.config.quiet = True
+wp.config.cpu_threads, wp.config.cpu_adaptive = 2, False
+
+
+@wp.kernel
+def horner(x: wp.array(dtype=float), c: wp.array(dtype=float), n: int, y: wp.array(dtype=float)):
+    i = wp.tid()
+    s = float(1.0)
+    for j in range(n):
+        s = s * x[i] + c[j]
+    y[i] = s
+
+
+rng = np.random.default_rng(3)
+xs = rng.uniform(0.5, 1.0, 50_000).astype(np.float32)
+cs = rng.uniform(0.0, 0.1, 8).astype(np.float32)
+x = wp.array(xs, dtype=float, requires_grad=True)
+c = wp.array(cs, dtype=float)  # no gradient: its accumulated adjoint has nowhere to go
+y = wp.zeros(len(xs), dtype=float, requires_grad=True)
+tape = wp.Tape()
+with tape:
+    wp.launch(horner, dim=len(xs), inputs=[x, c, len(cs), y])
+y.grad.fill_(1.0)
+tape.backward()
+print(repr(x.grad.numpy().astype(np.float64).tolist()))
+"""
+
+
+def test_threaded_backward_whose_only_accumulated_gradient_is_none_in_a_new_process(tmp_path):
+    # A worker thread that never held private copies got a null space for the 0 bytes of a launch
+    # whose every accumulation target is None, and the launch raised MemoryError. Only a new
+    # process has such workers, so this runs in one.
+    import ast
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "read_only_input.py"
+    script.write_text(GRADIENT_OF_A_READ_ONLY_INPUT)
+    env = dict(os.environ)
+    env.pop("WEFT_CPU_THREADS", None)
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    got = np.array(ast.literal_eval(out.stdout.strip().splitlines()[-1]))
+    rng = np.random.default_rng(3)
+    xs = rng.uniform(0.5, 1.0, 50_000)
+    cs = rng.uniform(0.0, 0.1, 8).astype(np.float32).astype(np.float64)
+    xs = xs.astype(np.float32).astype(np.float64)
+    s, ds = np.ones_like(xs), np.zeros_like(xs)
+    for cj in cs:
+        s, ds = s * xs + cj, ds * xs + s
+    np.testing.assert_allclose(got, ds, rtol=1e-5)

@@ -228,6 +228,9 @@ struct accumulate_scope {
             tc.acc = thread_accumulator();
             return;
         }
+        // No target has memory (every accumulated gradient array is None): nothing to add, and
+        // no copy to ask for (a thread that never had copies would get a null space for 0 bytes).
+        if (total == 0) return;
         ctx = ctx_;
         tc.plain_accumulate = true;
         if (begin == 0) return;  // the first share adds into the arrays themselves
