@@ -31,6 +31,7 @@ struct Job {
 class Pool {
    public:
     static constexpr int SPIN_US = 300;  // how long an idle worker watches for the next job
+    static constexpr int DONE_SPIN_US = 1000;  // how long the caller watches for the workers to finish
 
     ~Pool() {
         {
@@ -54,9 +55,12 @@ class Pool {
         }
         if (sleepers) wake_.notify_all();
         run_part(job, 0);
-        // Workers usually finish within microseconds of the caller: spin briefly, then sleep.
-        for (int spin = 0; spin < 20000 && pending_.load(std::memory_order_acquire) != 0; ++spin) {
-        }
+        // Workers usually finish within microseconds of the caller: watch for up to DONE_SPIN_US,
+        // then sleep. Sleeping early is costly on a virtual machine: the hypervisor deschedules a
+        // halted vCPU, and waking it again can take hundreds of microseconds, paid per launch.
+        // With more threads than cores, a spinning caller would hold a core a worker needs.
+        spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; },
+                   job.parts > cores() ? 20 : DONE_SPIN_US);
         if (pending_.load(std::memory_order_acquire) != 0) {
             std::unique_lock<std::mutex> lock(mutex_);
             done_.wait(lock, [&] { return pending_.load() == 0; });
@@ -111,16 +115,27 @@ class Pool {
 
     // Watch the generation counter for up to SPIN_US before going to sleep.
     void spin_for_job(unsigned long seen) {
+        spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; }, SPIN_US);
+    }
+
+    static int cores() {
+        static const int n = int(std::thread::hardware_concurrency());
+        return n > 0 ? n : 1;
+    }
+
+    // Poll `done` until it holds or `limit_us` microseconds have passed.
+    template <typename Done>
+    static void spin_until(Done done, int limit_us) {
         auto start = std::chrono::steady_clock::now();
         for (;;) {
             for (int k = 0; k < 256; ++k) {
-                if (generation_.load(std::memory_order_acquire) != seen) return;
+                if (done()) return;
 #if defined(__x86_64__) || defined(__i386__)
                 __builtin_ia32_pause();
 #endif
             }
             auto waited = std::chrono::steady_clock::now() - start;
-            if (std::chrono::duration_cast<std::chrono::microseconds>(waited).count() > SPIN_US) return;
+            if (std::chrono::duration_cast<std::chrono::microseconds>(waited).count() > limit_us) return;
         }
     }
 
