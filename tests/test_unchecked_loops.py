@@ -174,3 +174,77 @@ def test_mat33_elements_through_their_stride_contiguous_or_not():
         np.testing.assert_allclose(dets.numpy()[sl], want_d, rtol=2e-4, atol=2e-5)
         if sl.step == 2:
             np.testing.assert_array_equal(out.numpy()[1::2], 0.0)
+
+
+# Affine thread indices (``ends[2 * i + 1]``): one test per launch covers the last thread's index.
+
+
+@wp.kernel
+def k_pairs(ends: wp.array(dtype=int), x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    t = wp.tid()
+    a = ends[2 * t]
+    b = ends[t * 2 + 1]
+    out[t] = x[a] - x[b] + x[3 + 3 * t]
+
+
+@wp.kernel
+def k_not_affine(x: wp.array(dtype=float), shift: int, out: wp.array(dtype=float)):
+    t = wp.tid()
+    out[t] = x[2 * t - 1 + shift] + x[t * t]  # a negative constant, a product of thread indices
+
+
+def test_analysis_finds_affine_thread_indices():
+    ir = k_pairs.default_instance().ir
+    mark_tid_indexed(ir)
+    assert ir.affine_bounds == [("ends", 2, 0), ("ends", 2, 1), ("x", 3, 3)]
+    ir = k_not_affine.default_instance().ir
+    mark_tid_indexed(ir)
+    assert ir.affine_bounds == []
+
+
+def test_affine_indices_in_range_out_of_range_and_strided():
+    rng = np.random.default_rng(5)
+    n = 3000
+    xs = rng.random(3 * n + 3).astype(np.float32)
+    ends = rng.integers(0, 3 * n, size=2 * n).astype(np.int32)
+    want = xs[ends[0::2]] - xs[ends[1::2]] + xs[3 + 3 * np.arange(n)]
+    x, out = wp.array(xs), wp.zeros(n, dtype=float)
+    wp.launch(k_pairs, dim=n, inputs=[wp.array(ends), x, out])
+    np.testing.assert_array_equal(out.numpy(), want)
+    # the unchecked body's per-launch test covers the last thread's pair (c = 1 decides for k = 2)
+    src = k_pairs.default_instance().source.splitlines()
+    test = next(line for line in src if "__builtin_expect" in line and "arg_ends" in line)
+    assert "weft::int64(2) * (local_bounds.size - 1) + 1 < weft::int64(local_args.arg_ends.shape[0])" in test
+    assert "weft::int64(3) * (local_bounds.size - 1) + 3 < weft::int64(local_args.arg_x.shape[0])" in test
+    assert "(local_bounds.size - 1) + 0 <" not in test
+    # too short for the last thread's affine index: the checked body runs and names the access
+    with pytest.raises(IndexError, match=r"index 9000 is out of bounds .* shape \(9000,\).*k_pairs.*x\[3 \+ 3 \* t\]"):
+        wp.launch(k_pairs, dim=n, inputs=[wp.array(ends), wp.array(xs[: 3 * n]), out])
+    with pytest.raises(IndexError, match=r"index 5999 .* shape \(5999,\).*k_pairs.*ends\[t \* 2 \+ 1\]"):
+        wp.launch(k_pairs, dim=n, inputs=[wp.array(ends[:-1]), x, out])
+    # a strided view of the index array: addressed through its stride, same numbers
+    wide = np.zeros(4 * n, dtype=np.int32)
+    wide[::2] = ends
+    out2 = wp.zeros(n, dtype=float)
+    wp.launch(k_pairs, dim=n, inputs=[wp.array(wide)[::2], x, out2])
+    np.testing.assert_array_equal(out2.numpy(), want)
+
+
+def test_affine_index_gradients_match_numpy():
+    # the backward pass of the unchecked body: gradients scattered through the pair indices
+    rng = np.random.default_rng(6)
+    n = 2000
+    xs = rng.random(3 * n + 3).astype(np.float32)
+    ends = rng.integers(0, len(xs), size=2 * n).astype(np.int32)
+    x = wp.array(xs, requires_grad=True)
+    out = wp.zeros(n, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_pairs, dim=n, inputs=[wp.array(ends), x, out])
+    out.grad.fill_(1.0)
+    tape.backward()
+    want = np.zeros(len(xs))
+    np.add.at(want, ends[0::2], 1.0)
+    np.add.at(want, ends[1::2], -1.0)
+    np.add.at(want, 3 + 3 * np.arange(n), 1.0)
+    np.testing.assert_allclose(x.grad.numpy(), want, atol=1e-6)

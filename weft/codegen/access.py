@@ -201,18 +201,24 @@ def mark_tid_indexed(fn: ir.Function) -> list:
       or ``("param", name)``);
     - loads and stores ``a[c]`` / ``a[c0, c1, ...]`` of array parameters with constant
       non-negative indices (``drag[0]``): safe when every ``c_d < a.shape[d]``
-      (``fn.const_bounds`` lists ``(array, (c0, ...))``).
+      (``fn.const_bounds`` lists ``(array, (c0, ...))``);
+    - loads and stores ``a[k * i + c]`` of 1-D array parameters in a 1-D launch, ``i`` the thread
+      index, ``k >= 1`` and ``c >= 0`` integer constants (``ends[2 * i + 1]``: pairs, triangles):
+      safe when ``k * (size - 1) + c < a.shape[0]`` and fits in an int32
+      (``fn.affine_bounds`` lists ``(array, k, c)``).
 
     Records the calls in ``fn.tid_indexed`` and returns the thread-indexed parameter names."""
     fn.tid_indexed = set()
     fn.tid_arrays = []
     fn.loop_bounds = []
     fn.const_bounds = []
+    fn.affine_bounds = []
     if not fn.is_kernel:
         return []
     tid_vars = _thread_index_vars(fn)
     params = {prm.var.id: prm.name for prm in fn.params if isinstance(prm.var.type, wt.ArrayType)}
     loops = _invariant_range_loops(fn)
+    affine = _affine_thread_indices(fn, tid_vars) if fn.tid_ndim == 1 else {}
     names = []
     for s in ir.walk(fn.body):
         if not (isinstance(s, ir.Call) and s.callee in (intr.LOAD, intr.STORE)):
@@ -234,8 +240,43 @@ def mark_tid_indexed(fn: ir.Function) -> list:
             check = (params[arr.id], consts)
             if check not in fn.const_bounds:
                 fn.const_bounds.append(check)
+        elif arr.type.ndim == 1 and s.args[1].id in affine:
+            fn.tid_indexed.add(id(s))
+            check = (params[arr.id],) + affine[s.args[1].id]
+            if check not in fn.affine_bounds:
+                fn.affine_bounds.append(check)
     fn.tid_arrays = names
     return names
+
+
+def _affine_thread_indices(fn: ir.Function, tid_vars: dict) -> dict:
+    """var id -> (k, c) for the int32 values ``k * i + c`` built from the thread index ``i`` of a
+    1-D launch by multiplying with and adding integer constants, with ``k >= 1`` and ``c >= 0``
+    (so the value grows with ``i`` and is never negative). Plain ``i`` itself is left out (it is
+    thread-indexed). Results of calls are defined once, so the map holds wherever they are used."""
+    affine = {vid: (1, 0) for vid, d in tid_vars.items() if d == 0}
+    out = {}
+
+    def const_int(v):
+        c = v.const if v.is_const else None
+        return c if isinstance(c, int) and not isinstance(c, bool) else None
+
+    for s in ir.walk(fn.body):
+        if not (isinstance(s, ir.Call) and s.result is not None and s.result.type is wt.int32 and len(s.args) == 2):
+            continue
+        if s.result.mutable or getattr(s.callee, "symbol", None) not in ("mul", "add"):
+            continue
+        a, b = s.args
+        if a.id not in affine:
+            a, b = b, a
+        if a.id not in affine or (c := const_int(b)) is None:
+            continue
+        k, off = affine[a.id]
+        if s.callee.symbol == "mul" and c >= 1:
+            affine[s.result.id] = out[s.result.id] = (k * c, off * c)
+        elif s.callee.symbol == "add" and c >= 0:
+            affine[s.result.id] = out[s.result.id] = (k, off + c)
+    return out
 
 
 def _constant_indices(call: ir.Call):

@@ -599,7 +599,8 @@ class CPURenderer:
     def fast_condition(self, fn, args: str, bounds: str) -> str:
         """C++ test selecting the unchecked body (``args`` prefixes the argument fields, ``bounds``
         names the launch_bounds): every thread-indexed array covers the launch grid, every
-        loop-indexed array covers its loop's range, every constant index is inside its array
+        loop-indexed array covers its loop's range, every constant index is inside its array,
+        every affine index ``k * i + c`` of the last thread is inside its array
         (access.py ``mark_tid_indexed``), and all of them have the last-dimension stride that
         ``elem_ptr_nc`` assumes (array.h ``fast_stride``)."""
         conds = []
@@ -619,6 +620,14 @@ class CPURenderer:
             a = f"{args}arg_{name}"
             conds.append(f"weft::fast_stride({a}, {len(consts) - 1})")
             conds += [f"{a}.shape[{d}] > {c}" for d, c in enumerate(consts)]
+        largest = {}  # (array, k) -> the largest c: it alone decides
+        for name, k, c in fn.affine_bounds:
+            largest[name, k] = max(c, largest.get((name, k), c))
+        for (name, k), c in largest.items():
+            a = f"{args}arg_{name}"
+            last = f"weft::int64({k}) * ({bounds}.size - 1) + {c}"
+            conds.append(f"weft::fast_stride({a}, 0)")
+            conds.append(f"{last} < weft::int64({a}.shape[0]) && {last} <= 2147483647")
         for name, start, stop in fn.loop_bounds:
             conds.append(f"weft::fast_stride({args}arg_{name}, 0)")
             conds.append(f"{value(start)} >= 0 && {value(stop)} <= weft::int64({args}arg_{name}.shape[0])")

@@ -237,8 +237,15 @@ __device__ inline void raise_kernel_error(const kernel_error& e) {
 }
 #endif
 
+// Out of line and cold on the CPU: the checks inline into every access of a kernel's loop, the
+// error path should not.
+#ifndef WEFT_CUDA
+#define WEFT_COLD_PATH __attribute__((noinline, cold))
+#else
+#define WEFT_COLD_PATH
+#endif
 template <typename T>
-WEFT_FN void raise_index_error(const array_t<T>& a, int32 loc, int32 dim, const int64* idx, int32 nidx) {
+WEFT_COLD_PATH WEFT_FN void raise_index_error(const array_t<T>& a, int32 loc, int32 dim, const int64* idx, int32 nidx) {
     kernel_error e;
     e.code = 1;
     e.loc = loc;
