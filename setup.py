@@ -17,6 +17,7 @@ source_hash = runpy.run_path(os.path.join(HERE, "weft", "runtime", "runtime_sour
 runtime = Extension(
     "weft._runtime",
     sources=[os.path.join(NATIVE, "runtime.cpp")],
+    depends=[os.path.join(NATIVE, name) for name in ("core.h", "sort.h")],
     include_dirs=[NATIVE],
     define_macros=[
         ("WEFT_PYTHON_MODULE", "1"),

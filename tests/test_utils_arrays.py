@@ -164,3 +164,98 @@ def test_stable_order_matches_numpy(np_dtype):
         k = rng.integers(info.min, info.max, 2000, endpoint=True).astype(np_dtype)
         k[::5] = k[0]
     np.testing.assert_array_equal(_stable_order(k), np.argsort(k, kind="stable"))
+
+
+def _ordered_bits(k):
+    """The order radix_sort_pairs sorts 32-bit keys by: signed, unsigned, or IEEE float order."""
+    u = k.view(np.uint32).astype(np.uint64)
+    if k.dtype.kind == "i":
+        return u ^ 0x80000000
+    if k.dtype.kind == "f":
+        return np.where(u & 0x80000000, 0xFFFFFFFF ^ u, u | 0x80000000)
+    return u
+
+
+@pytest.mark.parametrize(
+    "dtype,keys",
+    [
+        (wp.int32, lambda r, n: r.integers(-(2**31), 2**31, n).astype(np.int32)),
+        (wp.uint32, lambda r, n: r.integers(0, 2**32, n).astype(np.uint32)),
+        (wp.int32, lambda r, n: r.integers(0, 200, n).astype(np.int32)),  # one digit: one pass
+        (wp.int32, lambda r, n: np.full(n, 7, np.int32)),  # no pass at all
+        (
+            wp.float32,
+            lambda r, n: np.concatenate(
+                [r.normal(0, 1e3, n - 6), [0.0, -0.0, np.inf, -np.inf, 1e-42, -1e-42]]
+            ).astype(np.float32),
+        ),
+    ],
+)
+def test_native_radix_sort_pairs_against_numpy(dtype, keys, monkeypatch):
+    import weft.runtime.module as mod
+
+    calls = []
+    native = mod.runtime_sort_pairs32
+    monkeypatch.setattr(mod, "runtime_sort_pairs32", lambda *a: calls.append(a) or native(*a))
+    r = np.random.default_rng(12)
+    n = 100_000
+    k = keys(r, n)
+    r.shuffle(k)
+    v = r.integers(-(2**31), 2**31, n).astype(np.int32)
+    wk, wv = wp.array(k, dtype=dtype), wp.array(v, dtype=wp.int32)
+    radix_sort_pairs(wk, wv, n)
+    order = np.argsort(_ordered_bits(k), kind="stable")
+    np.testing.assert_array_equal(wk.numpy().view(np.uint32), k[order].view(np.uint32))  # -0.0 before +0.0
+    np.testing.assert_array_equal(wv.numpy(), v[order])
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("dtype", [wp.int32, wp.uint32])
+def test_native_radix_sort_pairs_bit_ranges(dtype):
+    r = np.random.default_rng(13)
+    n = 50_000
+    k = r.integers(0, 2**32, n).astype(np.uint32).view(np.int32 if dtype == wp.int32 else np.uint32)
+    v = np.arange(n, dtype=np.float32)  # any 32-bit values move along
+    for begin, end in ((0, 32), (4, 20), (13, 14), (24, 32), (5, 5)):
+        wk, wv = wp.array(k, dtype=dtype), wp.array(v, dtype=wp.float32)
+        radix_sort_pairs(wk, wv, n, begin_bit=begin, end_bit=end)
+        if (begin, end) == (0, 32):
+            sort_key = _ordered_bits(k)
+        else:
+            sort_key = (k.view(np.uint32) >> np.uint32(begin)) & np.uint32((1 << (end - begin)) - 1)
+        order = np.argsort(sort_key, kind="stable")
+        np.testing.assert_array_equal(wk.numpy(), k[order], err_msg=f"bits [{begin}, {end})")
+        np.testing.assert_array_equal(wv.numpy(), v[order], err_msg=f"bits [{begin}, {end})")
+
+
+def test_radix_sort_pairs_small_strided_and_overlapping():
+    for n in (0, 1, 2, 3):
+        k = np.array([5, -1, 3][:n], np.int32)
+        wk, wv = wp.array(k), wp.array(np.arange(n, dtype=np.int32))
+        radix_sort_pairs(wk, wv, n)
+        np.testing.assert_array_equal(wk.numpy(), np.sort(k))
+    # strided views take NumPy's path, same result
+    k = np.random.default_rng(14).integers(-1000, 1000, 2000).astype(np.int32)
+    wk, wv = wp.array(k)[::2], wp.array(np.arange(2000, dtype=np.int32))[::2]
+    radix_sort_pairs(wk, wv, 1000)
+    order = np.argsort(k[::2], kind="stable")
+    np.testing.assert_array_equal(wk.numpy(), k[::2][order])
+    np.testing.assert_array_equal(wv.numpy(), np.arange(0, 2000, 2)[order])
+    same = wp.array(k)
+    with pytest.raises(ValueError, match="overlap"):
+        radix_sort_pairs(same, same, 100)
+
+
+def test_radix_sort_pairs_through_the_ctypes_runtime(monkeypatch):
+    # without the extension module (no Python headers) the same sort runs through ctypes
+    import weft.runtime.module as mod
+
+    monkeypatch.setattr(mod, "_runtime_ext", [None])
+    r = np.random.default_rng(15)
+    k = r.normal(size=30_000).astype(np.float32)
+    v = np.arange(len(k), dtype=np.int32)
+    wk, wv = wp.array(k), wp.array(v)
+    radix_sort_pairs(wk, wv, len(k))
+    order = np.argsort(k, kind="stable")
+    np.testing.assert_array_equal(wk.numpy(), k[order])
+    np.testing.assert_array_equal(wv.numpy(), v[order])

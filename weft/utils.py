@@ -356,8 +356,9 @@ def _stable_order(keys):
 def radix_sort_pairs(keys, values, count, begin_bit=0, end_bit=None):
     """Sort the first ``count`` keys in ascending order, moving ``values`` along (stable).
 
-    As ``warp.utils.radix_sort_pairs``; NumPy's stable sort on the CPU, written in place.
-    ``begin_bit``/``end_bit`` restrict integer keys to those bits (float keys sort by value).
+    As ``warp.utils.radix_sort_pairs``, written in place: 32-bit keys with 32-bit values sort with
+    the runtime's native radix sort, other types with NumPy's stable sort. ``begin_bit``/
+    ``end_bit`` restrict integer keys to those bits (float keys sort by value).
     Warp needs arrays of at least ``2 * count`` elements (scratch space); weft needs ``count``.
     """
     count = int(count)
@@ -368,10 +369,28 @@ def radix_sort_pairs(keys, values, count, begin_bit=0, end_bit=None):
     if count <= 0:
         return
     with _HostWrite(keys) as keys_host, _HostWrite(values) as values_host:
+        if np.may_share_memory(keys_host[:count], values_host[:count]):
+            raise ValueError("radix_sort_pairs: keys and values overlap; pass two separate arrays")
         _sort_pairs(keys_host[:count], values_host[:count], begin_bit, end_bit)
 
 
 def _sort_pairs(k, v, begin_bit, end_bit):
+    kind = {"u": 0, "i": 1, "f": 2}.get(k.dtype.kind)
+    end = k.dtype.itemsize * 8 if end_bit is None else int(end_bit)
+    if (
+        kind is not None
+        and k.dtype.itemsize == 4
+        and v.dtype.itemsize == 4
+        and k.flags.c_contiguous
+        and v.flags.c_contiguous
+        and 0 <= int(begin_bit) <= end <= 32
+    ):
+        from .runtime.module import runtime_sort_pairs32
+
+        if kind == 1 and (begin_bit != 0 or end != 32):
+            kind = 0  # a bit range of a signed key sorts those bits as an unsigned number
+        runtime_sort_pairs32(k.ctypes.data, v.ctypes.data, len(k), kind, int(begin_bit), end)
+        return
     sort_key = k
     if np.issubdtype(k.dtype, np.integer):
         bits = k.dtype.itemsize * 8

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core.h"
+#include "sort.h"
 
 typedef void (*range_fn)(weft::launch_context*, const void*, weft::int64, weft::int64);
 
@@ -338,6 +339,13 @@ WEFT_EXPORT int weft_tuner_state(range_fn fn, weft::int64 n, double* out) {
     return 0;
 }
 
+// wp.utils.radix_sort_pairs of n contiguous (32-bit key, 32-bit value) pairs, in place and stable
+// (sort.h; kind: 0 unsigned bits [begin_bit, end_bit), 1 signed, 2 float). Returns 0 when it
+// could not allocate its scratch memory (then nothing moved).
+WEFT_EXPORT int weft_radix_sort_pairs32(void* keys, void* values, weft::int64 n, int kind, int begin_bit, int end_bit) {
+    return weft_sort::radix_sort_pairs32((uint32_t*)keys, (uint32_t*)values, n, kind, begin_bit, end_bit) ? 1 : 0;
+}
+
 #ifdef WEFT_PYTHON_MODULE
 // The same runtime as a CPython extension module: a METH_FASTCALL call costs a fraction of a
 // ctypes call with six converted arguments, which is most of a replayed launch's cost.
@@ -382,11 +390,35 @@ static PyObject* py_tuner_state(PyObject*, PyObject* const* argv, Py_ssize_t arg
     return Py_BuildValue("(dddddd)", s[0], s[1], s[2], s[3], s[4], s[5]);
 }
 
+static PyObject* py_sort_pairs32(PyObject*, PyObject* const* argv, Py_ssize_t argc) {
+    if (argc != 6) {
+        PyErr_SetString(PyExc_TypeError, "sort_pairs32(keys, values, n, kind, begin_bit, end_bit) takes 6 integers");
+        return nullptr;
+    }
+    void* keys = PyLong_AsVoidPtr(argv[0]);
+    void* values = PyLong_AsVoidPtr(argv[1]);
+    long long n = PyLong_AsLongLong(argv[2]);
+    long kind = PyLong_AsLong(argv[3]), begin = PyLong_AsLong(argv[4]), end = PyLong_AsLong(argv[5]);
+    if (PyErr_Occurred()) return nullptr;
+    if (n > 0 && (!keys || !values)) {
+        PyErr_SetString(PyExc_ValueError, "sort_pairs32: null array");
+        return nullptr;
+    }
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = weft_radix_sort_pairs32(keys, values, n, (int)kind, (int)begin, (int)end);
+    Py_END_ALLOW_THREADS
+    if (!ok) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef runtime_methods[] = {
     {"launch", (PyCFunction)(void (*)(void))py_launch, METH_FASTCALL,
      "launch(entry, ctx, args, n, nthreads, min_per_thread, adaptive) -> has_error"},
     {"tuner_state", (PyCFunction)(void (*)(void))py_tuner_state, METH_FASTCALL,
      "tuner_state(entry, n) -> the 6 numbers weft_tuner_state fills for that entry point and grid size, or None"},
+    {"sort_pairs32", (PyCFunction)(void (*)(void))py_sort_pairs32, METH_FASTCALL,
+     "sort_pairs32(keys, values, n, kind, begin_bit, end_bit): stable radix sort of 32-bit pairs in place"},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -337,6 +337,22 @@ def runtime_launch():
     return ext.launch if ext is not None else runtime_library().weft_launch
 
 
+def runtime_sort_pairs32(keys: int, values: int, n: int, kind: int, begin_bit: int, end_bit: int):
+    """Stable in-place radix sort of ``n`` contiguous (32-bit key, 32-bit value) pairs at these
+    addresses (native/sort.h; kind 0: unsigned bits [begin_bit, end_bit), 1: int32, 2: float32)."""
+    runtime_launch()
+    ext = _runtime_ext[0]
+    if ext is not None:
+        ext.sort_pairs32(keys, values, n, kind, begin_bit, end_bit)
+        return
+    lib = runtime_library()
+    fn = lib.weft_radix_sort_pairs32
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    if not fn(keys, values, n, kind, begin_bit, end_bit):
+        raise MemoryError(f"radix_sort_pairs: no memory for the scratch space of {n} pairs")
+
+
 @functools.cache
 def _runtime_extension_build():
     """``cached_library`` arguments of the runtime extension; None without Python headers."""

@@ -1,4 +1,4 @@
-"""The identity of the CPU runtime's source (native/runtime.cpp and the header it includes).
+"""The identity of the CPU runtime's source (native/runtime.cpp and the headers it includes).
 
 Shared by setup.py, which compiles the runtime into the ``weft._runtime`` extension at install
 time and stamps it with this hash, and by module.py, which uses that extension only when the
@@ -11,7 +11,7 @@ import hashlib
 import os
 
 NATIVE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "native")
-FILES = ("runtime.cpp", "core.h")
+FILES = ("runtime.cpp", "core.h", "sort.h")
 
 
 def runtime_source_hash(native_dir: str = NATIVE_DIR) -> str:
