@@ -60,8 +60,8 @@ class Pool {
         // then sleep. Sleeping early is costly on a virtual machine: the hypervisor deschedules a
         // halted vCPU, and waking it again can take hundreds of microseconds, paid per launch.
         // With more threads than cores, a spinning caller would hold a core a worker needs.
-        spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; },
-                   job.parts > cores() ? 20 : DONE_SPIN_US);
+        bool crowded = job.parts > cores();
+        spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; }, crowded ? 20 : DONE_SPIN_US, crowded);
         if (pending_.load(std::memory_order_acquire) != 0) {
             std::unique_lock<std::mutex> lock(mutex_);
             done_.wait(lock, [&] { return pending_.load() == 0; });
@@ -76,6 +76,7 @@ class Pool {
     }
 
     void ensure_workers(int count) {
+        if ((int)workers_.size() < count) crowded_.store(count + 1 > cores(), std::memory_order_relaxed);
         while ((int)workers_.size() < count) {
             int index = (int)workers_.size() + 1;
             unsigned long start;
@@ -116,7 +117,7 @@ class Pool {
 
     // Watch the generation counter for up to SPIN_US before going to sleep.
     void spin_for_job(unsigned long seen) {
-        spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; }, SPIN_US);
+        spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; }, SPIN_US, crowded_);
     }
 
     static int cores() {
@@ -126,7 +127,7 @@ class Pool {
 
     // Poll `done` until it holds or `limit_us` microseconds have passed.
     template <typename Done>
-    static void spin_until(Done done, int limit_us) {
+    static void spin_until(Done done, int limit_us, bool yield) {
         auto start = std::chrono::steady_clock::now();
         for (;;) {
             for (int k = 0; k < 256; ++k) {
@@ -137,6 +138,9 @@ class Pool {
             }
             auto waited = std::chrono::steady_clock::now() - start;
             if (std::chrono::duration_cast<std::chrono::microseconds>(waited).count() > limit_us) return;
+            // With more threads than cores, let a thread waiting for this core run: a spinning
+            // worker would otherwise keep the launching thread from issuing the next launch.
+            if (yield) std::this_thread::yield();
         }
     }
 
@@ -144,6 +148,7 @@ class Pool {
     std::mutex mutex_;
     std::condition_variable wake_, done_;
     std::atomic<unsigned long> generation_{0};
+    std::atomic<bool> crowded_{false};  // more threads (workers + caller) than cores
     int sleepers_ = 0;  // workers blocked on wake_ (guarded by mutex_)
     bool stop_ = false;
     Job job_{};
