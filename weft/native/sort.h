@@ -129,6 +129,8 @@ inline bool radix_sort_pairs32_kind(uint32_t* keys, uint32_t* values, int64_t n,
 // Sorts n pairs in place; returns false when the scratch memory could not be allocated.
 inline bool radix_sort_pairs32(uint32_t* keys, uint32_t* values, int64_t n, int kind, int begin_bit, int end_bit) {
     if (n <= 1) return true;
+    begin_bit = begin_bit < 0 ? 0 : begin_bit;
+    end_bit = end_bit > 32 ? 32 : end_bit;
     if (kind == KEY_SIGNED) return radix_sort_pairs32_kind<KEY_SIGNED>(keys, values, n, 0, 32);
     if (kind == KEY_FLOAT) return radix_sort_pairs32_kind<KEY_FLOAT>(keys, values, n, 0, 32);
     return radix_sort_pairs32_kind<KEY_UNSIGNED>(keys, values, n, begin_bit, end_bit);
