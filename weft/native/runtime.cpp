@@ -1,5 +1,6 @@
 // weft CPU runtime: a persistent thread pool that runs a kernel's range function over the
-// launch grid. Built once per machine into the kernel cache and loaded with ctypes.
+// launch grid, and the native radix sort of wp.utils (sort.h). Built at install time as the
+// extension module weft._runtime (setup.py), or else once per machine into the kernel cache.
 //
 // weft_launch(fn, ctx, args, n, nthreads) splits [0, n) into contiguous chunks, one per thread;
 // the calling thread runs the first chunk. Small launches run inline (no wake-up cost).
