@@ -376,7 +376,8 @@ def radix_sort_pairs(keys, values, count, begin_bit=0, end_bit=None):
 
 def _sort_pairs(k, v, begin_bit, end_bit):
     kind = {"u": 0, "i": 1, "f": 2}.get(k.dtype.kind)
-    end = k.dtype.itemsize * 8 if end_bit is None else int(end_bit)
+    bits = k.dtype.itemsize * 8
+    end = bits if end_bit is None else int(end_bit)
     if (
         kind is not None
         and k.dtype.itemsize == 4
@@ -393,8 +394,6 @@ def _sort_pairs(k, v, begin_bit, end_bit):
         return
     sort_key = k
     if np.issubdtype(k.dtype, np.integer):
-        bits = k.dtype.itemsize * 8
-        end = bits if end_bit is None else int(end_bit)
         if begin_bit != 0 or end != bits:
             u = k.view(np.dtype(f"u{k.dtype.itemsize}"))
             mask = (1 << (end - int(begin_bit))) - 1

@@ -255,7 +255,6 @@ def _affine_thread_indices(fn: ir.Function, tid_vars: dict) -> dict:
     (so the value grows with ``i`` and is never negative). Plain ``i`` itself is left out (it is
     thread-indexed). Results of calls are defined once, so the map holds wherever they are used."""
     affine = {vid: (1, 0) for vid, d in tid_vars.items() if d == 0}
-    out = {}
 
     def const_int(v):
         c = v.const if v.is_const else None
@@ -273,10 +272,10 @@ def _affine_thread_indices(fn: ir.Function, tid_vars: dict) -> dict:
             continue
         k, off = affine[a.id]
         if s.callee.symbol == "mul" and c >= 1:
-            affine[s.result.id] = out[s.result.id] = (k * c, off * c)
+            affine[s.result.id] = (k * c, off * c)
         elif s.callee.symbol == "add" and c >= 0:
-            affine[s.result.id] = out[s.result.id] = (k, off + c)
-    return out
+            affine[s.result.id] = (k, off + c)
+    return {vid: kc for vid, kc in affine.items() if vid not in tid_vars}
 
 
 def _constant_indices(call: ir.Call):

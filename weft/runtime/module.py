@@ -345,11 +345,7 @@ def runtime_sort_pairs32(keys: int, values: int, n: int, kind: int, begin_bit: i
     if ext is not None:
         ext.sort_pairs32(keys, values, n, kind, begin_bit, end_bit)
         return
-    lib = runtime_library()
-    fn = lib.weft_radix_sort_pairs32
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_int]
-    if not fn(keys, values, n, kind, begin_bit, end_bit):
+    if not runtime_library().weft_radix_sort_pairs32(keys, values, n, kind, begin_bit, end_bit):
         raise MemoryError(f"radix_sort_pairs: no memory for the scratch space of {n} pairs")
 
 
@@ -479,6 +475,15 @@ def runtime_library() -> ctypes.CDLL:
                 ]
                 lib.weft_tuner_state.restype = ctypes.c_int
                 lib.weft_tuner_state.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
+                lib.weft_radix_sort_pairs32.restype = ctypes.c_int
+                lib.weft_radix_sort_pairs32.argtypes = [
+                    ctypes.c_void_p,
+                    ctypes.c_void_p,
+                    ctypes.c_int64,
+                    ctypes.c_int,
+                    ctypes.c_int,
+                    ctypes.c_int,
+                ]
                 _runtime.append(lib)
     return _runtime[0]
 
