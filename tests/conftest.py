@@ -5,7 +5,7 @@ Every batch of kernel instances the CPU build path builds during the session is 
 its ``run_last`` marker) can compile the same kernels for CUDA with NVRTC.
 
 Tests run on the devices ``devices.py`` describes (``--device cuda:0`` or
-``WEFT_TEST_DEVICES=cpu,cuda:0``; the CPU alone by default); ``cpu_only`` tests run on the CPU only.
+``WEFT_TEST_DEVICES=cpu,cuda:0``; the CPU alone by default); ``fixed_device`` tests run once, as written.
 """
 
 from __future__ import annotations
@@ -43,7 +43,11 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "run_last: run after every other collected test")
-    config.addinivalue_line("markers", "cpu_only(reason): the test is about the CPU itself; it runs on the CPU only")
+    config.addinivalue_line(
+        "markers",
+        "fixed_device(reason): the test chooses its devices itself or is about the CPU (host memory, the C++ "
+        "build, the thread pool); it runs once, with the CPU as the default device",
+    )
     config.weft_devices = devices.requested(config.getoption("--device"))
 
 
@@ -53,23 +57,34 @@ def pytest_generate_tests(metafunc):
     names = metafunc.config.weft_devices
     if names == ["cpu"] or "weft_device" not in metafunc.fixturenames:
         return
-    if metafunc.definition.get_closest_marker("cpu_only"):
+    if metafunc.definition.get_closest_marker("fixed_device"):
         names = ["cpu"]
     metafunc.parametrize("weft_device", names, indirect=True, scope="function")
 
 
 @pytest.fixture(autouse=True)
 def weft_device(request):
-    """The device this test runs on, made the default device for its duration."""
+    """The device this test runs on, made the default device for its duration.
+
+    On a GPU every launch is followed by a synchronisation (``wp.config.verify_cuda``), so that a
+    kernel error is raised by the launch that made it, as on the CPU, and tests that expect an
+    ``IndexError`` from a launch hold on both. The asynchronous reporting itself is tested in
+    ``test_cuda_runtime.py``.
+    """
     name = getattr(request, "param", "cpu")
     if name == "cpu":
         yield wp.get_device("cpu")
         return
     if not wp.is_cuda_available():
         pytest.skip(f"{name} was requested but this machine has no CUDA device")
-    with wp.ScopedDevice(name) as device:
-        yield device
-        device.synchronize()  # a kernel error of the test's last launches fails the test
+    saved = wp.config.verify_cuda
+    wp.config.verify_cuda = True
+    try:
+        with wp.ScopedDevice(name) as device:
+            yield device
+            device.synchronize()
+    finally:
+        wp.config.verify_cuda = saved
 
 
 def pytest_collection_modifyitems(session, config, items):

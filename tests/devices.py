@@ -5,7 +5,8 @@ Every test runs on the device(s) named by ``--device`` (repeatable) or ``WEFT_TE
 parametrised over ``cuda:0`` runs inside ``wp.ScopedDevice("cuda:0")``: the arrays it makes and the
 kernels it launches without a ``device=`` argument go to the GPU, and kernel errors are collected by
 a device synchronisation when it ends. Tests about the CPU itself (its compiler, thread pool,
-host pointers) carry the ``cpu_only`` marker and run once, on the CPU, whatever the list says.
+host pointers) and tests that pick their devices themselves carry the ``fixed_device`` marker and
+run once, as written, whatever the list says.
 
 ``WEFT_TEST_SIMULATED_CUDA=1`` installs the simulated driver of ``cuda_fake_driver.py`` for the
 whole session, so that a run with ``cuda:0`` in its list can be rehearsed on a machine without a
@@ -40,21 +41,15 @@ def simulated() -> bool:
 def install_simulated_driver():
     """Make the simulated driver weft's CUDA driver for the rest of the process (one GPU).
 
-    NVRTC still compiles every CUDA image the runtime loads (with the fast-compile option, since
-    only the simulation runs them), so a dry run also proves that the code compiles.
+    NVRTC still compiles every CUDA image the runtime loads, so a dry run also proves that the
+    code compiles for the GPU.
     """
     import cuda_fake_driver
 
-    from weft.runtime import cuda_driver, nvrtc
+    from weft.runtime import cuda_driver
     from weft.runtime import device as device_mod
 
     driver = cuda_fake_driver.FakeDriver()
     cuda_driver._state[:] = [(driver, 1, "")]
     device_mod._cuda_probe[:] = []
-
-    def fast_image(stem, source, arch, use_ptx, defines=()):
-        ptx, cubin = nvrtc.cached_images(stem, source, arch, defines, fast=True)
-        return ptx if use_ptx else cubin
-
-    nvrtc.cached_image = fast_image
     return driver

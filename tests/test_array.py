@@ -58,6 +58,7 @@ class FakeVec3:
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.fixed_device("checks the CPU device as the default device")
 def test_cpu_device_properties():
     cpu = get_device("cpu")
     assert isinstance(cpu, Device)
@@ -163,6 +164,7 @@ def test_scalar_data_gives_shape_1():
     assert a.numpy()[0] == 2.5
 
 
+@pytest.mark.fixed_device("NumPy memory shared without a copy: CPU arrays only")
 def test_copy_false_shares_numpy_memory():
     src = np.arange(6, dtype=np.float32)
     a = array(src, dtype=float, copy=False)
@@ -173,6 +175,7 @@ def test_copy_false_shares_numpy_memory():
     assert src[0] == -1.0
 
 
+@pytest.mark.fixed_device("NumPy memory shared without a copy: CPU arrays only")
 def test_copy_false_shares_strided_numpy_memory():
     base = np.arange(20, dtype=np.float32).reshape(4, 5)
     src = base[:, 1]
@@ -200,6 +203,7 @@ def test_copy_false_read_only_numpy_is_copied():
     np.testing.assert_array_equal(a.numpy(), src)
 
 
+@pytest.mark.fixed_device("NumPy memory shared without a copy: CPU arrays only")
 def test_construct_from_array_and_array_interface():
     a = array([1.0, 2.0, 3.0], dtype=float)
     b = array(a)
@@ -309,6 +313,7 @@ def test_array2d_with_data_and_kernel_type_of_real_array():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.fixed_device("writes through .numpy(), a zero-copy view only on the CPU")
 def test_numpy_is_zero_copy_and_keeps_array_alive():
     a = array([1.0, 2.0, 3.0], dtype=float)
     view = a.numpy()
@@ -319,6 +324,7 @@ def test_numpy_is_zero_copy_and_keeps_array_alive():
     np.testing.assert_array_equal(view, [10.0, 2.0, 3.0])
 
 
+@pytest.mark.fixed_device("__array_interface__ exists for CPU arrays only")
 def test_array_protocols():
     a = array([[1, 2], [3, 4]], dtype=types.int16)
     iface = a.__array_interface__
@@ -332,6 +338,7 @@ def test_array_protocols():
     assert len(a) == 2
 
 
+@pytest.mark.fixed_device("the repr of a CPU array (a GPU array's names its device)")
 def test_list_len_str_repr():
     a = array([1.5, 2.5], dtype=float)
     assert a.list() == [1.5, 2.5]
@@ -359,6 +366,7 @@ def test_zero_size_array():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.fixed_device("writes through .numpy(), a zero-copy view only on the CPU")
 def test_slicing_1d():
     ref = np.arange(10, dtype=np.float32)
     a = array(ref)
@@ -411,6 +419,7 @@ def test_indexing_errors():
         a[True]
 
 
+@pytest.mark.fixed_device("writes through .numpy(), a zero-copy view only on the CPU")
 def test_view_grad_is_matching_view_of_parent_grad():
     a = zeros((4, 5), requires_grad=True)
     v = a[1:, 2]
@@ -427,6 +436,7 @@ def test_view_grad_is_matching_view_of_parent_grad():
     assert c.grad == a.grad.ptr + 28 and c.strides[0] == 20
 
 
+@pytest.mark.fixed_device("writes through .numpy(), a zero-copy view only on the CPU")
 def test_view_outlives_parent():
     a = array(np.arange(6, dtype=np.float32).reshape(2, 3), requires_grad=True)
     v = a[1]
@@ -485,6 +495,7 @@ def test_view_dtype():
         a.view(types.float64)
 
 
+@pytest.mark.fixed_device("a.to('cpu') of a CPU array is the array itself")
 def test_contiguous_and_to():
     ref = np.arange(12, dtype=np.float32).reshape(3, 4)
     a = array(ref)
@@ -515,6 +526,7 @@ def test_requires_grad_allocates_and_drops_grad():
     assert a.grad is None
 
 
+@pytest.mark.fixed_device("writes through .numpy(), a zero-copy view only on the CPU")
 def test_grad_on_strided_view_keeps_layout():
     base = zeros((4, 5))
     v = base[:, 1]
@@ -539,6 +551,7 @@ def test_grad_setter_validates():
     np.testing.assert_array_equal(b.grad.numpy(), [0.5, 0.5])
 
 
+@pytest.mark.fixed_device("reads the descriptor's memory through host pointers")
 def test_ctype_descriptor():
     a = zeros((3, 4), dtype=types.float64)
     c = a.__ctype__()

@@ -15,6 +15,8 @@ import weft as wp
 from weft.codegen.errors import WeftBuildError
 from weft.runtime import cpu
 from weft.runtime import module as weft_module
+pytestmark = pytest.mark.fixed_device("the host C++ build and its cache")
+
 
 THIS_FILE = os.path.abspath(__file__)
 

@@ -23,6 +23,8 @@ from weft.runtime import cuda_driver
 HAS_GPU = wp.is_cuda_available()
 gpu = pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA device")
 no_gpu = pytest.mark.skipif(HAS_GPU, reason="checks the behaviour of a machine without a GPU")
+pytestmark = pytest.mark.fixed_device("its tests choose their devices: the CPU without a GPU, cuda:0 on one")
+
 
 
 @wp.kernel

@@ -32,6 +32,8 @@ from cuda_fake_driver import FakeDriver  # noqa: E402
 from weft.runtime import cuda_driver  # noqa: E402
 from weft.runtime import device as device_mod  # noqa: E402
 from weft.runtime import module as module_mod  # noqa: E402
+pytestmark = pytest.mark.fixed_device("runs against its own simulated driver")
+
 
 
 @pytest.fixture

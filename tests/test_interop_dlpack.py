@@ -6,6 +6,8 @@ import pytest
 
 import weft as wp
 
+pytestmark = pytest.mark.fixed_device("DLPack with NumPy and CPU tensors; GPU capsules are tested in test_cuda_runtime.py")
+
 
 @wp.kernel
 def inc_kernel(x: wp.array(dtype=float)):

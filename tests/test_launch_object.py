@@ -212,8 +212,8 @@ def test_generic_kernel():
     cmd.launch()
     np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])
     with pytest.raises(TypeError, match="generic"):
-        wp.Launch(k_generic, "cpu")
-    h = wp.Launch(k_generic, "cpu", params=[x, y])  # types inferred from the params
+        wp.Launch(k_generic, wp.get_device())
+    h = wp.Launch(k_generic, wp.get_device(), params=[x, y])  # types inferred from the params
     h.set_dim(1)
     y.zero_()
     h.launch()
@@ -285,7 +285,7 @@ def test_adjoint_launch_with_none_uses_the_arrays_own_gradients():
 
 def test_hand_built_adjoint_launch():
     x, y = arr([1.0, 2.0, 3.0]), arr([0.0, 0.0, 0.0])
-    cmd = wp.Launch(k_scaled_square, wp.get_device("cpu"), adjoint=True)
+    cmd = wp.Launch(k_scaled_square, wp.get_device(), adjoint=True)
     assert cmd.adjoint is True
     cmd.launch()  # a zero-size grid until set_dim: a no-op
     cmd.set_dim(3)
@@ -304,17 +304,18 @@ def test_hand_built_adjoint_launch():
 
 def test_hand_built_launch_with_params_and_bounds():
     x, y = arr([1.0, 2.0]), arr([0.0, 0.0])
-    cmd = wp.Launch(k_scaled_square, "cpu", params=[x, 5.0, y], bounds=launch_module.make_bounds(2))
+    device = wp.get_device()
+    cmd = wp.Launch(k_scaled_square, device, params=[x, 5.0, y], bounds=launch_module.make_bounds(2))
     assert cmd.adjoint is False
     cmd.launch()
     np.testing.assert_array_equal(y.numpy(), [5.0, 20.0])
     xa, ya = wp.zeros(2, dtype=F64), wp.array([1.0, 1.0], dtype=F64)
-    adj = wp.Launch(k_scaled_square, "cpu", params=[x, 5.0, y, xa, 0.0, ya], adjoint=True)
+    adj = wp.Launch(k_scaled_square, device, params=[x, 5.0, y, xa, 0.0, ya], adjoint=True)
     adj.set_dim(2)
     adj.launch()
     np.testing.assert_array_equal(xa.numpy(), [10.0, 20.0])
     with pytest.raises(TypeError, match="params"):
-        wp.Launch(k_scaled_square, "cpu", params=[x, 5.0])
+        wp.Launch(k_scaled_square, device, params=[x, 5.0])
 
 
 def test_adjoint_of_a_kernel_without_backward_raises():

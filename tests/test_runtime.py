@@ -149,6 +149,7 @@ def test_launch_wrong_dtype_ndim_and_kind():
     np.testing.assert_array_equal(a.numpy(), [0.5, 1.0, 1.5, 2.0])
 
 
+@pytest.mark.fixed_device("a NumPy array is wrapped without a copy: CPU launches only")
 def test_launch_accepts_numpy_array_for_array_param():
     # Warp wraps a matching NumPy array without copying, so the kernel's writes land in it
     a_np = np.zeros(3, dtype=np.float32)

@@ -10,6 +10,8 @@ import pytest
 import weft as wp
 from weft.runtime import launch as launch_mod
 from weft.runtime import module as mod
+pytestmark = pytest.mark.fixed_device("the CPU runtime's launch paths (extension and ctypes) and thread tuner")
+
 
 
 @wp.kernel

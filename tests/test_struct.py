@@ -237,6 +237,7 @@ def fill_records_kernel(recs: wp.array(dtype=Inner)):
     recs[i] = r
 
 
+@pytest.mark.fixed_device("writes through .numpy(), a zero-copy view only on the CPU")
 def test_array_of_structs_record_view():
     recs = wp.zeros(4, dtype=Inner)
     assert recs.shape == (4,) and recs.dtype is Inner

@@ -368,10 +368,22 @@ def radix_sort_pairs(keys, values, count, begin_bit=0, end_bit=None):
         raise ValueError(f"radix_sort_pairs: count {count} exceeds the array lengths {keys.shape[0]}, {values.shape[0]}")
     if count <= 0:
         return
+    if _spans_overlap(keys[:count], values[:count]):
+        raise ValueError("radix_sort_pairs: keys and values overlap; pass two separate arrays")
     with _HostWrite(keys) as keys_host, _HostWrite(values) as values_host:
-        if np.may_share_memory(keys_host[:count], values_host[:count]):
-            raise ValueError("radix_sort_pairs: keys and values overlap; pass two separate arrays")
         _sort_pairs(keys_host[:count], values_host[:count], begin_bit, end_bit)
+
+
+def _spans_overlap(a, b) -> bool:
+    """Whether two arrays' memory ranges intersect (judged on the arrays themselves, wherever they
+    live: a GPU array's host copies never overlap). Bounds only, like ``np.may_share_memory``."""
+    from .array_layout import _byte_span, _dtype_size
+
+    if a.device != b.device or a.size == 0 or b.size == 0:
+        return False
+    a_lo, a_hi = _byte_span(a.shape, a.strides, _dtype_size(a.dtype))
+    b_lo, b_hi = _byte_span(b.shape, b.strides, _dtype_size(b.dtype))
+    return a.ptr + a_lo < b.ptr + b_hi and b.ptr + b_lo < a.ptr + a_hi
 
 
 def _sort_pairs(k, v, begin_bit, end_bit):
