@@ -1,6 +1,7 @@
 """The cloth example (weft/examples/cloth.py) on a small 8 x 8 cloth: the simulation is sane
 (finite, stays outside the sphere, loses energy), its gradient matches finite differences, and
-a gradient step improves the throw."""
+a gradient step improves the throw, on every device the suite runs on (``weft_device``, see
+conftest.py), with the same numbers as on the CPU."""
 
 import numpy as np
 import pytest
@@ -14,22 +15,43 @@ V0 = (0.3, -0.2, 0.5)
 
 
 @pytest.fixture(scope="module")
-def sim64():
-    return cloth.ClothSim(dtype=wp.float64, n=N, frames=FRAMES)
+def cache():
+    """Simulations and their results, built once per device for this module ((name, alias) keys)."""
+    return {}
 
 
-@pytest.fixture(scope="module")
-def run64(sim64):
+@pytest.fixture
+def sim64(cache, weft_device):
+    """The float64 simulation on the test's device (given explicitly, not through the default)."""
+    key = ("sim64", weft_device.alias)
+    if key not in cache:
+        cache[key] = cloth.ClothSim(dtype=wp.float64, n=N, frames=FRAMES, device=weft_device)
+    return cache[key]
+
+
+@pytest.fixture
+def run64(cache, sim64, weft_device):
     """Loss, gradient and every sub-step's positions/velocities of one float64 simulation."""
-    loss, grad = sim64.loss_and_grad(V0)
-    return {
-        "loss": loss,
-        "grad": grad,
-        "x": sim64.x.numpy().astype(np.float64),
-        "v": sim64.v.numpy().astype(np.float64),
-        "energy": sim64.energy(),
-        "frames": sim64.positions(),
-    }
+    key = ("run64", weft_device.alias)
+    if key not in cache:
+        loss, grad = sim64.loss_and_grad(V0)
+        cache[key] = {
+            "loss": loss,
+            "grad": grad,
+            "x": sim64.x.numpy().astype(np.float64),
+            "v": sim64.v.numpy().astype(np.float64),
+            "energy": sim64.energy(),
+            "frames": sim64.positions(),
+        }
+    return cache[key]
+
+
+def _arrays(sim) -> dict:
+    """The weft arrays a simulation holds, its topology's included."""
+    found = {name: a for name, a in vars(sim).items() if isinstance(a, wp.array)}
+    for name in ("spring_i", "spring_j", "spring_rest", "spring_ke", "bend"):
+        found[f"topology.{name}"] = getattr(sim.topology, name)
+    return found
 
 
 def test_simulation_is_finite_and_recorded_per_substep(sim64, run64):
@@ -108,6 +130,48 @@ def test_gradient_steps_reduce_the_loss():
     assert len(losses) == 3 and sorted(frames) == [0, 2]
     assert losses[-1] < 0.3 * losses[0]
     assert v0[2] == 0.0 and v0[0] > 0.0 and v0[1] < 0.0  # thrown towards the sphere (start is at -x, +y)
+
+
+def test_sim_lives_on_the_device_it_is_given(weft_device):
+    # explicitly on the CPU even when the test's default device is a GPU, and the other way round
+    for device in {"cpu", weft_device.alias}:
+        sim = cloth.ClothSim(n=3, frames=1, substeps=1, device=device)
+        assert sim.device == wp.get_device(device)
+        arrays = _arrays(sim)
+        assert {"rest", "x", "v", "f", "com", "loss", "topology.bend"} <= set(arrays)
+        for name, a in arrays.items():
+            assert a.device == sim.device and (a.grad is None or a.grad.device == sim.device), name
+        assert sim.v0_array((0.0, 0.0, 1.0)).device == sim.device
+    assert cloth.ClothSim(n=3, frames=1, substeps=1).device == wp.get_device() == weft_device  # None: the default
+
+
+def test_device_matches_cpu_in_float64(sim64, run64):
+    # the same simulation and gradient on the test's device as on the CPU, within rounding
+    if sim64.device.is_cpu:
+        ref = run64
+    else:
+        cpu = cloth.ClothSim(dtype=wp.float64, n=N, frames=FRAMES, device="cpu")
+        loss, grad = cpu.loss_and_grad(V0)
+        ref = {"loss": loss, "grad": grad, "x": cpu.x.numpy()}
+    assert run64["loss"] == pytest.approx(ref["loss"], rel=1e-8)
+    np.testing.assert_allclose(run64["grad"], ref["grad"], rtol=1e-6, atol=1e-9 * np.abs(ref["grad"]).max())
+    np.testing.assert_allclose(run64["x"], ref["x"], rtol=0.0, atol=1e-8)
+
+
+def test_main_runs_on_the_given_device(tmp_path, capsys, weft_device):
+    device = weft_device.alias
+    args = ["--grid", "6", "--frames", "10", "--iters", "2", "--no-gif", "--out", str(tmp_path), "--device", device]
+    assert cloth.main(args) == 0
+    out = capsys.readouterr().out
+    assert f"cloth on {device} ({weft_device.name})" in out and f"float64 on {device}" in out
+    assert f"optimised on {device} in" in out and f"simulations on {device}" in out
+    assert float(out.split("relative error ")[1].split()[0]) < 1e-5
+    losses = np.loadtxt(tmp_path / "loss.txt")
+    assert f"on {device}" in (tmp_path / "loss.txt").read_text().splitlines()[0]
+    # the float32 demo: the loss falls, and matches a CPU run of the same optimisation
+    _, losses_cpu, _ = cloth.optimize(cloth.ClothSim(n=6, frames=10, device="cpu"), (0.0, 0.0, 0.0), iters=2)
+    assert len(losses) == 3 and losses[-1] < 0.5 * losses[0]
+    np.testing.assert_allclose(losses, losses_cpu, rtol=1e-3)
 
 
 def test_main_writes_outputs(tmp_path, capsys):

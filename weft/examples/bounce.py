@@ -23,11 +23,13 @@ gradient-descent step on the initial velocity with the ``sgd`` kernel, and reset
 
 Run::
 
-    python -m weft.examples.bounce [--iters N] [--out DIR]
+    python -m weft.examples.bounce [--iters N] [--out DIR] [--device cpu|cuda:0]
 
-It prints the loss every few iterations and writes ``bounce.png`` (trajectories + loss
-curve; needs matplotlib, otherwise the plot is skipped) and ``loss.txt`` into DIR
-(default ``./examples_output/bounce/``).
+Everything runs on ``--device`` (default ``cpu``): the state arrays, the parameter and every
+launch, forward and adjoint. The host reads results (losses, trajectories) with ``.numpy()``,
+which copies them from a GPU. It prints the device, the loss every few iterations and writes
+``bounce.png`` (trajectories + loss curve; needs matplotlib, otherwise the plot is skipped) and
+``loss.txt`` into DIR (default ``./examples_output/bounce/``).
 
 The kernels are built by ``make_kernels(dtype)`` so the same simulation runs in float32 (the
 demo) or float64 (the finite-difference gradient check in ``tests/test_example_bounce.py``).
@@ -148,6 +150,9 @@ class BounceSim:
         kd: Hunt-Crossley damping [s/m]: the normal force is scaled by ``1 - kd * v_separating``.
         mu: ground friction coefficient.
         contact_eps: penetration over which the contact spring ramps in quadratically.
+        device: where the arrays live and the kernels run (``"cpu"``, ``"cuda:0"``, a ``wp.Device``);
+            None: the current default device, ``wp.get_device()``. Parameters passed to ``forward``
+            and ``loss_and_grad`` must live there too.
     """
 
     def __init__(
@@ -165,7 +170,9 @@ class BounceSim:
         kd: float = 0.05,
         mu: float = 0.05,
         contact_eps: float = 0.02,
+        device=None,
     ):
+        self.device = wp.get_device(device)
         self.dtype = dtype
         self.kernels = make_kernels(dtype)
         self.steps = steps
@@ -179,17 +186,18 @@ class BounceSim:
         self.gravity = gravity
         self.ke, self.kd, self.mu, self.contact_eps = ke, kd, mu, contact_eps
 
-        self.start_arr = wp.array(self.start, dtype=dtype)
-        self.q = wp.zeros((steps + 1, 2), dtype=dtype, requires_grad=True)
-        self.v = wp.zeros((steps + 1, 2), dtype=dtype, requires_grad=True)
-        self.loss = wp.zeros(1, dtype=dtype, requires_grad=True)
+        self.start_arr = wp.array(self.start, dtype=dtype, device=self.device)
+        self.q = wp.zeros((steps + 1, 2), dtype=dtype, requires_grad=True, device=self.device)
+        self.v = wp.zeros((steps + 1, 2), dtype=dtype, requires_grad=True, device=self.device)
+        self.loss = wp.zeros(1, dtype=dtype, requires_grad=True, device=self.device)
         self.tape = wp.Tape()
 
     def forward(self, v0):
-        """Record the whole simulation and the loss on ``self.tape`` (launches run as recorded)."""
+        """Record the whole simulation and the loss on ``self.tape`` (launches run as recorded).
+        ``v0`` is a weft array of 2 on ``self.device``."""
         k = self.kernels
         with self.tape:
-            wp.launch(k["init"], dim=2, inputs=[self.start_arr, v0, self.q, self.v])
+            wp.launch(k["init"], dim=2, inputs=[self.start_arr, v0, self.q, self.v], device=self.device)
             for t in range(self.steps):
                 wp.launch(
                     k["step"],
@@ -208,12 +216,14 @@ class BounceSim:
                         self.mu,
                         self.contact_eps,
                     ],
+                    device=self.device,
                 )
             wp.launch(
                 k["loss"],
                 dim=1,
                 inputs=[self.q, self.steps, float(self.target[0]), float(self.target[1])],
                 outputs=[self.loss],
+                device=self.device,
             )
         return self.loss
 
@@ -222,8 +232,8 @@ class BounceSim:
         return self.q.numpy().astype(np.float64)
 
     def loss_and_grad(self, v0):
-        """Simulate from initial velocity ``v0`` (a weft array of 2 with requires_grad) and
-        return ``(loss, dloss/dv0)`` as a float and a NumPy array. Leaves the tape reset."""
+        """Simulate from initial velocity ``v0`` (a weft array of 2 on ``self.device``, with
+        requires_grad) and return ``(loss, dloss/dv0)`` as a float and a NumPy array. Leaves the tape reset."""
         self.forward(v0)
         self.tape.backward(self.loss)
         value = float(self.loss.numpy()[0])
@@ -234,7 +244,7 @@ class BounceSim:
 
     def eval_loss(self, v0_np) -> float:
         """Loss of a throw given as a NumPy pair (no tape); used for finite differences."""
-        v0 = wp.array(np.asarray(v0_np, dtype=np.float64), dtype=self.dtype)
+        v0 = wp.array(np.asarray(v0_np, dtype=np.float64), dtype=self.dtype, device=self.device)
         self.forward(v0)
         self.tape.reset()
         return float(self.loss.numpy()[0])
@@ -246,12 +256,22 @@ def optimize(sim: BounceSim, v0_init, iters: int = 40, lr: float = 0.2, max_step
     Each iteration: tape forward, ``tape.backward(loss)``, an ``sgd`` launch on the velocity,
     ``tape.zero()`` and ``tape.reset()``. The gradient is clipped to ``max_step / lr`` in norm so
     that a single step never moves the velocity by more than ``max_step`` (stiff contacts give
-    occasional large gradients).
+    occasional large gradients). Everything runs on ``sim.device``; the losses and trajectories
+    are read back with ``.numpy()``.
 
-    Returns ``(v0, losses, trajectories)``: the final velocity (NumPy), the loss of every
-    iteration, and ``{iteration: positions}`` for the trajectories simulated at each iteration.
+    Args:
+        sim: the simulation (its ``device`` is where the velocity is allocated and updated).
+        v0_init: the initial guess, two numbers.
+        iters: gradient-descent steps.
+        lr: learning rate.
+        max_step: the largest change of the velocity in one step.
+        log: called as ``log(iteration, loss, v0)`` (``v0`` a NumPy pair) for every iteration.
+
+    Returns:
+        ``(v0, losses, trajectories)``: the final velocity (NumPy), the loss of every iteration,
+        and ``{iteration: positions}`` for the trajectories simulated at each iteration.
     """
-    v0 = wp.array(np.asarray(v0_init, dtype=np.float64), dtype=sim.dtype, requires_grad=True)
+    v0 = wp.array(np.asarray(v0_init, dtype=np.float64), dtype=sim.dtype, requires_grad=True, device=sim.device)
     losses, trajectories = [], {}
     for it in range(iters + 1):
         sim.forward(v0)
@@ -268,7 +288,7 @@ def optimize(sim: BounceSim, v0_init, iters: int = 40, lr: float = 0.2, max_step
         norm = float(np.linalg.norm(g))
         if norm * lr > max_step:
             v0.grad.assign((g * (max_step / (lr * norm))).astype(v0.grad.numpy().dtype))
-        wp.launch(sim.kernels["sgd"], dim=2, inputs=[v0, v0.grad, lr])
+        wp.launch(sim.kernels["sgd"], dim=2, inputs=[v0, v0.grad, lr], device=sim.device)
         sim.tape.zero()
         sim.tape.reset()
     return v0.numpy().astype(np.float64), losses, trajectories
@@ -328,17 +348,24 @@ def plot(sim: BounceSim, losses, trajectories, path) -> bool:
 
 
 def main(argv=None) -> int:
+    """Run the example from the command line (``argv``: the arguments, default ``sys.argv[1:]``).
+
+    Returns:
+        The exit status, 0.
+    """
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--iters", type=int, default=40, help="gradient-descent iterations (default 40)")
     parser.add_argument("--lr", type=float, default=0.2, help="learning rate (default 0.2)")
     parser.add_argument("--out", default=os.path.join(".", "examples_output", "bounce"), help="output folder")
+    parser.add_argument("--device", default="cpu", help="weft device that runs everything (default cpu; e.g. cuda:0)")
     args = parser.parse_args(argv)
 
-    sim = BounceSim()
+    device = wp.get_device(args.device)
+    sim = BounceSim(device=device)
     v0_init = (2.0, 1.0)
     print(
-        f"bounce: {sim.steps} step launches per simulation ({sim.substeps} sub-steps each), "
-        f"start {tuple(sim.start.tolist())}, target {tuple(sim.target.tolist())}, initial velocity {v0_init}"
+        f"bounce on {device} ({device.name}): {sim.steps} step launches per simulation ({sim.substeps} sub-steps "
+        f"each), start {tuple(sim.start.tolist())}, target {tuple(sim.target.tolist())}, initial velocity {v0_init}"
     )
     every = max(1, args.iters // 10)
 
@@ -351,12 +378,12 @@ def main(argv=None) -> int:
     elapsed = time.perf_counter() - t0
     final = trajectories[args.iters][-1]
     print(
-        f"optimised in {elapsed:.2f} s: loss {losses[0]:.4g} -> {losses[-1]:.4g}; "
+        f"optimised on {device} in {elapsed:.2f} s: loss {losses[0]:.4g} -> {losses[-1]:.4g}; "
         f"v0 = ({v0[0]:.4f}, {v0[1]:.4f}); final position ({final[0]:.4f}, {final[1]:.4f})"
     )
 
     os.makedirs(args.out, exist_ok=True)
-    np.savetxt(os.path.join(args.out, "loss.txt"), np.asarray(losses), header="loss per iteration")
+    np.savetxt(os.path.join(args.out, "loss.txt"), np.asarray(losses), header=f"loss per iteration, on {device}")
     png = os.path.join(args.out, "bounce.png")
     if plot(sim, losses, trajectories, png):
         print(f"wrote {png}")

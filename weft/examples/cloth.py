@@ -47,6 +47,11 @@ its gradient with respect to ``v0``. The example
 Run::
 
     python -m weft.examples.cloth [--frames N] [--iters N] [--grid N] [--out DIR] [--no-check] [--no-gif]
+                                  [--device cpu|cuda:0]
+
+Everything runs on ``--device`` (default ``cpu``): the state, topology and parameter arrays and
+every launch, forward and adjoint. The host reads results (losses, positions, energies) with
+``.numpy()``, which copies them from a GPU.
 
 Outputs in DIR (default ``./examples_output/cloth/``): ``cloth_frames.png`` (six snapshots of
 the optimised throw), ``cloth_compare.png`` (final drape of the initial and the optimised
@@ -297,6 +302,9 @@ class ClothSim:
             ``ground_z``: height of the ground plane.
         contact_ke [1/s^2], contact_kd [s/m], contact_eps [m], mu, friction_eps [m/s]: contact.
         target: the loss is the squared (x, y) distance of the final centre of mass to it.
+        device: where the arrays live and the kernels run (``"cpu"``, ``"cuda:0"``, a ``wp.Device``);
+            None: the current default device, ``wp.get_device()``. A ``v0`` passed to ``forward``
+            must live there too (``v0_array`` puts it there).
     """
 
     def __init__(
@@ -325,7 +333,9 @@ class ClothSim:
         mu: float = 1.0,
         friction_eps: float = 0.05,
         target=(0.0, 0.0, 0.0),
+        device=None,
     ):
+        self.device = device = wp.get_device(device)
         self.dtype = dtype
         self.kernels = k = make_kernels(dtype)
         vec3 = k["vec3"]
@@ -368,58 +378,66 @@ class ClothSim:
         self.num_springs = len(si)
         self.num_bends = len(bends)
         top = k["Topology"]()
-        top.spring_i = wp.array(si, dtype=int)
-        top.spring_j = wp.array(sj, dtype=int)
-        top.spring_rest = wp.array(srest, dtype=dtype)
-        top.spring_ke = wp.array(ske, dtype=dtype)
-        top.bend = wp.array(bends, dtype=int)
+        top.spring_i = wp.array(si, dtype=int, device=device)
+        top.spring_j = wp.array(sj, dtype=int, device=device)
+        top.spring_rest = wp.array(srest, dtype=dtype, device=device)
+        top.spring_ke = wp.array(ske, dtype=dtype, device=device)
+        top.bend = wp.array(bends, dtype=int, device=device)
         self.topology = top
 
         u = (np.arange(n) * self.spacing) - 0.5 * size
         gx, gy = np.meshgrid(u, u, indexing="xy")  # particle r * n + c sits at (u[c], u[r])
         rest = np.stack([gx.ravel(), gy.ravel(), np.zeros(n * n)], axis=1) + self.start
         self.rest_np = rest
-        self.rest = wp.array(rest, dtype=vec3)
+        self.rest = wp.array(rest, dtype=vec3, device=device)
         self.triangles = grid_triangles(n)
 
         shape = (self.num_substeps + 1, self.num_particles)
-        self.x = wp.zeros(shape, dtype=vec3, requires_grad=True)
-        self.v = wp.zeros(shape, dtype=vec3, requires_grad=True)
-        self.f = wp.zeros(shape, dtype=vec3, requires_grad=True)
-        self.com = wp.zeros(1, dtype=vec3, requires_grad=True)
-        self.loss = wp.zeros(1, dtype=dtype, requires_grad=True)
+        self.x = wp.zeros(shape, dtype=vec3, requires_grad=True, device=device)
+        self.v = wp.zeros(shape, dtype=vec3, requires_grad=True, device=device)
+        self.f = wp.zeros(shape, dtype=vec3, requires_grad=True, device=device)
+        self.com = wp.zeros(1, dtype=vec3, requires_grad=True, device=device)
+        self.loss = wp.zeros(1, dtype=dtype, requires_grad=True, device=device)
         self.tape = wp.Tape()
 
     def forward(self, v0):
         """Record the whole simulation and the loss on ``self.tape`` (launches run as recorded).
-        ``v0`` is a weft array of one vec3 (the initial velocity of every particle)."""
+        ``v0`` is a weft array of one vec3 (the initial velocity of every particle) on ``self.device``."""
         k = self.kernels
         n = self.num_particles
+        device = self.device
         # the force rows and the centre of mass are accumulated with atomics: start from zero
         self.f.zero_()
         self.com.zero_()
         with self.tape:
-            wp.launch(k["init"], dim=n, inputs=[self.rest, v0, self.x, self.v])
+            wp.launch(k["init"], dim=n, inputs=[self.rest, v0, self.x, self.v], device=device)
             for s in range(self.num_substeps):
                 wp.launch(
                     k["springs"],
                     dim=self.num_springs,
                     inputs=[self.topology, self.params, self.x, self.v, self.f, s],
+                    device=device,
                 )
                 if self.num_bends:
                     wp.launch(
                         k["bending"],
                         dim=self.num_bends,
                         inputs=[self.topology, self.params, self.x, self.v, self.f, s],
+                        device=device,
                     )
-                wp.launch(k["integrate"], dim=n, inputs=[self.params, self.x, self.v, self.f, s])
-            wp.launch(k["centroid"], dim=n, inputs=[self.x, self.num_substeps, 1.0 / n, self.com])
-            wp.launch(k["loss"], dim=1, inputs=[self.com, self.kernels["vec3"](*self.target)], outputs=[self.loss])
+                wp.launch(k["integrate"], dim=n, inputs=[self.params, self.x, self.v, self.f, s], device=device)
+            wp.launch(k["centroid"], dim=n, inputs=[self.x, self.num_substeps, 1.0 / n, self.com], device=device)
+            target = self.kernels["vec3"](*self.target)
+            wp.launch(k["loss"], dim=1, inputs=[self.com, target], outputs=[self.loss], device=device)
         return self.loss
 
     def v0_array(self, v0_np, requires_grad=False):
+        """The initial velocity ``v0_np`` (three numbers) as a weft array of one vec3 on ``self.device``."""
         return wp.array(
-            np.asarray(v0_np, dtype=np.float64).reshape(1, 3), dtype=self.kernels["vec3"], requires_grad=requires_grad
+            np.asarray(v0_np, dtype=np.float64).reshape(1, 3),
+            dtype=self.kernels["vec3"],
+            requires_grad=requires_grad,
+            device=self.device,
         )
 
     def loss_and_grad(self, v0_np):
@@ -481,12 +499,21 @@ def optimize(sim: ClothSim, v0_init, iters: int = 6, lr: float = 6.0, max_step: 
     a horizontal distance, and the vertical throw is kept as given).
 
     Each iteration: tape forward, ``tape.backward(loss)``, an ``sgd`` launch on ``v0``, and
-    ``tape.reset()``. A step never moves ``v0`` by more than ``max_step`` [m/s].
-    ``log(it, loss, v0, grad, centre_of_mass)`` is called for every iteration (``grad`` is
-    None for the last one, which only evaluates the final velocity).
+    ``tape.reset()``. A step never moves ``v0`` by more than ``max_step`` [m/s]. Everything runs
+    on ``sim.device``; losses and positions are read back with ``.numpy()``.
 
-    Returns ``(v0, losses, frames)``: the final velocity (NumPy), the loss of every
-    iteration, and ``{iteration: positions}`` for the first and the last simulation.
+    Args:
+        sim: the simulation (its ``device`` is where ``v0`` is allocated and updated).
+        v0_init: the initial guess, three numbers.
+        iters: gradient-descent steps.
+        lr: learning rate.
+        max_step: the largest change of ``v0`` in one step [m/s].
+        log: called as ``log(it, loss, v0, grad, centre_of_mass)`` (NumPy values) for every
+            iteration; ``grad`` is None for the last one, which only evaluates the final velocity.
+
+    Returns:
+        ``(v0, losses, frames)``: the final velocity (NumPy), the loss of every iteration, and
+        ``{iteration: positions}`` for the first and the last simulation.
     """
     v0 = sim.v0_array(v0_init, requires_grad=True)
     losses, frames = [], {}
@@ -510,7 +537,7 @@ def optimize(sim: ClothSim, v0_init, iters: int = 6, lr: float = 6.0, max_step: 
         if norm * lr > max_step:
             g *= max_step / (lr * norm)
         v0.grad.assign(g.reshape(1, 3))
-        wp.launch(sim.kernels["sgd"], dim=1, inputs=[v0, v0.grad, lr])
+        wp.launch(sim.kernels["sgd"], dim=1, inputs=[v0, v0.grad, lr], device=sim.device)
         sim.tape.reset()
     return v0.numpy().astype(np.float64).reshape(3), losses, frames
 
@@ -712,6 +739,11 @@ def write_gif(sim: ClothSim, runs, path, titles=None, every: int = 3, fps: int =
 
 
 def main(argv=None) -> int:
+    """Run the example from the command line (``argv``: the arguments, default ``sys.argv[1:]``).
+
+    Returns:
+        The exit status, 0.
+    """
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--frames", type=int, default=90, help="simulated frames at 60 fps (default 90)")
     parser.add_argument("--iters", type=int, default=6, help="gradient-descent iterations (default 6)")
@@ -722,11 +754,13 @@ def main(argv=None) -> int:
         type=int,
         default=1,
         help="wp.config.cpu_threads while the example runs (default 1: the kernels are small, and on one "
-        "thread a simulation ran 1.7x faster than on two, with no contention on the force atomics)",
+        "thread a simulation ran 1.7x faster than on two, with no contention on the force atomics; "
+        "ignored on a GPU)",
     )
     parser.add_argument("--no-check", action="store_true", help="skip the finite-difference check")
     parser.add_argument("--no-gif", action="store_true", help="skip the animated GIF")
     parser.add_argument("--out", default=os.path.join(".", "examples_output", "cloth"), help="output folder")
+    parser.add_argument("--device", default="cpu", help="weft device that runs everything (default cpu; e.g. cuda:0)")
     args = parser.parse_args(argv)
 
     threads = wp.config.cpu_threads
@@ -738,11 +772,13 @@ def main(argv=None) -> int:
 
 
 def _run(args) -> int:
+    device = wp.get_device(args.device)
     v0_init = (0.0, 0.0, 0.0)
-    sim = ClothSim(dtype=wp.float32, n=args.grid, frames=args.frames)
+    sim = ClothSim(dtype=wp.float32, n=args.grid, frames=args.frames, device=device)
     launches = sim.num_substeps * (3 if sim.num_bends else 2) + 3
     print(
-        f"cloth: {sim.n}x{sim.n} particles, {sim.num_springs} springs, {sim.num_bends} bending triples; "
+        f"cloth on {device} ({device.name}): {sim.n}x{sim.n} particles, {sim.num_springs} springs, "
+        f"{sim.num_bends} bending triples; "
         f"{sim.frames} frames x {sim.substeps} sub-steps = {launches} launches per simulation; "
         f"dropped from {tuple(sim.start.tolist())} onto a sphere of radius {sim.sphere_radius} "
         f"at {tuple(sim.sphere_center.tolist())}"
@@ -752,11 +788,11 @@ def _run(args) -> int:
     grad64 = None
     if not args.no_check:
         t0 = time.perf_counter()
-        sim64 = ClothSim(dtype=wp.float64, n=args.grid, frames=args.frames)
+        sim64 = ClothSim(dtype=wp.float64, n=args.grid, frames=args.frames, device=device)
         h = 1e-6
         grad64, fd, err = finite_difference_check(sim64, v0_init, h=h)
         print(
-            f"gradient check at v0 = {v0_init}, float64 ({time.perf_counter() - t0:.2f} s):\n"
+            f"gradient check at v0 = {v0_init}, float64 on {device} ({time.perf_counter() - t0:.2f} s):\n"
             f"  dloss/dv0, tape:                  {np.array2string(grad64, precision=9)}\n"
             f"  central differences (h = {h:g}): {np.array2string(fd, precision=9)}\n"
             f"  relative error {err:.2e}"
@@ -782,7 +818,7 @@ def _run(args) -> int:
     v0, losses, runs = optimize(sim, v0_init, iters=args.iters, lr=args.lr, log=log)
     elapsed = time.perf_counter() - t0
     print(
-        f"optimised in {elapsed:.2f} s ({args.iters + 1} taped simulations, {args.iters} backward): "
+        f"optimised on {device} in {elapsed:.2f} s ({args.iters + 1} taped simulations, {args.iters} backward): "
         f"loss {losses[0]:.4g} -> {losses[-1]:.4g}; v0 = ({v0[0]:.4f}, {v0[1]:.4f}, {v0[2]:.4f})"
     )
     final = runs[args.iters]
@@ -790,7 +826,7 @@ def _run(args) -> int:
         print("warning: the simulation produced non-finite positions")
 
     os.makedirs(args.out, exist_ok=True)
-    np.savetxt(os.path.join(args.out, "loss.txt"), np.asarray(losses), header="loss per iteration")
+    np.savetxt(os.path.join(args.out, "loss.txt"), np.asarray(losses), header=f"loss per iteration, on {device}")
     t0 = time.perf_counter()
     png = os.path.join(args.out, "cloth_frames.png")
     title = f"optimised throw: v0 = ({v0[0]:+.2f}, {v0[1]:+.2f}, {v0[2]:+.2f}) m/s"
@@ -806,7 +842,7 @@ def _run(args) -> int:
         print(f"rendered in {time.perf_counter() - t0:.2f} s")
     else:
         print("matplotlib is not installed: skipped the images (pip install matplotlib)")
-    print(f"total {time.perf_counter() - t_start:.1f} s")
+    print(f"total {time.perf_counter() - t_start:.1f} s (simulations on {device})")
     print(f"output folder: {os.path.abspath(args.out)}")
     return 0
 
