@@ -1,6 +1,7 @@
 """Run the benchmark suite on weft and, when available, on warp-lang, and print one table.
 
     python benchmarks/run.py [--warp-python PATH] [--json out.json] [--only saxpy launch] [--quick]
+    python benchmarks/run.py --device cuda:0 --no-warp --quick     # weft on the CPU next to weft on a GPU
 
 weft runs in this process (the checkout this file belongs to). The same workload file
 (``workloads.py``) runs under Warp in a worker subprocess with ``device="cpu"``, using the first
@@ -12,6 +13,11 @@ second worker, and Warp (single-threaded on the CPU). The configurations are mea
 after the other for each workload (never concurrently), so a burst of load from elsewhere on
 the machine hits all columns of a row alike. Times are medians after warm-up; compilation
 happens in the warm-up and is never timed.
+
+``--device cuda:0`` (repeatable, or comma-separated) adds a column per GPU: the same workloads made
+on that device by this process (``make_workloads(wp, device=...)``), and a column of its time over
+the CPU column's. A workload that cannot run on the GPU is shown as skipped, one that raises as
+``error: ...``; the run goes on with the other rows.
 """
 
 import argparse
@@ -19,6 +25,7 @@ import importlib.util
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -85,21 +92,39 @@ class Worker:
 
 
 class InProcess:
-    """weft in this process, optionally with a different thread count."""
+    """weft in this process, optionally with a different thread count, on the CPU or a GPU."""
 
-    def __init__(self, wp, workloads, threads=None):
+    def __init__(self, wp, workloads, threads=None, device="cpu"):
         self.wp, self.threads = wp, threads
         self.workloads = {w.name: w for w in workloads}
-        self.info = {**W.backend_info(wp, "weft"), **({"threads": threads} if threads else {})}
+        self.info = {**W.backend_info(wp, "weft", device), **({"threads": threads} if threads else {})}
 
     def measure(self, name, reps, budget):
         saved = self.wp.config.cpu_threads
         if self.threads:
             self.wp.config.cpu_threads = self.threads
+        w = self.workloads[name]
         try:
-            return W.measure(self.workloads[name], reps=reps, budget=budget)
+            return W.measure(w, reps=reps, budget=budget)
+        except Exception as e:  # noqa: BLE001 (one failing workload must not end the run)
+            if w.sync:
+                W.settle(w.sync)  # a GPU error raised late belongs to this row, not the next
+            return {"name": name, "what": w.what, "unit": w.unit, "error": f"{type(e).__name__}: {e}"}
         finally:
             self.wp.config.cpu_threads = saved
+
+    def close(self):
+        pass
+
+
+class Unavailable:
+    """A column that could not be set up (e.g. its GPU is missing): every row is that error."""
+
+    def __init__(self, info, error):
+        self.info, self.error = info, error
+
+    def measure(self, name, reps, budget):
+        return {"name": name, "error": self.error}
 
     def close(self):
         pass
@@ -108,9 +133,17 @@ class InProcess:
 STAT = "seconds"  # the key of a result shown in the table: "seconds" (median) or "min"
 
 
+CELL_ERROR = 60  # characters of an error message shown in a table cell (all of it below the table)
+
+
 def fmt_time(r):
-    if r is None or "seconds" not in r:
-        return "error" if r else "-"
+    if r is None:
+        return "-"
+    if "seconds" not in r:
+        if "skipped" in r:
+            return "skipped"
+        msg = " ".join(str(r.get("error", "?")).split())
+        return "error: " + (msg if len(msg) <= CELL_ERROR else msg[: CELL_ERROR - 3] + "...")
     scale = 1e6 if r["unit"] == "us" else 1e3
     return f"{r[STAT] * scale:.3g}".rjust(6) + (" us" if r["unit"] == "us" else " ms")
 
@@ -121,17 +154,15 @@ def fmt_ratio(a, b):
     return f"{a[STAT] / b[STAT]:.2f}"
 
 
-def table(titles, results, names, ratio_keys):
-    """Markdown table: a row per workload, a time column per configuration, then ratios to warp."""
+def table(titles, results, names, ratios):
+    """Markdown table: a row per workload, a time column per configuration, then the ``ratios``,
+    ``(numerator key, denominator key)`` pairs of configurations (to warp, GPU to CPU)."""
     keys = list(titles)
-    heads = ["workload"] + [titles[k] for k in keys]
-    if "warp" in keys:
-        heads += [f"{titles[k]} / warp" for k in ratio_keys if k in keys]
+    heads = ["workload"] + [titles[k] for k in keys] + [f"{titles[a]} / {titles[b]}" for a, b in ratios]
     rows = []
     for name in names:
         row = [name] + [fmt_time(results[k].get(name)) for k in keys]
-        if "warp" in keys:
-            row += [fmt_ratio(results[k].get(name), results["warp"].get(name)) for k in ratio_keys if k in keys]
+        row += [fmt_ratio(results[a].get(name), results[b].get(name)) for a, b in ratios]
         rows.append(row)
     widths = [max(len(r[i]) for r in [heads] + rows) for i in range(len(heads))]
     line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
@@ -153,7 +184,29 @@ def main():
         help="statistic shown (min is steadier on a machine other programs are loading)",
     )
     p.add_argument("--quick", action="store_true", help="skip the weft 1-thread and release-mode columns")
+    p.add_argument(
+        "--device",
+        action="append",
+        default=[],
+        metavar="DEV",
+        help="also run weft on this GPU, in this process (cuda:0; repeatable or comma-separated; cpu is always run)",
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        help="wall-clock seconds after which no further workload is started (the rest show '-')",
+    )
     args = p.parse_args()
+    gpus = []
+    for d in (d.strip() for arg in args.device for d in arg.split(",")):
+        if d and d != "cpu" and d not in gpus:
+            gpus.append(d)
+
+    # a timeout's SIGTERM ends the run like Ctrl-C: the rows measured so far are still printed
+    def terminated(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, terminated)
 
     t_start = time.perf_counter()
     load_start = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
@@ -161,9 +214,12 @@ def main():
 
     nthreads = wp.config.cpu_threads
     log(f"weft {wp.__version__} from {os.path.dirname(wp.__file__)}, mode {wp.config.mode}, {nthreads} CPU threads")
-    workloads = W.selected(W.make_workloads(wp), args.only)
+    for term in W.unmatched(args.only):
+        log(f"--only {term!r} selects no workload")
+    workloads = W.selected(W.make_workloads(wp, "cpu", args.only), args.only)
     names = [w.name for w in workloads]
 
+    only = ["--only", *args.only] if args.only else []  # workers set up the selected workloads only
     configs, titles = {}, {}
     configs["weft"] = InProcess(wp, workloads)
     titles["weft"] = f"weft {nthreads}T"
@@ -172,31 +228,91 @@ def main():
         titles["weft_1t"] = "weft 1T"
     if not args.quick and wp.config.mode != "release":
         # Built kernels keep the mode they were built with, so release mode needs its own process.
-        configs["weft_release"] = Worker(sys.executable, "weft", ["--mode", "release"])
+        configs["weft_release"] = Worker(sys.executable, "weft", ["--mode", "release", *only])
         titles["weft_release"] = f"weft release {nthreads}T"
     warp_python = None if args.no_warp else find_warp_python(args.warp_python)
     if warp_python:
         try:
-            configs["warp"] = Worker(warp_python, "warp")
+            configs["warp"] = Worker(warp_python, "warp", only)
             titles["warp"] = f"warp {configs['warp'].info['version']}"
         except Exception as e:  # noqa: BLE001
             log(f"could not start warp under {warp_python}: {e}")
     elif not args.no_warp:
         log("warp-lang not found: pass --warp-python or set WEFT_BENCH_WARP_PYTHON to compare with Warp")
+    gpu_names = {}
+    for dev in gpus:
+        key = f"weft_{dev}"
+        titles[key] = f"weft {dev}"
+        try:
+            gpu_names[dev] = wp.get_device(dev).name
+            if not wp.get_device(dev).is_cuda:
+                raise ValueError(f"{dev} is not a GPU")
+            log(f"{dev}: {gpu_names[dev]}; setting up its workloads")
+            configs[key] = InProcess(wp, W.selected(W.make_workloads(wp, dev, args.only), args.only), device=dev)
+        except Exception as e:  # noqa: BLE001 (the CPU columns still run)
+            msg = f"{type(e).__name__}: {e}"
+            log(f"{dev} unavailable: {msg}")
+            configs[key] = Unavailable({"backend": "weft", "device": dev, "device_name": gpu_names.get(dev)}, msg)
 
+    titles = {k: titles[k] for k in configs}  # configuration order
     results = {k: {} for k in configs}
     global STAT
     STAT = "seconds" if args.stat == "median" else "min"
+    ratios = [(k, "warp") for k in ("weft", "weft_1t", "weft_release") if k in configs and "warp" in configs]
+    ratios += [(f"weft_{dev}", "weft") for dev in gpus]
+    machine = {
+        "cpu_count": os.cpu_count(),
+        "cpu_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "loadavg": [load_start, None],
+    }
+    if gpus:
+        machine["gpus"] = gpu_names
+
+    def write_json(complete):
+        if not args.json:
+            return
+        with open(args.json, "w") as f:
+            json.dump(
+                {
+                    "machine": machine,
+                    "complete": complete,
+                    "workloads": {w.name: w.what for w in workloads},
+                    "configs": {k: {"title": titles[k], **cfg.info} for k, cfg in configs.items()},
+                    "results": {k: list(v.values()) for k, v in results.items()},
+                },
+                f,
+                indent=1,
+            )
+
+    stopped = None
     try:
         for name in names:
+            if args.deadline is not None and time.perf_counter() - t_start > args.deadline:
+                stopped = f"--deadline {args.deadline:g} s reached before '{name}'"
+                break
             for key, cfg in configs.items():
-                r = cfg.measure(name, args.reps, args.budget)
+                try:
+                    r = cfg.measure(name, args.reps, args.budget)
+                except Exception as e:  # noqa: BLE001 (e.g. a worker that died: its column only)
+                    r = {"name": name, "error": f"{type(e).__name__}: {e}"}
                 results[key][name] = r
-                shown = fmt_time(r) if "error" not in r else r["error"]
+                shown = fmt_time(r)
+                if "seconds" not in r:
+                    shown = f"skipped: {r['skipped']}" if "skipped" in r else f"error: {r.get('error')}"
                 log(f"  {name:<28} {titles[key]:<18} {shown}")
+            write_json(False)  # a run cut short still leaves the rows measured so far
+    except KeyboardInterrupt as e:
+        stopped = f"interrupted ({e or 'Ctrl-C'})"
     finally:
         for cfg in configs.values():
-            cfg.close()
+            try:
+                cfg.close()
+            except Exception as e:  # noqa: BLE001
+                log(f"closing a worker: {e}")
+    if stopped:
+        log(f"stopped: {stopped}; printing the rows measured so far")
 
     warp = configs.get("warp")
     load_end = os.getloadavg()[0] if load_start is not None else None
@@ -206,14 +322,29 @@ def main():
         f"weft {wp.__version__} ({wp.config.mode} mode, {nthreads} threads)"
         + (f"; warp {warp.info['version']} ({warp.info['mode']} mode, device cpu, 1 thread)" if warp else "")
     )
+    for dev in gpus:
+        print(f"GPU {dev}: {gpu_names.get(dev) or 'unavailable'} (weft {wp.config.mode} mode, in this process)")
     if load_start is not None:
         print(f"load average (1 min): {load_start:.2f} at start, {load_end:.2f} at end")
     print(
         f"{'median' if STAT == 'seconds' else 'minimum'} time per operation after warm-up (launch rows: per launch); ratio < 1: weft is faster"
+        + ("; GPU / CPU ratio < 1: the GPU is faster" if gpus else "")
     )
+    if stopped:
+        print(f"stopped early: {stopped}")
     print()
-    print(table(titles, results, names, ratio_keys=("weft", "weft_1t", "weft_release")))
+    print(table(titles, results, names, ratios))
     print()
+    notes = []
+    for key, title in titles.items():
+        for r in results[key].values():
+            if "seconds" not in r:
+                kind = "skipped" if "skipped" in r else "error"
+                why = " ".join(str(r.get("skipped") or r.get("error")).split())
+                notes.append(f"{title:<18} {r['name']}: {kind}: {why}")
+    if notes:
+        print("\n".join(notes))
+        print()
     for key, title in titles.items():
         bw = [
             f"{r['name']} {r['gbps'] * r['seconds'] / r[STAT]:.1f} GB/s" for r in results[key].values() if "gbps" in r
@@ -231,25 +362,26 @@ def main():
         print("results agree with warp" if not bad else "RESULTS DIFFER: " + "; ".join(bad))
         if expected:
             print("expected differences: " + "; ".join(expected))
+    for dev in gpus:
+        # GPU float atomics add in another order than the CPU's threads: close, not bit-equal
+        bad, same = [], 0
+        for name, r in results.get(f"weft_{dev}", {}).items():
+            c, o = r.get("check"), results["weft"].get(name, {}).get("check")
+            if c is None or o is None:
+                continue
+            if abs(c - o) > 1e-3 * max(1.0, abs(o)):
+                bad.append(f"{name}: {dev} {c:.6g} vs cpu {o:.6g}")
+            else:
+                same += 1
+        if bad:
+            print(f"{dev} RESULTS DIFFER from the CPU's (relative 1e-3): " + "; ".join(bad))
+        elif same:
+            print(f"{dev} results agree with the CPU's ({same} checksums, relative 1e-3)")
     print(f"total {time.perf_counter() - t_start:.0f} s")
 
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                {
-                    "machine": {
-                        "cpu_count": os.cpu_count(),
-                        "platform": platform.platform(),
-                        "python": platform.python_version(),
-                        "loadavg": [load_start, load_end],
-                    },
-                    "workloads": {w.name: w.what for w in workloads},
-                    "configs": {k: {"title": titles[k], **cfg.info} for k, cfg in configs.items()},
-                    "results": {k: list(v.values()) for k, v in results.items()},
-                },
-                f,
-                indent=1,
-            )
+        machine["loadavg"][1] = load_end
+        write_json(stopped is None)
         log(f"wrote {args.json}")
 
 
