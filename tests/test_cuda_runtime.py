@@ -635,3 +635,42 @@ def test_jax_gpu_round_trip(dev):
     b = wp.from_jax(j)
     assert b.device is dev
     np.testing.assert_array_equal(b.numpy(), np.arange(5))
+
+
+@gpu
+@pytest.mark.parametrize("use_ptx", [True, False])
+def test_aot_images_built_for_this_gpu_serve_its_launches(dev, tmp_path, monkeypatch, use_ptx):
+    """compile_aot_module for the device's own arch, then load_aot_module: launches and their
+    gradients run from the loaded images, with no compilation at launch."""
+    import importlib
+
+    from weft.runtime import module as wmod
+
+    name = f"aot_kernels_{'ptx' if use_ptx else 'cubin'}"
+    (tmp_path / f"{name}.py").write_text(
+        textwrap.dedent(
+            """
+            import weft as wp
+
+            @wp.kernel
+            def cube(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+                i = wp.tid()
+                y[i] = x[i] * x[i] * x[i]
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module(name)
+    arch = dev.get_cuda_compile_arch() if use_ptx else dev.arch
+    wp.compile_aot_module(mod, arch=arch, module_dir=tmp_path / "aot", use_ptx=use_ptx)
+    monkeypatch.setattr(wmod.Module, "cuda_build", None)  # any compilation from here on would fail
+    wp.load_aot_module(mod, device=dev, module_dir=tmp_path / "aot", use_ptx=use_ptx)
+    xs = np.linspace(-1.0, 2.0, 64, dtype=np.float32)
+    x = wp.array(xs, dtype=float, device=dev, requires_grad=True)
+    y = wp.zeros(64, dtype=float, device=dev, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(mod.cube, dim=64, inputs=[x, y], device=dev)
+    tape.backward(grads={y: wp.ones(64, dtype=float, device=dev)})
+    np.testing.assert_allclose(y.numpy(), xs**3, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), 3 * xs**2, rtol=1e-6)

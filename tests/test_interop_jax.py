@@ -1,5 +1,8 @@
 """JAX interop (CPU): from_jax / to_jax through DLPack, and weft kernels inside jax.jit through
-jax_kernel / jax_callable (pure_callback), with gradients via enable_backward."""
+jax_kernel / jax_callable (pure_callback), with gradients via enable_backward.
+
+JAX arrays here live on JAX's CPU device even where JAX would pick a GPU, and weft arrays on the
+CPU; JAX on a GPU is tested in test_cuda_runtime.py."""
 
 import numpy as np
 import pytest
@@ -8,6 +11,15 @@ import weft as wp
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
+
+pytestmark = pytest.mark.fixed_device("JAX interop on the CPU; JAX on a GPU is tested in test_cuda_runtime.py")
+
+
+@pytest.fixture(autouse=True)
+def jax_on_cpu():
+    """JAX's default device is its CPU for each test (on a GPU machine it would be the GPU)."""
+    with jax.default_device(jax.devices("cpu")[0]):
+        yield
 
 
 @wp.kernel

@@ -23,6 +23,8 @@ BUDGET="${GPU_CHECK_BUDGET:-480}"
 DEVICE=cuda:0
 export WEFT_CACHE_DIR="${WEFT_CACHE_DIR:-$ROOT/.gpu-check-cache}"
 export PYTHONUNBUFFERED=1
+# JAX would take 75 % of the GPU's memory in every process that touches it (the suite runs many)
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
 RUN=("$PY")
 if [ "${1:-}" = "--simulate" ]; then
     RUN=("$PY" tests/simulated_cuda.py)
@@ -78,7 +80,7 @@ phase cuda_runtime 150 "$PY" -m pytest -q -rfEs -p no:cacheprovider --timeout 12
 phase example_bounce 90 "${RUN[@]}" -m weft.examples.bounce --device $DEVICE --out "$LOGS/bounce"
 phase example_cloth 150 "${RUN[@]}" -m weft.examples.cloth --device $DEVICE --no-gif --out "$LOGS/cloth"
 phase example_torch_optimize 90 "${RUN[@]}" -m weft.examples.torch_optimize --device $DEVICE
-phase benchmarks 150 "${RUN[@]}" benchmarks/run.py --device $DEVICE --no-warp --quick --budget 1.0 \
+phase benchmarks 150 "${RUN[@]}" benchmarks/run.py --device $DEVICE --no-warp --quick --budget 1.0 --deadline 110 \
     --only saxpy nbody cloth --json "$LOGS/benchmarks.json"
 WORKERS=$((NPROC > 12 ? 12 : NPROC))
 phase suite 900 env WEFT_TEST_DEVICES=$DEVICE "$PY" -m pytest -q -rfE -p no:cacheprovider --timeout 300 -n "$WORKERS" \
