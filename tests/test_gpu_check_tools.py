@@ -80,3 +80,19 @@ def test_report_counts_failures_and_phases(tmp_path):
     assert "Failures by file: test_b 1/2" in text
     assert "SMOKE OK" in text
     assert "tests/test_cuda_runtime.py" in text and "No results" in text  # that phase never ran
+
+
+def test_report_falls_back_to_the_pytest_log_when_the_junit_file_is_missing(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "phases.txt").write_text("cuda_runtime 124 150\n")
+    (logs / "cuda_runtime.log").write_text(
+        "FAILED tests/test_cuda_runtime.py::test_streams_and_events - CudaError: CUDA error in cuStreamCreate\n"
+        "ERROR tests/test_cuda_runtime.py::test_mempool_toggle - RuntimeError: boom\n"
+        "===== 2 failed, 30 passed, 1 skipped, 1 error in 140.00s =====\n"
+    )
+    report = tmp_path / "report.md"
+    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gpu_report.py"), str(logs), str(report)], check=True)
+    text = report.read_text()
+    assert "30 passed, 3 failed, 1 skipped" in text
+    assert "`tests/test_cuda_runtime.py::test_streams_and_events` (failed) | CudaError: CUDA error in cuStreamCreate |" in text

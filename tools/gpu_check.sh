@@ -57,7 +57,8 @@ phase() {
     [ "$limit" -gt "$budget_left" ] && limit=$budget_left
     local t0=$(date +%s)
     echo "== $name (limit ${limit}s): $*" >"$LOGS/$name.log"
-    timeout -k 5 "$limit" "$@" >>"$LOGS/$name.log" 2>&1
+    # SIGINT first: pytest still writes its JUnit file and summary, the benchmarks their rows so far
+    timeout -s INT -k 20 "$limit" "$@" >>"$LOGS/$name.log" 2>&1
     local rc=$?
     echo "$name $rc $(($(date +%s) - t0))" >>"$LOGS/phases.txt"
     report
