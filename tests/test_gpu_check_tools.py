@@ -15,7 +15,8 @@ pytestmark = pytest.mark.fixed_device("runs pytest and the report tool in subpro
 
 
 def _pytest(args, env_extra, timeout=600):
-    env = dict(os.environ, **env_extra)
+    env = {k: v for k, v in os.environ.items() if k not in ("WEFT_TEST_DEVICES", "WEFT_TEST_SIMULATED_CUDA")}
+    env.update(env_extra)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
         cwd=ROOT,
