@@ -296,6 +296,7 @@ def test_gather_gradient_threaded_matches_serial():
 # share order by the last thread; big, strided or non-float targets keep the table.
 
 
+@pytest.mark.fixed_device("the CPU thread pool's private copies and their order")
 def test_private_copies_sum_in_a_fixed_order():
     n, m = 300_000, 2000
     rng = np.random.default_rng(11)

@@ -248,6 +248,7 @@ def test_construct_errors():
         array([1.0, 2.0], ndim=2)
 
 
+@pytest.mark.fixed_device("wraps a host pointer")
 def test_construct_from_ptr():
     src = np.arange(8, dtype=np.float64)
     a = array(ptr=src.ctypes.data, dtype=types.float64, shape=(2, 4))

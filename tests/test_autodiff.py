@@ -1014,4 +1014,6 @@ def test_float32_gradients_match_float64_reference():
         wp.launch(k_f32, dim=3, inputs=[x, y])
     tape.backward(grads={y: np.ones(3, dtype=np.float32)})
     x64 = xs.astype(np.float64)
-    np.testing.assert_allclose(x.grad.numpy(), np.cos(x64) * x64 + np.sin(x64), rtol=1e-6)
+    # on a GPU sinf/cosf are within 2 ulp and multiply-adds are fused: a few ulp more than the CPU
+    rtol = 4e-6 if wp.get_device().is_cuda else 1e-6
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x64) * x64 + np.sin(x64), rtol=rtol)

@@ -401,3 +401,41 @@ def test_download_reports_errors_only_when_its_stream_ran_every_launch(sim):
     with pytest.raises(IndexError, match="k_out_of_bounds"):
         wp.synchronize_device(dev)
     x.numpy()  # nothing pending
+
+
+def test_exit_leaves_driver_resources_to_the_process_end(sim):
+    """Once the interpreter exits (cuda_driver.mark_exiting, run by the atexit hook after the
+    devices were synchronised), dropping arrays, streams and modules makes no driver call: the
+    interpreter's teardown order must not decide what the driver sees."""
+    fake, dev = sim
+    a = wp.zeros(64, dtype=float, device=dev)
+    stream = wp.Stream(dev)
+    ptr = a.ptr
+    try:
+        cuda_driver.mark_exiting()
+        del a, stream
+        gc.collect()
+        assert ptr in fake._buffers  # not freed: the process's end reclaims it
+    finally:
+        cuda_driver._exiting[0] = False
+
+
+def test_exit_hook_synchronises_then_marks_exiting(sim):
+    from weft.runtime import cuda
+
+    fake, dev = sim
+    x = wp.zeros(4, dtype=float, device=dev)
+    wp.launch(real.k_add_one, dim=4, inputs=[x], device=dev)
+    try:
+        cuda._at_exit([dev])
+        assert cuda_driver.exiting()
+    finally:
+        cuda_driver._exiting[0] = False
+    np.testing.assert_array_equal(x.numpy(), [1.0] * 4)
+
+
+def test_loaded_libraries_are_pinned():
+    _nvrtc.version()  # loads NVRTC (and pins it)
+    path = cuda_driver.pin_loaded_library("libnvrtc.so")
+    assert "libnvrtc.so" in path
+    assert cuda_driver.pin_loaded_library("libno_such_library_here.so") is None

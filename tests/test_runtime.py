@@ -424,6 +424,7 @@ def test_strided_views_as_kernel_arguments():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.fixed_device("counts the host C++ builds")
 def test_first_launch_builds_every_kernel_of_the_module(monkeypatch):
     @wp.kernel(module="trt_grouping")
     def k_group_a(a: wp.array(dtype=float)):

@@ -209,6 +209,7 @@ def test_gather_from_2d_array(threads, restore_threads):
     np.testing.assert_allclose(w.grad.numpy(), 2 * v * a_np[rows, cols], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.fixed_device("staged backward loops and their order of adds are the CPU's")
 def test_out_of_range_index_raises_after_the_adds_before_it(restore_threads):
     # One thread: the tasks before the bad one have added their gradients, the rest have not,
     # exactly as in the plain loop; the error names the kernel's line and the index.

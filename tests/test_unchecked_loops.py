@@ -202,6 +202,7 @@ def test_analysis_finds_affine_thread_indices():
     assert ir.affine_bounds == []
 
 
+@pytest.mark.fixed_device("reads the kernel's CPU source")
 def test_affine_indices_in_range_out_of_range_and_strided():
     rng = np.random.default_rng(5)
     n = 3000

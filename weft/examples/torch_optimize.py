@@ -110,8 +110,9 @@ def make_problem(n: int = 16, seed: int = 0, device=None):
 
     where = torch_device(device)
     gen = torch.Generator().manual_seed(seed)
-    true_v0 = torch.rand(n, 3, generator=gen) * torch.tensor([6.0, 4.0, 6.0]) + torch.tensor([-3.0, 4.0, -3.0])
-    true_v0 = true_v0.to(where)
+    # drawn on the CPU whatever torch's default device is (the generator is a CPU one)
+    scale, offset = torch.tensor([6.0, 4.0, 6.0], device="cpu"), torch.tensor([-3.0, 4.0, -3.0], device="cpu")
+    true_v0 = (torch.rand(n, 3, generator=gen, device="cpu") * scale + offset).to(where)
     true_drag = torch.tensor([0.15], device=where)
     with torch.no_grad():
         observed = simulate_op(true_v0, true_drag)[list(OBSERVED)].clone()

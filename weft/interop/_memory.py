@@ -111,6 +111,7 @@ def is_overlapping(shape, strides) -> bool:
     return any(n > 1 and s == 0 for n, s in zip(shape, strides))
 
 
-def wrap_memory(ptr: int, dtype, shape, strides, owner, device="cpu") -> array:
-    """A weft array over existing memory (no copy), keeping ``owner`` alive while it lives."""
+def wrap_memory(ptr: int, dtype, shape, strides, owner, device) -> array:
+    """A weft array over existing memory (no copy) on ``device`` (always given: a GPU pointer
+    wrapped as a CPU array would be dereferenced on the host), keeping ``owner`` alive."""
     return array(ptr=ptr, dtype=dtype, shape=shape, strides=strides, device=device, deleter=KeepAlive(owner))

@@ -223,6 +223,10 @@ class _ImportedTensor:
         self.managed = ctypes.cast(managed_ptr, ctypes.POINTER(DLManagedTensor))
 
     def __del__(self):
+        from ..runtime import cuda_driver
+
+        if cuda_driver.exiting():  # the producer (torch, JAX...) may be torn down already
+            return
         deleter = self.managed.contents.deleter
         if deleter:
             deleter(self.managed)

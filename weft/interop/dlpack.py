@@ -45,7 +45,7 @@ def wrap_numpy(host: np.ndarray, dtype=None, owner=None, what: str = "NumPy arra
     if scalar is None:
         raise TypeError(f"Cannot wrap a {what} of dtype {host.dtype} as a weft array: weft has no such type")
     dtype, shape, strides = _memory.element_layout(host.shape, host.strides, scalar, dtype, what)
-    return _memory.wrap_memory(host.ctypes.data, dtype, shape, strides, host if owner is None else owner)
+    return _memory.wrap_memory(host.ctypes.data, dtype, shape, strides, host if owner is None else owner, "cpu")
 
 
 def from_dlpack(source, dtype=None) -> array:

@@ -172,7 +172,7 @@ def _wrap_like(a: array, t) -> array:
             f"array it belongs to (shape {a.shape}, byte strides {a.strides}), so weft cannot share it; "
             "set t.grad = None (weft then allocates one with the tensor's strides) or make the tensor contiguous"
         )
-    return _memory.wrap_memory(t.data_ptr(), a.dtype, a.shape, a.strides, t.detach())
+    return _memory.wrap_memory(t.data_ptr(), a.dtype, a.shape, a.strides, t.detach(), got.device)
 
 
 def _tensor_grad(t):

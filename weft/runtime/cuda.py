@@ -24,6 +24,7 @@ check, or right after the launch when ``wp.config.verify_cuda`` is true.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import threading
 
@@ -37,12 +38,29 @@ _lock = threading.RLock()
 def discover() -> str:
     """Register every CUDA device; return why there are none ("" when there are some)."""
     count, reason = cu.probe()
+    found = []
     for ordinal in range(count):
         try:
-            _register_device(CudaDevice(ordinal))
+            found.append(CudaDevice(ordinal))
+            _register_device(found[-1])
         except cu.CudaError as e:
             return f"querying CUDA device {ordinal} failed: {e}"
+    if found:
+        atexit.register(_at_exit, found)
     return reason
+
+
+def _at_exit(devices):
+    """Interpreter exit: let every device finish its queued work, then stop releasing driver
+    resources (``cuda_driver.exiting``); the driver reclaims them when the process ends."""
+    for device in devices:
+        if device.has_context:
+            try:
+                with ContextGuard(device):
+                    cu.api().cuCtxSynchronize()
+            except Exception:  # noqa: BLE001 (exit: a failed synchronisation must not stop the others)
+                pass
+    cu.mark_exiting()
 
 
 def _attr(drv, handle, name: str) -> int:
@@ -393,7 +411,7 @@ class CudaModule:
 
     def __del__(self):
         handle = getattr(self, "handle", None)
-        if handle is None:
+        if handle is None or cu.exiting():
             return
         try:
             with ContextGuard(self.device):

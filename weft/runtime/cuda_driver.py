@@ -7,14 +7,24 @@ failing...). ``api()`` returns the driver module after a successful probe. Every
 cuda-python returns a tuple ``(CUresult, *values)``; ``check`` turns a failing result into a
 ``CudaError`` naming the call and the driver's message, and returns the values otherwise (one value
 as itself, none as None).
+
+At interpreter exit (``at_exit``, registered when GPUs are found) the devices are synchronised and
+``exiting()`` turns true: the objects owning driver resources (memory, streams, events, modules,
+graphs) then leave them to the end of the process instead of releasing them one by one while the
+interpreter tears down, in whatever order, the objects those calls need. The driver library (and
+NVRTC, ``pin_loaded_library``) stays loaded until the process ends, so no handler or destructor of
+theirs can run after their code was unmapped.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import threading
 
 _lock = threading.Lock()
 _state: list = []  # [(driver module or None, device count, reason)] once probed
+_exiting = [False]
 
 
 class CudaError(RuntimeError):
@@ -42,12 +52,44 @@ def _probe():
         return None, 0, f"the NVIDIA driver could not be loaded ({e})"
     if err != driver.CUresult.CUDA_SUCCESS:
         return None, 0, f"cuInit failed: {_error_text(driver, err)}"
+    pin_loaded_library("libcuda.so")
     err, count = driver.cuDeviceGetCount()
     if err != driver.CUresult.CUDA_SUCCESS:
         return None, 0, f"cuDeviceGetCount failed: {_error_text(driver, err)}"
     if count == 0:
         return driver, 0, "the NVIDIA driver reports no CUDA device"
     return driver, count, ""
+
+
+def pin_loaded_library(stem: str) -> str | None:
+    """Keep an already loaded shared library (``libcuda.so``, ``libnvrtc.so``...) mapped until the
+    process ends, whoever loaded it (Linux: reopened with RTLD_NOLOAD | RTLD_NODELETE). Returns its
+    path, or None where it is not loaded or the platform has no such flags."""
+    flags = getattr(os, "RTLD_NOLOAD", 0) | getattr(os, "RTLD_NODELETE", 0)
+    if os.name != "posix" or not flags:
+        return None
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "/" + stem in line}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            ctypes.CDLL(path, mode=flags)
+            return path
+        except OSError:
+            continue
+    return None
+
+
+def exiting() -> bool:
+    """True once the interpreter is exiting: driver resources are then left to the process's end."""
+    return _exiting[0]
+
+
+def mark_exiting() -> None:
+    """From here on, objects owning driver resources do not release them (see the module doc)."""
+    _exiting[0] = True
 
 
 def api():

@@ -42,6 +42,8 @@ class DeviceBuffer:
         self.pooled = pooled
 
     def __del__(self):
+        if cu.exiting():
+            return
         try:
             self.device.allocator.free(self)
         except Exception:  # interpreter shutdown: the driver may already be gone
@@ -59,6 +61,8 @@ class PinnedBuffer:
         self.device = device
 
     def __del__(self):
+        if cu.exiting():
+            return
         try:
             with ContextGuard(self.device):
                 cu.api().cuMemFreeHost(self.ptr)

@@ -55,6 +55,8 @@ class Graph:
         self.modules = set(modules)  # keeps the captured kernels' code loaded
 
     def __del__(self):
+        if cu.exiting():
+            return
         try:
             with ContextGuard(self.device):
                 drv = cu.api()

@@ -82,6 +82,9 @@ def version() -> tuple:
                 f"cuda-python found no NVRTC library ({first}); `pip install nvidia-cuda-nvrtc`"
             ) from first
     major, minor = _check(result, "version query")
+    from .cuda_driver import pin_loaded_library
+
+    pin_loaded_library("libnvrtc.so")  # never unmapped before the process ends (cuda_driver's doc)
     return int(major), int(minor)
 
 

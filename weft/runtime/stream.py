@@ -55,7 +55,7 @@ class Stream:
         self._owned = True
 
     def __del__(self):
-        if getattr(self, "_owned", False):
+        if getattr(self, "_owned", False) and not cu.exiting():
             try:
                 with ContextGuard(self.device):
                     cu.api().cuStreamDestroy(self.cuda_stream)
@@ -173,7 +173,7 @@ class Event:
         self._owned = True
 
     def __del__(self):
-        if getattr(self, "_owned", False):
+        if getattr(self, "_owned", False) and not cu.exiting():
             try:
                 with ContextGuard(self.device):
                     cu.api().cuEventDestroy(self.cuda_event)
