@@ -11,7 +11,8 @@
 # every phase it rewrites $OUT/report.md (tools/gpu_report.py: passed / failed / skipped, failures
 # with their messages, timings, the GPU, driver and CUDA versions) and $OUT/logs.tar.gz, so a run
 # cut short still leaves its report. $OUT defaults to ./gpu_check_out; GPU_CHECK_BUDGET (seconds,
-# default 480) bounds the whole run, the suite getting what the other phases leave.
+# default 480) bounds the whole run, the suite getting what the other phases leave;
+# GPU_CHECK_PHASES (default: all) names the phases to run, e.g. "install smoke cuda_runtime suite".
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -23,6 +24,7 @@ BUDGET="${GPU_CHECK_BUDGET:-480}"
 DEVICE=cuda:0
 export WEFT_CACHE_DIR="${WEFT_CACHE_DIR:-$ROOT/.gpu-check-cache}"
 export PYTHONUNBUFFERED=1
+export PYTHONFAULTHANDLER=1  # a crash prints the Python stack of every thread
 # JAX would take 75 % of the GPU's memory in every process that touches it (the suite runs many)
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 RUN=("$PY")
@@ -48,6 +50,7 @@ report() {
 phase() {
     local name=$1 limit=$2
     shift 2
+    case " ${GPU_CHECK_PHASES:-$name} " in *" $name "*) ;; *) return ;; esac
     local budget_left
     budget_left=$(left)
     if [ "$budget_left" -lt 15 ]; then
@@ -83,8 +86,8 @@ phase example_cloth 150 "${RUN[@]}" -m weft.examples.cloth --device $DEVICE --no
 phase example_torch_optimize 90 "${RUN[@]}" -m weft.examples.torch_optimize --device $DEVICE
 phase benchmarks 150 "${RUN[@]}" benchmarks/run.py --device $DEVICE --no-warp --quick --budget 1.0 --deadline 110 \
     --only saxpy nbody cloth --json "$LOGS/benchmarks.json"
-WORKERS=$((NPROC > 12 ? 12 : NPROC))
-phase suite 900 env WEFT_TEST_DEVICES=$DEVICE "$PY" -m pytest -q -rfE -p no:cacheprovider --timeout 300 -n "$WORKERS" \
+WORKERS=$((NPROC > 14 ? 14 : NPROC))
+phase suite 900 env WEFT_TEST_DEVICES=$DEVICE "$PY" -m pytest -q -rfEs -p no:cacheprovider --timeout 300 -n "$WORKERS" \
     --junitxml="$LOGS/suite.xml" tests --deselect tests/test_cuda_codegen.py::test_every_suite_kernel_compiles_for_cuda
 report
 echo "gpu_check: $(($(date +%s) - START)) s; report in $OUT/report.md"
