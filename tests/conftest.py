@@ -10,15 +10,15 @@ Tests run on the devices ``devices.py`` describes (``--device cuda:0`` or
 
 from __future__ import annotations
 
+import devices
 import pytest
 
-import devices
 from weft.runtime import module as _module
 
 if devices.simulated():
     devices.install_simulated_driver()
 
-import weft as wp  # noqa: E402
+import weft as wp
 
 _cpu_builds: list = []  # (weft Module, [KernelInstance]) per successful CPU build, in order
 _build = _module.Module.build

@@ -75,7 +75,9 @@ def test_report_counts_failures_and_phases(tmp_path):
     subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gpu_report.py"), str(logs), str(report)], check=True)
     text = report.read_text()
     assert "NVIDIA H200, 580.159.04" in text and "Mode: real GPU." in text
-    assert "| test suite on cuda:0 | TIMED OUT | 400 |" in text and "| smoke test (tools/gpu_smoke.py) | ok | 3 |" in text
+    assert (
+        "| test suite on cuda:0 | TIMED OUT | 400 |" in text and "| smoke test (tools/gpu_smoke.py) | ok | 3 |" in text
+    )
     assert "2 passed, 1 failed, 1 skipped" in text
     assert "`tests.test_b::test_bad[cuda:0]` (failure) | AssertionError: 1.0 != 2.0 |" in text
     assert "Failures by file: test_b 1/2" in text
@@ -96,4 +98,7 @@ def test_report_falls_back_to_the_pytest_log_when_the_junit_file_is_missing(tmp_
     subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gpu_report.py"), str(logs), str(report)], check=True)
     text = report.read_text()
     assert "30 passed, 3 failed, 1 skipped" in text
-    assert "`tests/test_cuda_runtime.py::test_streams_and_events` (failed) | CudaError: CUDA error in cuStreamCreate |" in text
+    assert (
+        "`tests/test_cuda_runtime.py::test_streams_and_events` (failed) | CudaError: CUDA error in cuStreamCreate |"
+        in text
+    )

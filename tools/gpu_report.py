@@ -45,7 +45,9 @@ def phases(logs: str) -> list:
 
 
 def outcome(rc: str) -> str:
-    return {"0": "ok", "124": "TIMED OUT", "137": "KILLED", "skipped": "skipped (budget spent)"}.get(rc, f"FAILED (exit {rc})")
+    return {"0": "ok", "124": "TIMED OUT", "137": "KILLED", "skipped": "skipped (budget spent)"}.get(
+        rc, f"FAILED (exit {rc})"
+    )
 
 
 def junit(path: str):
@@ -97,14 +99,22 @@ def tests_section(title: str, result) -> list:
     if result is None:
         return [f"### {title}", "", "No results (the phase did not finish or did not run).", ""]
     counts, failures, per_file = result
-    lines = [f"### {title}", "", f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped", ""]
+    lines = [
+        f"### {title}",
+        "",
+        f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped",
+        "",
+    ]
     if failures:
         lines += ["| test | message |", "|---|---|"]
         lines += [f"| `{n}` ({kind}) | {m.replace('|', '/')} |" for n, kind, m in failures[:200]]
         lines.append("")
     failing_files = {k: v for k, v in per_file.items() if v["failed"]}
     if failing_files:
-        lines.append("Failures by file: " + ", ".join(f"{k} {v['failed']}/{sum(v.values())}" for k, v in sorted(failing_files.items())))
+        lines.append(
+            "Failures by file: "
+            + ", ".join(f"{k} {v['failed']}/{sum(v.values())}" for k, v in sorted(failing_files.items()))
+        )
         lines.append("")
     return lines
 
@@ -116,7 +126,18 @@ def tail(text: str, n: int) -> list:
 def main(logs: str, report: str) -> None:
     env = read(os.path.join(logs, "env.log"))
     mode = read(os.path.join(logs, "mode.txt")).strip() or "?"
-    lines = ["# weft GPU check", "", f"Mode: {mode}.", "", "## Machine", "", "```", *env.strip().splitlines(), "```", ""]
+    lines = [
+        "# weft GPU check",
+        "",
+        f"Mode: {mode}.",
+        "",
+        "## Machine",
+        "",
+        "```",
+        *env.strip().splitlines(),
+        "```",
+        "",
+    ]
     lines += ["## Phases", "", "| phase | outcome | seconds |", "|---|---|---|"]
     done = phases(logs)
     lines += [f"| {PHASE_TITLES.get(n, n)} | {outcome(rc)} | {s} |" for n, rc, s in done]
