@@ -8,7 +8,7 @@ cuda-python returns a tuple ``(CUresult, *values)``; ``check`` turns a failing r
 ``CudaError`` naming the call and the driver's message, and returns the values otherwise (one value
 as itself, none as None).
 
-At interpreter exit (``at_exit``, registered when GPUs are found) the devices are synchronised and
+At interpreter exit (``cuda._at_exit``, registered when GPUs are found) the devices are synchronised and
 ``exiting()`` turns true: the objects owning driver resources (memory, streams, events, modules,
 graphs) then leave them to the end of the process instead of releasing them one by one while the
 interpreter tears down, in whatever order, the objects those calls need. The driver library (and
