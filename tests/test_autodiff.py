@@ -1017,3 +1017,73 @@ def test_float32_gradients_match_float64_reference():
     # on a GPU sinf/cosf are within 2 ulp and multiply-adds are fused: a few ulp more than the CPU
     rtol = 4e-6 if wp.get_device().is_cuda else 1e-6
     np.testing.assert_allclose(x.grad.numpy(), np.cos(x64) * x64 + np.sin(x64), rtol=rtol)
+
+
+# ---------------------------------------------------------------------------------------------
+# funcs whose only effect is on arrays (no differentiable argument or result): their array stores
+# and atomics still have adjoints (a func call was once skipped as if it were a builtin of ints)
+# ---------------------------------------------------------------------------------------------
+
+
+@wp.func
+def store_scaled(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64), i: int):
+    y[i] = x[i] * wp.float64(2.0) + wp.sin(x[i])
+
+
+@wp.func
+def accumulate_square(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64), i: int):
+    wp.atomic_add(y, i % 2, x[i] * x[i])
+
+
+@wp.func
+def store_through_nested(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64), i: int):
+    store_scaled(x, y, i)
+
+
+@wp.kernel
+def k_func_store_only(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    store_scaled(x, y, i)
+
+
+@wp.kernel
+def k_func_atomic_only(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    accumulate_square(x, y, i)
+
+
+@wp.kernel
+def k_func_nested_store(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    store_through_nested(x, y, i)
+
+
+@wp.func
+def copy_elem(a: wp.array(dtype=float), b: wp.array(dtype=float), i: int):
+    b[i] = a[i] * 2.0
+
+
+@wp.kernel
+def k_copy_elem(a: wp.array(dtype=float), b: wp.array(dtype=float)):
+    i = wp.tid()
+    copy_elem(a, b, i)
+
+
+def test_func_whose_only_effect_is_an_array_store_has_a_gradient():
+    a = wp.ones(4, dtype=float, requires_grad=True)
+    b = wp.zeros(4, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_copy_elem, dim=4, inputs=[a, b])
+    tape.backward(grads={b: wp.ones(4, dtype=float)})
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0, 2.0, 2.0, 2.0])  # warp-lang 1.19 gives the same
+
+
+@pytest.mark.parametrize(
+    "kernel, y_shape",
+    [(k_func_store_only, (5,)), (k_func_atomic_only, (2,)), (k_func_nested_store, (5,))],
+    ids=["store", "atomic", "nested"],
+)
+def test_array_effect_funcs_match_finite_differences(kernel, y_shape):
+    x = np.linspace(-1.0, 1.5, 5)
+    tape_vs_fd(kernel, x, y_shape, np.random.default_rng(16), dim=5)

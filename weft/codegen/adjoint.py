@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import types as wt
+from ..builtins.registry import Overload
 from . import intrinsics as intr
 from . import ir
 
@@ -116,9 +117,11 @@ def contributes(stmt: ir.Call) -> bool:
         if rule is None:
             raise NotImplementedError(f"no adjoint rule for intrinsic '{callee}'")
         return rule(stmt)
-    if hasattr(callee, "differentiable"):  # a builtin overload
+    if isinstance(callee, Overload):  # a builtin: contributes when a value it touches is differentiable
         return callee.differentiable and _values(stmt)
-    return callee.differentiable  # a FuncInstance
+    # a user func: its own body decides (an array store or atomic inside it contributes even when
+    # every argument and the result are arrays or ints)
+    return callee.differentiable
 
 
 def reverse_block(block: ir.Block) -> list:
