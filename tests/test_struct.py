@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import weft as wp
+from fd_check import tape_vs_fd
 
 RNG = np.random.default_rng(42)
 FD_STEP = 1e-6
@@ -540,3 +541,49 @@ def test_intermediate_field_without_requires_grad_warns():
         wp.launch(chain_stage2_kernel, 3, inputs=[c])
     tape.backward(c.loss)
     np.testing.assert_array_equal(c.x.grad.numpy(), [2.0, 4.0, 6.0])
+
+
+# ---------------------------------------------------------------------------------------------
+# a struct variable changed on one branch only: the branches join as a where() of structs, whose
+# adjoint is the struct's own (found by the gradient fuzzer: the C++ did not compile)
+# ---------------------------------------------------------------------------------------------
+
+
+@wp.struct
+class Branchy:
+    a: wp.float64
+    v: wp.vec3d
+
+
+@wp.func
+def branchy_value(p: wp.float64):
+    st = Branchy()
+    st.a = p
+    st.v = wp.vec3d(p, p * p, wp.float64(1.0))
+    if p > wp.float64(0.0):
+        st.a = p * wp.float64(3.0)
+    else:
+        st.v = st.v * p
+    return st.a + wp.dot(st.v, st.v)
+
+
+@wp.kernel
+def k_struct_on_one_branch_in_func(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    y[i] = branchy_value(x[i])
+
+
+@wp.kernel
+def k_struct_on_one_branch(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    st = Branchy()
+    st.a = x[i]
+    if x[i] > wp.float64(0.0):
+        st.a = wp.sin(x[i]) * wp.float64(3.0)
+    y[i] = st.a * st.a
+
+
+@pytest.mark.parametrize("kernel", [k_struct_on_one_branch, k_struct_on_one_branch_in_func], ids=["kernel", "func"])
+def test_struct_assigned_on_one_branch_has_gradients(kernel):
+    x = np.array([-1.3, -0.4, 0.5, 1.7])
+    tape_vs_fd(kernel, x, (4,), np.random.default_rng(5))

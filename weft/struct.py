@@ -172,7 +172,8 @@ class Struct:
         acc = "\n".join(f"    weft::accumulate_field(a.f_{n}, b.f_{n});" for n in self.vars)
         return (
             f"struct {self.cname} {{\n{fields}\n}};\n"
-            f"WEFT_FN {self.cname}& operator+=({self.cname}& a, const {self.cname}& b) {{\n{acc}\n    return a;\n}}"
+            f"WEFT_FN {self.cname}& operator+=({self.cname}& a, const {self.cname}& b) {{\n{acc}\n    return a;\n}}\n"
+            + _SELECT_ADJOINTS.replace("STRUCT", self.cname)
         )
 
     def dependencies(self) -> list:
@@ -186,6 +187,29 @@ class Struct:
 
     def __repr__(self):
         return f"<weft struct {self.key}>"
+
+
+# The adjoints of where/select (a struct variable assigned on one branch joins as a where) for one
+# struct type: weft::adj_where's generic form converts its adjoint to a scalar compute type, which a
+# struct has not; this more specialised overload accumulates with the struct's operator+=.
+_SELECT_ADJOINTS = """namespace weft {
+template <typename C>
+WEFT_FN void adj_where(C cond, const STRUCT& a, const STRUCT& b, C& adj_cond, STRUCT& adj_a, STRUCT& adj_b,
+                       const STRUCT& adj_ret) {
+    if (truth(cond))
+        adj_a += adj_ret;
+    else
+        adj_b += adj_ret;
+}
+template <typename C>
+WEFT_FN void adj_select(C cond, const STRUCT& a, const STRUCT& b, C& adj_cond, STRUCT& adj_a, STRUCT& adj_b,
+                        const STRUCT& adj_ret) {
+    if (truth(cond))
+        adj_b += adj_ret;
+    else
+        adj_a += adj_ret;
+}
+}  // namespace weft"""
 
 
 def struct(cls):

@@ -107,16 +107,18 @@ KINKED = {
 class Scope:
     """The variables visible at a point of the generated code, by type."""
 
-    def __init__(self, floats, ints, vecs=(), mats=()):
+    def __init__(self, floats, ints, vecs=(), mats=(), quats=(), structs=()):
         self.floats = list(floats)
         self.ints = list(ints)
         self.vecs = list(vecs)
         self.mats = list(mats)
+        self.quats = list(quats)
+        self.structs = list(structs)
 
     def child(self):
         """A nested block: it sees the outer names; names it defines stay inside it (Python would
         let them leak, but a name defined on one branch only is not usable after the block)."""
-        return Scope(self.floats, self.ints, self.vecs, self.mats)
+        return Scope(self.floats, self.ints, self.vecs, self.mats, self.quats, self.structs)
 
 
 class Writer:
@@ -154,6 +156,8 @@ class Generator:
         self.names = 0
         self.value_funcs: list = []  # (name, arity)
         self.array_funcs: list = []  # names of funcs (x, y, i, s) with effects on y
+        self.struct = None  # the program's @wp.struct (fields a: float64, v: vec3d), if any
+        self.struct_func = None  # a func (st, p) -> float64 over it
         self.out = Writer()
 
     def fresh(self, kind: str = "v") -> str:
@@ -175,9 +179,15 @@ class Generator:
         if r < 0.9 and scope.vecs:
             self.use("vec_component_read")
             return f"{self.rng.choice(scope.vecs)}[{self.rng.randrange(3)}]"
-        if scope.mats and r < 0.95:
+        if scope.mats and r < 0.93:
             self.use("mat_component_read")
             return f"{self.rng.choice(scope.mats)}[{self.rng.randrange(3)}, {self.rng.randrange(3)}]"
+        if scope.quats and r < 0.96:
+            self.use("quat_component_read")
+            return f"{self.rng.choice(scope.quats)}[{self.rng.randrange(4)}]"
+        if scope.structs and r < 0.99:
+            self.use("struct_field_read")
+            return f"{self.rng.choice(scope.structs)}.a"
         return c(round(self.rng.uniform(-1.5, 1.5), 3))
 
     def fexpr(self, scope: Scope, depth: int) -> str:
@@ -235,11 +245,53 @@ class Generator:
         if r < 0.8 and scope.mats:
             self.use("mat_vec_mul")
             return f"({self.rng.choice(scope.mats)} * {self.vexpr(scope, depth - 1)})"
-        if r < 0.9:
+        if r < 0.85:
             self.use("vec_sub")
             return f"({self.vexpr(scope, depth - 1)} - {self.vexpr(scope, depth - 1)})"
-        self.use("vec_div_scalar")
-        return f"({self.vexpr(scope, depth - 1)} / ({c(2.0)} + wp.tanh({self.fexpr(scope, depth - 1)})))"
+        if r < 0.9:
+            self.use("vec_div_scalar")
+            return f"({self.vexpr(scope, depth - 1)} / ({c(2.0)} + wp.tanh({self.fexpr(scope, depth - 1)})))"
+        return self.vexpr_more(scope, depth - 1)
+
+    def vexpr_more(self, scope: Scope, depth: int) -> str:
+        """vec3d from the component-wise, matrix, quaternion, transform and struct builtins."""
+        v = lambda: self.vexpr(scope, depth)  # noqa: E731 (a fresh sub-expression per use)
+        forms = {
+            "cw_mul": lambda: f"wp.cw_mul({v()}, {v()})",
+            "cw_div": lambda: f"wp.cw_div({v()}, wp.vec3d({c(2.0)}, {c(2.5)}, {c(3.0)}) + wp.cw_mul({v()}, {v()}))",
+            "skew": lambda: f"(wp.skew({v()}) * {v()})",
+            "outer": lambda: f"(wp.outer({v()}, {v()}) * {v()})",
+            "diag": lambda: f"(wp.diag({v()}) * {v()})",
+            "inverse": lambda: f"(wp.inverse(wp.diag(wp.vec3d({c(2.0)}, {c(2.5)}, {c(3.0)})) + {c(0.1)} * {self.mexpr(scope, depth)}) * {v()})",
+            "get_diag": lambda: f"wp.get_diag({self.mexpr(scope, depth)})",
+            "quat_rotate": lambda: f"wp.quat_rotate({self.qexpr(scope, depth)}, {v()})",
+            "quat_rotate_inv": lambda: f"wp.quat_rotate_inv({self.qexpr(scope, depth)}, {v()})",
+            "transform_point": lambda: f"wp.transform_point(wp.transformd({v()}, {self.qexpr(scope, depth)}), {v()})",
+            "transform_vector": lambda: f"wp.transform_vector(wp.transformd({v()}, {self.qexpr(scope, depth)}), {v()})",
+        }
+        if scope.structs:
+            forms["struct_field"] = lambda: f"{self.rng.choice(scope.structs)}.v"
+        name = self.rng.choice(list(forms))
+        self.use(f"builtin:{name}" if name != "struct_field" else "struct_field_read")
+        return forms[name]()
+
+    def qexpr(self, scope: Scope, depth: int) -> str:
+        """A unit quatd expression (every form keeps unit length)."""
+        r = self.rng.random()
+        if scope.quats and (depth <= 0 or r < 0.3):
+            return self.rng.choice(scope.quats)
+        if depth <= 0 or r < 0.55:
+            self.use("builtin:quat_from_axis_angle")
+            axis = f"wp.normalize({self.vexpr(scope, 0)} + wp.vec3d({c(2.0)}, {c(2.5)}, {c(3.0)}))"
+            return f"wp.quat_from_axis_angle({axis}, {self.fexpr(scope, max(0, depth - 1))})"
+        if r < 0.7:
+            self.use("builtin:quat_rpy")
+            return f"wp.quat_rpy({self.fexpr(scope, depth - 1)}, {self.fexpr(scope, depth - 1)}, {self.fexpr(scope, depth - 1)})"
+        if r < 0.85:
+            self.use("quat_mul")
+            return f"({self.qexpr(scope, depth - 1)} * {self.qexpr(scope, depth - 1)})"
+        self.use("builtin:quat_inverse")
+        return f"wp.quat_inverse({self.qexpr(scope, depth - 1)})"
 
     def vec_to_float(self, scope: Scope, depth: int) -> str:
         r = self.rng.random()
@@ -249,9 +301,15 @@ class Generator:
         if r < 0.7:
             self.use("builtin:length")
             return f"wp.length({self.vexpr(scope, depth)} + wp.vec3d({c(1.5)}, {c(-2.0)}, {c(2.5)}))"
-        if r < 0.85:
+        if r < 0.8:
             self.use("builtin:length_sq")
             return f"wp.length_sq({self.vexpr(scope, depth)})"
+        if r < 0.85:
+            self.use("builtin:trace")
+            return f"wp.trace({self.mexpr(scope, depth)})"
+        if r < 0.9:
+            self.use("builtin:ddot")
+            return f"wp.ddot({self.mexpr(scope, depth)}, {self.mexpr(scope, depth)})"
         self.use("vec_component_read")
         return f"{self.vexpr(scope, depth)}[{self.rng.randrange(3)}]"
 
@@ -288,7 +346,9 @@ class Generator:
         choices = ["new", "new", "assign", "augassign", "alias"]
         if depth > 0:
             choices += ["if", "if", "static_loop"] + (["dynamic_loop", "while_loop"] if in_kernel else [])
-        choices += ["vec", "vec_component_write", "mat"] if depth > 0 else ["vec"]
+        choices += ["vec", "vec_component_write", "mat", "quat"] if depth > 0 else ["vec"]
+        if self.struct is not None:
+            choices += ["struct", "struct_field_write"] if scope.structs else ["struct"]
         if in_kernel:
             choices += ["store", "store", "atomic"] + (["array_func"] if self.array_funcs else [])
             if depth > 0 and not in_loop:
@@ -297,12 +357,15 @@ class Generator:
             choices += ["break", "continue"]
         kind = rng.choice(choices)
         self.use(kind)
+        # values carried around a loop are squashed, or products compound over the iterations until
+        # they overflow, and 0 * inf in the reverse pass gives NaN gradients that say nothing
+        bound = "wp.tanh({})" if in_loop else "{}"
         if kind == "new" or (kind in ("assign", "augassign", "alias") and not scope.floats):
             name = self.fresh()
             w.line(f"{name} = {self.fexpr(scope, rng.randint(1, 3))}")
             scope.floats.append(name)
         elif kind == "assign":
-            w.line(f"{rng.choice(scope.floats)} = {self.fexpr(scope, rng.randint(1, 3))}")
+            w.line(f"{rng.choice(scope.floats)} = {bound.format(self.fexpr(scope, rng.randint(1, 3)))}")
         elif kind == "augassign":
             op = rng.choice(["+=", "-=", "*="])
             value = self.fexpr(scope, 2)
@@ -312,7 +375,7 @@ class Generator:
         elif kind == "alias":
             name, target = self.fresh(), rng.choice(scope.floats)
             w.line(f"{name} = {target}")
-            w.line(f"{target} = {self.fexpr(scope, 2)}")  # the alias keeps the old value
+            w.line(f"{target} = {bound.format(self.fexpr(scope, 2))}")  # the alias keeps the old value
             scope.floats.append(name)
         elif kind == "if":
             w.line(f"if {self.cond(scope)}:")
@@ -324,8 +387,8 @@ class Generator:
                     self.statements(scope.child(), rng.randint(1, 3), depth - 1, in_loop, in_kernel)
         elif kind in ("static_loop", "dynamic_loop"):
             j = self.fresh("j")
-            bound = str(rng.randint(1, 3)) if kind == "static_loop" else "n"
-            w.line(f"for {j} in range({bound}):")
+            limit = str(rng.randint(1, 3)) if kind == "static_loop" else "n"
+            w.line(f"for {j} in range({limit}):")
             inner = scope.child()
             inner.ints.append(j)
             with w.block():
@@ -352,7 +415,27 @@ class Generator:
                 name = self.fresh("u")
                 w.line(f"{name} = {self.vexpr(scope, 1)}")
                 scope.vecs.append(name)
-            w.line(f"{rng.choice(scope.vecs)}[{rng.randrange(3)}] = {self.fexpr(scope, 2)}")
+            w.line(f"{rng.choice(scope.vecs)}[{rng.randrange(3)}] = {bound.format(self.fexpr(scope, 2))}")
+        elif kind == "quat":
+            name = self.fresh("q")
+            w.line(f"{name} = {self.qexpr(scope, 2)}")
+            scope.quats.append(name)
+        elif kind == "struct":
+            name = self.fresh("st")
+            w.line(f"{name} = {self.struct}()")
+            w.line(f"{name}.a = {self.fexpr(scope, 2)}")
+            w.line(f"{name}.v = {self.vexpr(scope, 1)}")
+            scope.structs.append(name)
+            value = self.fresh()
+            self.use("func_call_struct")
+            w.line(f"{value} = {self.struct_func}({name}, {self.fexpr(scope, 1)})")
+            scope.floats.append(value)
+        elif kind == "struct_field_write":
+            target = rng.choice(scope.structs)
+            if rng.random() < 0.5:
+                w.line(f"{target}.a = {bound.format(self.fexpr(scope, 2))}")
+            else:
+                w.line(f"{target}.v = {self.vexpr(scope, 1)}" if not in_loop else f"{target}.v = wp.normalize({self.vexpr(scope, 1)} + wp.vec3d({c(2.0)}, {c(2.5)}, {c(3.0)}))")
         elif kind == "mat":
             name = self.fresh("m")
             w.line(f"{name} = {self.mexpr(scope, 1)}")
@@ -411,6 +494,28 @@ class Generator:
         w.line("")
         self.array_funcs.append(name)
 
+    def struct_def(self):
+        """A ``@wp.struct`` and a func taking it (its fields read into locals, then random code)."""
+        struct, func = f"{self.prefix}_S", f"{self.prefix}_h"
+        w = self.out
+        w.line("@wp.struct")
+        w.line(f"class {struct}:")
+        with w.block():
+            w.line(f"a: {F}")
+            w.line("v: wp.vec3d")
+        w.line("")
+        w.line("")
+        w.line("@wp.func")
+        w.line(f"def {func}(st: {struct}, p: {F}):")
+        with w.block():
+            w.line("fa = st.a")
+            w.line("fv = st.v")
+            scope = Scope(["fa", "p"], [], ["fv"])
+            self.statements(scope, self.rng.randint(0, 3), 1, False, False)
+            w.line(f"return {self.fexpr(scope, 2)}")
+        w.line("")
+        self.struct, self.struct_func = struct, func  # usable from here on (no recursion)
+
     def kernel(self) -> str:
         name = f"{self.prefix}_k"
         w = self.out
@@ -437,6 +542,8 @@ def program(seed: int, index: int) -> Program:
     """The program number ``index`` of the campaign ``seed``."""
     rng = random.Random(f"weft-fuzz-{seed}-{index}")
     gen = Generator(rng, f"p{index}")
+    if rng.random() < 0.4:
+        gen.struct_def()
     for _ in range(rng.randint(0, 3)):
         gen.value_func()
     for _ in range(rng.randint(0, 2)):
