@@ -155,7 +155,7 @@ class Generator:
         self.constructs: set = set()
         self.names = 0
         self.value_funcs: list = []  # (name, arity)
-        self.array_funcs: list = []  # names of funcs (x, y, i, s) with effects on y
+        self.array_funcs: list = []  # (name, takes a float64) of funcs (x, y, i[, s]) with effects on y
         self.struct = None  # the program's @wp.struct (fields a: float64, v: vec3d), if any
         self.struct_func = None  # a func (st, p) -> float64 over it
         self.out = Writer()
@@ -446,7 +446,10 @@ class Generator:
             op = rng.choice(["atomic_add", "atomic_add", "atomic_sub"])
             w.line(f"wp.{op}(y, {THREADS * OUT_PER_THREAD + rng.randrange(SHARED_OUT)}, {self.fexpr(scope, 2)})")
         elif kind == "array_func":
-            w.line(f"{rng.choice(self.array_funcs)}(x, y, i, {self.fexpr(scope, 2)})")
+            name, takes_value = rng.choice(self.array_funcs)
+            if not takes_value:
+                self.use("array_func_arrays_only")
+            w.line(f"{name}(x, y, i, {self.fexpr(scope, 2)})" if takes_value else f"{name}(x, y, i)")
         elif kind == "early_return":
             w.line(f"if {self.cond(scope)}:")
             with w.block():
@@ -476,12 +479,16 @@ class Generator:
         self.value_funcs.append((name, arity))
 
     def array_func(self):
-        """A func whose only effect is on ``y``: stores and atomics, no return value."""
+        """A func whose only effect is on ``y``: stores and atomics, no return value. Half of them
+        take a float64 besides the arrays; the others take nothing differentiable at all (their
+        gradient flows through the arrays alone)."""
         name = f"{self.prefix}_g{len(self.array_funcs)}"
+        takes_value = self.rng.random() < 0.5
         w = self.out
         w.line("@wp.func")
-        w.line(f"def {name}(x: wp.array(dtype={F}), y: wp.array(dtype={F}), i: int, s: {F}):")
-        scope = Scope(["s", "b0", "b1"], ["i"])
+        extra = f", s: {F}" if takes_value else ""
+        w.line(f"def {name}(x: wp.array(dtype={F}), y: wp.array(dtype={F}), i: int{extra}):")
+        scope = Scope(["s", "b0", "b1"] if takes_value else ["b0", "b1"], ["i"])
         with w.block():
             w.line(f"b0 = x[i * {PER_THREAD}]")
             w.line(f"b1 = x[{THREADS * PER_THREAD}]")
@@ -492,7 +499,7 @@ class Generator:
                 target = THREADS * OUT_PER_THREAD + self.rng.randrange(SHARED_OUT)
                 w.line(f"wp.atomic_add(y, {target}, {self.fexpr(scope, 2)})")
         w.line("")
-        self.array_funcs.append(name)
+        self.array_funcs.append((name, takes_value))
 
     def struct_def(self):
         """A ``@wp.struct`` and a func taking it (its fields read into locals, then random code)."""

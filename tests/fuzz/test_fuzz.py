@@ -24,7 +24,7 @@ def test_the_campaign_covers_the_constructs_it_promises():
     used = set().union(*(fuzz_gen.program(CI_SEED, i).constructs for i in range(CI_COUNT)))
     promised = {
         "alias", "augassign", "if", "static_loop", "dynamic_loop", "while_loop", "break", "continue",
-        "early_return", "func_early_return", "func_call_value", "array_func", "store", "atomic",
+        "early_return", "func_early_return", "func_call_value", "array_func", "array_func_arrays_only", "store", "atomic",
         "vec", "vec_component_write", "mat", "mat_vec_mul", "conditional_expression",
         "builtin:cross", "builtin:normalize", "builtin:length", "builtin:dot",
     }  # fmt: skip
