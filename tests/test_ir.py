@@ -1,9 +1,9 @@
 """IR stage: the lowered form of a small kernel (golden text), the verifier, and deterministic rendering."""
 
-
 import pytest
 
 import weft as wp
+from weft.codegen import intrinsics as intr
 from weft.codegen import ir
 from weft.codegen.emit import CPURenderer
 
@@ -81,3 +81,22 @@ def test_kernel_result_matches_numpy():
     wp.launch(masked_sum, dim=7, inputs=[x, y, 7])
     s = xs.sum() - xs
     np.testing.assert_allclose(y.numpy(), np.where(s > 1.0, s, 2.0 * s), rtol=1e-5)
+
+
+def test_callees_are_told_apart_by_type():
+    """A call names an intrinsic (a string), a builtin Overload or a user func (FuncCallee), and
+    code tells them apart by type: an object that merely has a builtin's attributes is none of them."""
+    import types as pytypes
+
+    from weft.builtins.registry import Overload
+    from weft.kernel import FuncInstance
+
+    builtin = Overload((), None, "sin")
+    assert ir.is_builtin(builtin) and not ir.is_func(builtin) and not ir.is_intrinsic(builtin)
+    assert ir.is_intrinsic("load") and not ir.is_builtin("load")
+    assert issubclass(FuncInstance, ir.FuncCallee)
+    lookalike = pytypes.SimpleNamespace(symbol="sin", differentiable=True, side_effect=False, ir=None)
+    with pytest.raises(TypeError, match="FuncCallee"):
+        ir.check_callee(lookalike)
+    with pytest.raises(TypeError):
+        intr.has_side_effect(lookalike)

@@ -15,7 +15,7 @@ import typing
 from . import types as wt
 from .codegen import adjoint as ad
 from .codegen.access import array_access, mark_accumulations, mark_exclusive_loads, mark_tid_indexed
-from .codegen import frontend
+from .codegen import frontend, ir
 from .codegen import typing_rules as tr
 from .codegen.source import Source
 from .runtime import module as mod
@@ -37,8 +37,8 @@ def _c_ident(name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name)
 
 
-class FuncInstance:
-    """A func specialised for concrete argument types."""
+class FuncInstance(ir.FuncCallee):
+    """A func specialised for concrete argument types (what a call of the func names in the IR)."""
 
     def __init__(self, function, overload_index, pyfunc, arg_types):
         self.function = function

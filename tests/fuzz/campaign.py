@@ -20,8 +20,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import fuzz_check  # noqa: E402
-import fuzz_gen  # noqa: E402
+import fuzz_check
+import fuzz_gen
 
 
 def campaign(seed: int, count: int, batch: int, directory: str, budget: float | None, log=print) -> dict:

@@ -255,14 +255,16 @@ class Generator:
 
     def vexpr_more(self, scope: Scope, depth: int) -> str:
         """vec3d from the component-wise, matrix, quaternion, transform and struct builtins."""
-        v = lambda: self.vexpr(scope, depth)  # noqa: E731 (a fresh sub-expression per use)
+        v = lambda: self.vexpr(scope, depth)  # a fresh sub-expression per use
         forms = {
             "cw_mul": lambda: f"wp.cw_mul({v()}, {v()})",
             "cw_div": lambda: f"wp.cw_div({v()}, wp.vec3d({c(2.0)}, {c(2.5)}, {c(3.0)}) + wp.cw_mul({v()}, {v()}))",
             "skew": lambda: f"(wp.skew({v()}) * {v()})",
             "outer": lambda: f"(wp.outer({v()}, {v()}) * {v()})",
             "diag": lambda: f"(wp.diag({v()}) * {v()})",
-            "inverse": lambda: f"(wp.inverse(wp.diag(wp.vec3d({c(2.0)}, {c(2.5)}, {c(3.0)})) + {c(0.1)} * {self.mexpr(scope, depth)}) * {v()})",
+            "inverse": lambda: (
+                f"(wp.inverse(wp.diag(wp.vec3d({c(2.0)}, {c(2.5)}, {c(3.0)})) + {c(0.1)} * {self.mexpr(scope, depth)}) * {v()})"
+            ),
             "get_diag": lambda: f"wp.get_diag({self.mexpr(scope, depth)})",
             "quat_rotate": lambda: f"wp.quat_rotate({self.qexpr(scope, depth)}, {v()})",
             "quat_rotate_inv": lambda: f"wp.quat_rotate_inv({self.qexpr(scope, depth)}, {v()})",
@@ -435,7 +437,11 @@ class Generator:
             if rng.random() < 0.5:
                 w.line(f"{target}.a = {bound.format(self.fexpr(scope, 2))}")
             else:
-                w.line(f"{target}.v = {self.vexpr(scope, 1)}" if not in_loop else f"{target}.v = wp.normalize({self.vexpr(scope, 1)} + wp.vec3d({c(2.0)}, {c(2.5)}, {c(3.0)}))")
+                w.line(
+                    f"{target}.v = {self.vexpr(scope, 1)}"
+                    if not in_loop
+                    else f"{target}.v = wp.normalize({self.vexpr(scope, 1)} + wp.vec3d({c(2.0)}, {c(2.5)}, {c(3.0)}))"
+                )
         elif kind == "mat":
             name = self.fresh("m")
             w.line(f"{name} = {self.mexpr(scope, 1)}")

@@ -62,7 +62,7 @@ def array_access(fn: ir.Function, _cache: dict = None) -> dict:
             note(s.args[0], "read")
         if s.callee in _WRITES:
             note(s.args[0], "write")
-        callee_ir = getattr(s.callee, "ir", None)
+        callee_ir = s.callee.ir if ir.is_func(s.callee) else None
         if callee_ir is not None:
             inner = array_access(callee_ir, cache)
             names = [prm.name for prm in callee_ir.params]
@@ -128,7 +128,7 @@ def access_events(fn: ir.Function) -> list:
                 if kind is not None:
                     for path in origin.get(s.args[0].id, ()):
                         add(path, kind)
-                callee_ir = getattr(s.callee, "ir", None)
+                callee_ir = s.callee.ir if ir.is_func(s.callee) else None
                 if callee_ir is not None:
                     names = [prm.name for prm in callee_ir.params]
                     for path, kind in access_events(callee_ir):
@@ -263,7 +263,7 @@ def _affine_thread_indices(fn: ir.Function, tid_vars: dict) -> dict:
     for s in ir.walk(fn.body):
         if not (isinstance(s, ir.Call) and s.result is not None and s.result.type is wt.int32 and len(s.args) == 2):
             continue
-        if s.result.mutable or getattr(s.callee, "symbol", None) not in ("mul", "add"):
+        if s.result.mutable or not (ir.is_builtin(s.callee) and s.callee.symbol in ("mul", "add")):
             continue
         a, b = s.args
         if a.id not in affine:

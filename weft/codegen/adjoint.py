@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 
 from .. import types as wt
-from ..builtins.registry import Overload
 from . import intrinsics as intr
 from . import ir
 
@@ -112,15 +111,16 @@ adjoint_rules = {
 
 def contributes(stmt: ir.Call) -> bool:
     callee = stmt.callee
-    if isinstance(callee, str):
+    if ir.is_intrinsic(callee):
         rule = adjoint_rules.get(callee)
         if rule is None:
             raise NotImplementedError(f"no adjoint rule for intrinsic '{callee}'")
         return rule(stmt)
-    if isinstance(callee, Overload):  # a builtin: contributes when a value it touches is differentiable
+    if ir.is_builtin(callee):  # contributes when a value it touches is differentiable
         return callee.differentiable and _values(stmt)
     # a user func: its own body decides (an array store or atomic inside it contributes even when
     # every argument and the result are arrays or ints)
+    ir.check_callee(callee)
     return callee.differentiable
 
 

@@ -280,9 +280,9 @@ class CPURenderer:
     def call_expr(self, fn, s: ir.Call, replay: bool) -> str:
         c = s.callee
         args = [self.v(x) for x in s.args]
-        if isinstance(c, str):
+        if ir.is_intrinsic(c):
             return self.intrinsic_expr(fn, s, args)
-        if hasattr(c, "symbol") and not hasattr(c, "ir"):
+        if ir.is_builtin(c):
             return f"weft::{c.symbol}({', '.join(args)})"
         name = c.symbol + ("_replay" if replay and c.has_replay_variant else "")
         return f"{name}({', '.join(args)})"
@@ -299,7 +299,7 @@ class CPURenderer:
                 if (
                     replay
                     and intr.has_side_effect(s.callee)
-                    and (isinstance(s.callee, str) or hasattr(s.callee, "side_effect"))
+                    and not ir.is_func(s.callee)
                 ):
                     continue
                 e = self.call_expr(fn, s, replay)
@@ -360,12 +360,12 @@ class CPURenderer:
         args = [self.v(x) for x in s.args]
         adjs = self.adj_args(s)
         ret = [self.a(s.result)] if s.result is not None else []
-        if isinstance(c, str):
+        if ir.is_intrinsic(c):
             rule = reverse_formats.get(c)
             if rule is None:
                 raise NotImplementedError(f"renderer has no adjoint format for intrinsic '{c}'")
             return rule(self, fn, s, args, adjs, ret)
-        if hasattr(c, "symbol") and not hasattr(c, "ir"):
+        if ir.is_builtin(c):
             return f"weft::adj_{c.symbol}({', '.join(args + adjs + ret)});"
         return f"adj_{c.symbol}({', '.join(args + adjs + ret)});"
 

@@ -47,11 +47,15 @@ SIDE_EFFECTS = {STORE, PRINT_VALUE, PRINT_STR, PRINT_NEWLINE, PRINTF, *ATOMICS.v
 
 
 def has_side_effect(callee) -> bool:
-    if isinstance(callee, str):
+    """Whether a call writes memory or prints (an intrinsic, a builtin or a user func)."""
+    from . import ir
+
+    if ir.is_intrinsic(callee):
         return callee in SIDE_EFFECTS
-    if hasattr(callee, "side_effect"):
+    if ir.is_builtin(callee):
         return callee.side_effect
-    return getattr(callee, "has_side_effects", False)
+    ir.check_callee(callee)
+    return callee.has_side_effects
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import dataclasses
 from typing import Optional, Union
 
 from .. import types as wt
+from ..builtins.registry import Overload
 
 
 class Var:
@@ -48,10 +49,44 @@ class Loc:
     line: int
 
 
+class FuncCallee:
+    """What a call of a user ``@wp.func`` names: the func specialised for its argument types
+    (``kernel.FuncInstance`` derives from this). Attributes: ``ir`` (its ``Function``), ``symbol``
+    (its C++ name), ``differentiable``, ``has_side_effects`` and ``has_replay_variant``."""
+
+    ir: Function
+    symbol: str
+    differentiable: bool
+    has_side_effects: bool
+    has_replay_variant: bool
+
+
+def is_intrinsic(callee) -> bool:
+    """An intrinsic: a name the renderer formats itself ("load", "store", "atomic_add"...)."""
+    return isinstance(callee, str)
+
+
+def is_builtin(callee) -> bool:
+    """A builtin's overload (``builtins.registry.Overload``): C++ ``weft::<symbol>``."""
+    return isinstance(callee, Overload)
+
+
+def is_func(callee) -> bool:
+    """A user func (``FuncCallee``): generated C++ of its own, with its own IR."""
+    return isinstance(callee, FuncCallee)
+
+
+def check_callee(callee) -> None:
+    """Raise TypeError unless ``callee`` is one of the three kinds a ``Call`` may name."""
+    if not (is_intrinsic(callee) or is_builtin(callee) or is_func(callee)):
+        raise TypeError(f"a call names an intrinsic, a builtin Overload or a FuncCallee, not {type(callee).__name__}")
+
+
 @dataclasses.dataclass
 class Call:
-    """``result = callee(args)``. ``callee`` is a builtins ``Overload``, a ``FuncInstance``, or an
-    intrinsic name string handled directly by the renderer ("load", "store", "atomic_add", ...)."""
+    """``result = callee(args)``. ``callee`` is an intrinsic name string (``is_intrinsic``: the
+    renderer formats it), a builtin ``Overload`` (``is_builtin``) or a user func (``is_func``);
+    code dispatches on these three kinds by type, never on which attributes a callee has."""
 
     result: Optional[Var]
     callee: object
@@ -168,9 +203,10 @@ class Function:
 
 
 def _callee_name(c) -> str:
-    if isinstance(c, str):
+    if is_intrinsic(c):
         return c
-    return getattr(c, "symbol", None) or getattr(c, "cname", None) or repr(c)
+    check_callee(c)
+    return c.symbol
 
 
 def _fmt_block(block: Block, indent: str, out: list):

@@ -55,14 +55,13 @@ def _element_size(dtype):
 
 def _pure_callee(c) -> bool:
     """A builtin or user function whose forward and adjoint touch no array and have no effect."""
-    if intr.has_side_effect(c):
+    if ir.is_intrinsic(c) or intr.has_side_effect(c):
         return False
-    inst_ir = getattr(c, "ir", None)
-    if inst_ir is None:
-        return hasattr(c, "symbol")
+    if ir.is_builtin(c):
+        return True
     return all(
         not isinstance(p.var.type, wt.ArrayType) and getattr(p.var.type, "_kind", None) != "struct"
-        for p in inst_ir.params
+        for p in c.ir.params
     )
 
 
@@ -101,7 +100,7 @@ def plan(fn, reassigned: set) -> StagePlan | None:
             return None
     sites, grads_read, total = {}, set(), 0
     for r in ad.reverse_block(fn.body):
-        if not isinstance(r, ad.AdjCall) or not isinstance(r.stmt.callee, str):
+        if not isinstance(r, ad.AdjCall) or not ir.is_intrinsic(r.stmt.callee):
             continue
         s = r.stmt
         name = params.get(s.args[0].id)
