@@ -40,7 +40,7 @@ def _field_ctype(t):
 
 
 def _cpp_type(t):
-    from .codegen.emit import ctype_name
+    from .codegen.cnames import ctype_name
 
     return ctype_name(t)
 

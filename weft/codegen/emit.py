@@ -7,56 +7,13 @@ differences live in class attributes (``CPURenderer``; the CUDA renderer derives
 
 from __future__ import annotations
 
-import math
 import os
 
 from .. import types as wt
 from . import adjoint as ad
 from . import intrinsics as intr
 from . import ir, staging
-
-
-def ctype_name(t) -> str:
-    if wt.is_scalar(t):
-        return "bool" if t is wt.bool else f"weft::{t.cname}"
-    if isinstance(t, wt.ArrayType):
-        return f"weft::array_t<{ctype_name(t.dtype)}>"
-    if isinstance(t, wt.TupleType):
-        return f"weft::tuple_t<{', '.join(ctype_name(x) for x in t.types)}>"
-    name = getattr(t, "_cname", None)
-    if name:
-        return name
-    raise TypeError(f"no C++ type for {t!r}")
-
-
-def literal(value, t) -> str:
-    if t is wt.bool:
-        return "true" if value else "false"
-    if wt.is_float(t):
-        v = float(value)
-        if math.isnan(v):
-            body = "NAN"
-        elif math.isinf(v):
-            body = "INFINITY" if v > 0 else "-INFINITY"
-        else:
-            body = repr(v) + ("f" if t is not wt.float64 else "")
-        return f"{ctype_name(t)}({body})"
-    if wt.is_int(t):
-        suffix = "ULL" if t.kind == "uint" else "LL"
-        return f"{ctype_name(t)}({int(value)}{suffix})"
-    scalar = getattr(t, "_scalar", None)
-    if scalar is not None and isinstance(value, tuple):
-        prefix = {"vector": "vec", "matrix": "mat", "quaternion": "quat", "transform": "transform"}[t._kind]
-        parts = ", ".join(literal(v, scalar) for v in value)
-        if t._kind == "transform":
-            parts = (
-                f"weft::vec_make<weft::vec_t<3, {ctype_name(scalar)}>>({', '.join(literal(v, scalar) for v in value[:3])}), "
-                + (
-                    f"weft::quat_make<weft::quat_t<{ctype_name(scalar)}>>({', '.join(literal(v, scalar) for v in value[3:])})"
-                )
-            )
-        return f"weft::{prefix}_make<{ctype_name(t)}>({parts})"
-    raise TypeError(f"no literal for {t!r}")
+from .cnames import ctype_name, literal
 
 
 def c_string(s: str) -> str:

@@ -20,10 +20,11 @@ import typing
 from .. import types as wt
 from ..builtins import registry as reg
 from ..builtins import scalar as sb
-from . import composite
+from . import composite, ir, special_calls
 from . import intrinsics as intr
-from . import ir
 from . import typing_rules as tr
+from .ast_scans import literal_type as _literal_type
+from .control_flow import ControlFlow, StaticTuple
 from .errors import (
     UnsupportedConstruct,
     WarpCodegenAttributeError,
@@ -32,10 +33,8 @@ from .errors import (
     WarpCodegenTypeError,
     WarpCodegenValueError,
 )
-from .ast_scans import literal_type as _literal_type
-from .control_flow import ControlFlow, StaticTuple
 from .source import Source
-
+from .statics import Static
 
 _binops = {
     ast.Add: sb.add,
@@ -520,9 +519,9 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         handler = intr.python_builtin_map.get(id(target))
         if handler is not None and handler[0] is target:
             target = handler[1]
-        special = _specials.get(id(target))
-        if special is not None and special[0] is target:
-            return special[1](self, node)
+        special = special_calls.handler_for(target)
+        if special is not None:
+            return special(self, node)
         if wt.is_scalar(target):
             return self.cast_call(target, node)
         if composite.is_composite(target):
@@ -600,26 +599,6 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         return [self.call(intr.TID, [], wt.int32, attr=(d, n)) for d in range(n)]
 
 
-_specials: dict = {}
-
-
-def register_special(obj, handler):
-    """Lower calls of ``obj`` with ``handler(lowerer, node)`` (see special_calls.py)."""
-    _specials[id(obj)] = (obj, handler)
-
-
-class Static:
-    """A compile-time Python object met while lowering (a module, builtin, func, type ...)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __repr__(self):
-        return f"Static({self.value!r})"
-
-
 def lower_function(
     src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None, adjoint_targets=None
 ):
@@ -629,5 +608,3 @@ def lower_function(
     ir.verify(fn)
     return fn, lw
 
-
-from . import special_calls  # noqa: E402,F401  (registers the special-call handlers)

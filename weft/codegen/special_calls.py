@@ -5,12 +5,29 @@ returns the resulting value. Registered by the identity of the Python object cal
 from __future__ import annotations
 
 import ast
+import typing
 
 from .. import types as wt
 from . import intrinsics as intr
 from . import ir
 from .errors import UnsupportedConstruct
-from .frontend import Lowerer, Static, register_special
+from .statics import Static
+
+if typing.TYPE_CHECKING:  # annotations only: the frontend imports this module, not the reverse
+    from .frontend import Lowerer
+
+_specials: dict = {}  # id(object) -> (object, handler)
+
+
+def register_special(obj, handler):
+    """Lower calls of ``obj`` with ``handler(lowerer, node)``."""
+    _specials[id(obj)] = (obj, handler)
+
+
+def handler_for(target):
+    """The handler lowering calls of the Python object ``target``, or None."""
+    entry = _specials.get(id(target))
+    return entry[1] if entry is not None and entry[0] is target else None
 
 
 def _call_tid(lw: Lowerer, node):

@@ -21,6 +21,7 @@ from ..array_layout import _dtype_size
 from . import adjoint as ad
 from . import intrinsics as intr
 from . import ir
+from .cnames import ctype_name
 
 MAX_STAGE_BYTES = 32 * 1024  # the chunk's stage buffers live on the stack of every pool thread
 CHUNK = 64  # tasks per chunk: native/staging.h STAGE_CHUNK
@@ -126,8 +127,6 @@ def plan(fn, reassigned: set) -> StagePlan | None:
 
 
 def _ctype(t) -> str:
-    from .emit import ctype_name
-
     return ctype_name(t)
 
 

@@ -27,9 +27,9 @@ import threading
 from .. import config
 from ..codegen.emit import CPURenderer, join_unit, split_units
 from . import cpu, recording
+from .disk_cache import VERSION, _write_atomic, cache_dir, headers_digest, read_verified  # noqa: F401 (re-exported)
 from .runtime_source import runtime_source_hash
 
-VERSION = "0.1.0"
 
 _modules: dict = {}
 _lock = threading.RLock()
@@ -50,34 +50,6 @@ def get_module(name: str) -> "Module":
     if m is None:
         m = _modules[name] = Module(name)
     return m
-
-
-def cache_dir() -> str:
-    d = (
-        config.kernel_cache_dir
-        or os.environ.get("WEFT_CACHE_DIR")
-        or os.path.join(os.path.expanduser("~"), ".cache", "weft", VERSION)
-    )
-    os.makedirs(d, exist_ok=True)
-    return d
-
-
-def _headers_digest() -> str:
-    h = hashlib.sha256()
-    for name in sorted(os.listdir(cpu.NATIVE_DIR)):
-        if name.endswith((".h", ".cpp")):
-            with open(os.path.join(cpu.NATIVE_DIR, name), "rb") as f:
-                h.update(name.encode() + f.read())
-    return h.hexdigest()
-
-
-_header_digest_cache: list = []
-
-
-def headers_digest() -> str:
-    if not _header_digest_cache:
-        _header_digest_cache.append(_headers_digest())
-    return _header_digest_cache[0]
 
 
 def build_options() -> tuple:
@@ -123,19 +95,6 @@ def cached_library(stem: str, source: str, defines, include_dirs=(), units=None)
     return ctypes.CDLL(so_path)
 
 
-def read_verified(path: str, sum_path: str):
-    """The bytes of a cache entry, or None when it is missing or does not match its checksum
-    (a damaged or half-written entry: the caller rebuilds it)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        with open(sum_path, "rb") as f:
-            expected = f.read().decode().strip()
-    except OSError:
-        return None
-    return data if hashlib.sha256(data).hexdigest() == expected else None
-
-
 def _load_verified(so_path, sum_path):
     if read_verified(so_path, sum_path) is None:
         return None
@@ -143,13 +102,6 @@ def _load_verified(so_path, sum_path):
         return ctypes.CDLL(so_path)
     except OSError:
         return None
-
-
-def _write_atomic(path, data: bytes):
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
 
 
 class Module:

@@ -22,7 +22,7 @@ import re
 
 from ..codegen.errors import WeftBuildError
 from . import cpu
-from .module import _write_atomic, read_verified
+from .disk_cache import _write_atomic, read_verified
 
 # Fixed options: C++17 like the host build, IEEE math (no --use_fast_math: NaN/inf semantics of
 # the builtins rely on it), unannotated functions default to device code, no warnings (generated
@@ -189,7 +189,7 @@ def python_origin(source: str, name: str, log: str) -> str:
 
 def cache_key(source: str, arch: int, use_ptx: bool, defines=(), fast: bool = False) -> str:
     """sha256 over the weft version, source, headers, NVRTC version, options and output kind."""
-    from .module import VERSION, headers_digest
+    from .disk_cache import VERSION, headers_digest
 
     parts = [
         VERSION,
@@ -203,7 +203,7 @@ def cache_key(source: str, arch: int, use_ptx: bool, defines=(), fast: bool = Fa
 
 
 def _cache_paths(stem: str, source: str, arch: int, use_ptx: bool, defines, fast: bool = False) -> tuple:
-    from .module import cache_dir
+    from .disk_cache import cache_dir
 
     base = os.path.join(cache_dir(), f"{stem}_sm{arch}_{cache_key(source, arch, use_ptx, defines, fast)}")
     image_path = base + (".ptx" if use_ptx else ".cubin")
