@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import weft as wp
-from weft.codegen.access import mark_accumulations
+from weft.codegen import access
 
 from threads import with_threads
 
@@ -96,7 +96,7 @@ def k_loss(x: wp.array(dtype=float), loss: wp.array(dtype=float)):
 def test_analysis_marks_only_unobserved_adds():
     def params(kernel, *types):
         inst = kernel.get_instance(*types) if types else kernel.default_instance()
-        return list(mark_accumulations(inst.ir))
+        return list(access.analyze(inst.ir).accum_params)
 
     assert params(k_bins) == ["bins"]  # x is only read by its own thread: an exclusive, plain gradient add
     assert params(k_used_result) == []  # the old value is used
@@ -167,7 +167,7 @@ def test_spring_forces_add_and_sub_threaded_match_numpy():
     expected = np.zeros((m, 3))
     np.add.at(expected, ends[:, 0], -d)
     np.add.at(expected, ends[:, 1], d)
-    assert mark_accumulations(k_springs.default_instance().ir) == ["x", "ends", "f"]
+    assert access.analyze(k_springs.default_instance().ir).accum_params == ("x", "ends", "f")
     np.testing.assert_allclose(with_threads(2, run), expected, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(with_threads(1, run), expected, rtol=1e-4, atol=1e-4)
 

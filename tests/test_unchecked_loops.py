@@ -1,12 +1,12 @@
 """Loop-indexed accesses ``a[j]`` in ``for j in range(start, stop)`` with launch-invariant bounds
 run unchecked when one test per launch shows the range inside the array (access.py
-``mark_tid_indexed``); otherwise the checked body runs and raises as before."""
+``access.analyze``); otherwise the checked body runs and raises as before."""
 
 import numpy as np
 import pytest
 
 import weft as wp
-from weft.codegen.access import mark_tid_indexed
+from weft.codegen import access
 
 
 @wp.kernel
@@ -47,14 +47,14 @@ def k_loop_loss(x: wp.array(dtype=float), n: int, loss: wp.array(dtype=float)):
 
 def test_analysis_finds_invariant_loop_accesses():
     ir = k_pair_sums.default_instance().ir
-    mark_tid_indexed(ir)
-    assert ir.loop_bounds == [("x", ("const", 0), ("param", "n"))]
+    facts = access.analyze(ir)
+    assert facts.loop_bounds == (("x", ("const", 0), ("param", "n")),)
     ir = k_strided_range.default_instance().ir
-    mark_tid_indexed(ir)
-    assert ir.loop_bounds == [("x", ("param", "start"), ("param", "stop"))]
+    facts = access.analyze(ir)
+    assert facts.loop_bounds == (("x", ("param", "start"), ("param", "stop")),)
     ir = k_not_invariant.default_instance().ir
-    mark_tid_indexed(ir)
-    assert ir.loop_bounds == []
+    facts = access.analyze(ir)
+    assert facts.loop_bounds == ()
 
 
 def test_in_range_loops_match_numpy():
@@ -107,9 +107,9 @@ def k_const_index(v: wp.array(dtype=float), coef: wp.array(dtype=float), out: wp
 
 def test_analysis_finds_constant_indices():
     ir = k_const_index.default_instance().ir
-    mark_tid_indexed(ir)
-    assert ir.const_bounds == [("coef", (0,)), ("coef", (2,))]
-    assert sorted(ir.tid_arrays) == ["out", "v"]
+    facts = access.analyze(ir)
+    assert facts.const_bounds == (("coef", (0,)), ("coef", (2,)))
+    assert sorted(facts.tid_arrays) == ["out", "v"]
 
 
 def test_constant_indices_in_and_out_of_range():
@@ -195,11 +195,11 @@ def k_not_affine(x: wp.array(dtype=float), shift: int, out: wp.array(dtype=float
 
 def test_analysis_finds_affine_thread_indices():
     ir = k_pairs.default_instance().ir
-    mark_tid_indexed(ir)
-    assert ir.affine_bounds == [("ends", 2, 0), ("ends", 2, 1), ("x", 3, 3)]
+    facts = access.analyze(ir)
+    assert facts.affine_bounds == (("ends", 2, 0), ("ends", 2, 1), ("x", 3, 3))
     ir = k_not_affine.default_instance().ir
-    mark_tid_indexed(ir)
-    assert ir.affine_bounds == []
+    facts = access.analyze(ir)
+    assert facts.affine_bounds == ()
 
 
 @pytest.mark.fixed_device("reads the kernel's CPU source")

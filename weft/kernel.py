@@ -14,7 +14,8 @@ import typing
 
 from . import types as wt
 from .codegen import adjoint as ad
-from .codegen.access import array_access, mark_accumulations, mark_exclusive_loads, mark_tid_indexed
+from .codegen import access
+from .codegen.access import array_access
 from .codegen import frontend, ir
 from .codegen import typing_rules as tr
 from .codegen.source import Source
@@ -196,9 +197,7 @@ class KernelInstance:
         self.symbol = f"{_c_ident(kernel.pyfunc.__name__)}_{_short_hash(kernel.module.name, kernel.key, kernel.index, self.arg_types)}"
         src = Source(kernel.pyfunc)
         self.ir, self.lowerer = frontend.lower_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
-        mark_exclusive_loads(self.ir)
-        mark_tid_indexed(self.ir)
-        mark_accumulations(self.ir)
+        self.facts = access.analyze(self.ir)  # read by the renderer; the IR stays as lowered
         self.backward_enabled = kernel.enable_backward
         self.funcs = _func_closure(self.ir)
         self.generation = mod.generation()

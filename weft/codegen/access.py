@@ -9,10 +9,15 @@ uses this to warn about outputs that cannot carry a gradient.
 ``ordered_access(fn)`` adds program order for the tape's overwrite check: which parameters a
 function may read *before* it writes them (an in-place update, whose backward would replay the
 overwritten values). Writing then reading back one's own result is fine.
+
+``analyze(fn)`` returns a kernel's ``AccessFacts``: the loads only their own thread touches, the
+accesses a per-launch bounds test makes safe, and the adds a thread may sum locally. It reads the
+IR and writes nothing into it; the renderer and the staging planner are given the facts.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 
 from .. import types as wt
@@ -156,14 +161,14 @@ def _indexed_by_thread(call: ir.Call, tid_vars: dict) -> bool:
     return all(v.id in tid_vars and tid_vars[v.id] == k for k, v in enumerate(idx))
 
 
-def mark_exclusive_loads(fn: ir.Function) -> int:
-    """Mark loads whose gradient element only the current thread can touch, so the backward pass
-    may accumulate into it without an atomic. That holds for an array parameter every access of
-    which (in this kernel, never passed to a func) is indexed by exactly the thread index
-    (``x[i]`` with ``i = wp.tid()``, or ``x[i, j]`` with ``i, j = wp.tid()``): thread t then owns
-    element t. Returns how many loads were marked."""
+def exclusive_loads(fn: ir.Function) -> frozenset:
+    """The loads whose gradient element only the current thread can touch, so the backward pass
+    may accumulate into it without an atomic (ids of their statements). That holds for an array
+    parameter every access of which (in this kernel, never passed to a func) is indexed by exactly
+    the thread index (``x[i]`` with ``i = wp.tid()``, or ``x[i, j]`` with ``i, j = wp.tid()``):
+    thread t then owns element t."""
     if not fn.is_kernel or not fn.tid_ndim:
-        return 0
+        return frozenset()
     tid_vars = _thread_index_vars(fn)
     params = {prm.var.id: prm for prm in fn.params if isinstance(prm.var.type, wt.ArrayType)}
     ok = {vid for vid, prm in params.items() if prm.var.type.ndim == fn.tid_ndim}
@@ -180,15 +185,10 @@ def mark_exclusive_loads(fn: ir.Function) -> int:
         else:
             for a in s.args:  # an array handed to a func or anything else: be conservative
                 ok.discard(a.id)
-    marked = 0
-    for s in loads:
-        if s.args[0].id in ok:
-            s.attr = "exclusive"
-            marked += 1
-    return marked
+    return frozenset(id(s) for s in loads if s.args[0].id in ok)
 
 
-def mark_tid_indexed(fn: ir.Function) -> list:
+def _bounds_facts(fn: ir.Function) -> dict:
     """Find array accesses that cannot go out of bounds once a per-launch test passed, so that the
     renderer can emit a second, unchecked body used for the launches where the tests hold:
 
@@ -207,14 +207,11 @@ def mark_tid_indexed(fn: ir.Function) -> list:
       safe when ``k * (size - 1) + c < a.shape[0]`` and fits in an int32
       (``fn.affine_bounds`` lists ``(array, k, c)``).
 
-    Records the calls in ``fn.tid_indexed`` and returns the thread-indexed parameter names."""
-    fn.tid_indexed = set()
-    fn.tid_arrays = []
-    fn.loop_bounds = []
-    fn.const_bounds = []
-    fn.affine_bounds = []
+    Returns the ``AccessFacts`` fields ``tid_indexed`` (the ids of those calls), ``tid_arrays``,
+    ``loop_bounds``, ``const_bounds`` and ``affine_bounds``."""
+    tid_indexed, loop_bounds, const_bounds, affine_bounds = set(), [], [], []
     if not fn.is_kernel:
-        return []
+        return {}
     tid_vars = _thread_index_vars(fn)
     params = {prm.var.id: prm.name for prm in fn.params if isinstance(prm.var.type, wt.ArrayType)}
     loops = _invariant_range_loops(fn)
@@ -227,26 +224,31 @@ def mark_tid_indexed(fn: ir.Function) -> list:
         if arr.id not in params:
             continue
         if fn.tid_ndim and arr.type.ndim == fn.tid_ndim and _indexed_by_thread(s, tid_vars):
-            fn.tid_indexed.add(id(s))
+            tid_indexed.add(id(s))
             if params[arr.id] not in names:
                 names.append(params[arr.id])
         elif arr.type.ndim == 1 and s.args[1].id in loops:
-            fn.tid_indexed.add(id(s))
+            tid_indexed.add(id(s))
             check = (params[arr.id],) + loops[s.args[1].id]
-            if check not in fn.loop_bounds:
-                fn.loop_bounds.append(check)
+            if check not in loop_bounds:
+                loop_bounds.append(check)
         elif (consts := _constant_indices(s)) is not None:
-            fn.tid_indexed.add(id(s))
+            tid_indexed.add(id(s))
             check = (params[arr.id], consts)
-            if check not in fn.const_bounds:
-                fn.const_bounds.append(check)
+            if check not in const_bounds:
+                const_bounds.append(check)
         elif arr.type.ndim == 1 and s.args[1].id in affine:
-            fn.tid_indexed.add(id(s))
+            tid_indexed.add(id(s))
             check = (params[arr.id],) + affine[s.args[1].id]
-            if check not in fn.affine_bounds:
-                fn.affine_bounds.append(check)
-    fn.tid_arrays = names
-    return names
+            if check not in affine_bounds:
+                affine_bounds.append(check)
+    return {
+        "tid_indexed": frozenset(tid_indexed),
+        "tid_arrays": tuple(names),
+        "loop_bounds": tuple(loop_bounds),
+        "const_bounds": tuple(const_bounds),
+        "affine_bounds": tuple(affine_bounds),
+    }
 
 
 def _affine_thread_indices(fn: ir.Function, tid_vars: dict) -> dict:
@@ -339,7 +341,7 @@ def _operand_uses(fn: ir.Function) -> dict:
     return uses
 
 
-def mark_accumulations(fn: ir.Function) -> list:
+def _accumulation_facts(fn: ir.Function, exclusive: frozenset) -> dict:
     """Find adds into arrays that nothing else in the kernel observes, so that a thread may sum
     its contributions locally and add each sum once (native/accumulate.h):
 
@@ -350,16 +352,15 @@ def mark_accumulations(fn: ir.Function) -> list:
 
     An array handed to a func, rebound, or used any other way is left alone, and so are kernels
     with struct parameters (their array fields could overlap an accumulated array). Whether two
-    array arguments overlap is checked at launch time by the entry point. Records the calls in
-    ``fn.accum_calls`` and returns (and records in ``fn.accum_params``) the parameter names;
-    ``fn.accum_targets[mode]`` names the arrays each pass accumulates into (the forward into the
-    data of the atomics' arrays, the backward into the gradients of the read-only ones).
+    array arguments overlap is checked at launch time by the entry point. Returns the
+    ``AccessFacts`` fields ``accum_calls`` (ids of the calls), ``accum_params`` (the parameter
+    names) and ``accum_forward`` / ``accum_backward`` (the arrays each pass accumulates into: the
+    forward into the data of the atomics' arrays, the backward into the gradients of the
+    read-only ones).
     """
-    fn.accum_calls = set()
-    fn.accum_params = []
-    fn.accum_targets = {"forward": [], "backward": []}
+    calls_marked, params_marked, targets = set(), [], {"forward": [], "backward": []}
     if not fn.is_kernel or any(getattr(p.var.type, "_kind", None) == "struct" for p in fn.params):
-        return []
+        return {}
     uses = _operand_uses(fn)
     adds = (intr.ATOMICS["atomic_add"], intr.ATOMICS["atomic_sub"])
     for prm in fn.params:
@@ -372,11 +373,48 @@ def mark_accumulations(fn: ir.Function) -> list:
         if all(s.callee in adds and (s.result is None or s.result.id not in uses) for s in calls):
             marked, mode = calls, "forward"
         elif all(s.callee == intr.LOAD for s in calls):
-            marked, mode = [s for s in calls if s.attr != "exclusive"], "backward"
+            marked, mode = [s for s in calls if id(s) not in exclusive], "backward"
         else:
             continue
         if marked:
-            fn.accum_calls.update(id(s) for s in marked)
-            fn.accum_params.append(prm.name)
-            fn.accum_targets[mode].append(prm.name)
-    return fn.accum_params
+            calls_marked.update(id(s) for s in marked)
+            params_marked.append(prm.name)
+            targets[mode].append(prm.name)
+    return {
+        "accum_calls": frozenset(calls_marked),
+        "accum_params": tuple(params_marked),
+        "accum_forward": tuple(targets["forward"]),
+        "accum_backward": tuple(targets["backward"]),
+    }
+
+
+@dataclasses.dataclass(frozen=True)
+class AccessFacts:
+    """What the access analyses found in one kernel (statements by ``id``, arrays by parameter
+    name). Funcs have none (``NO_FACTS``): the analyses look at kernels only."""
+
+    exclusive_loads: frozenset = frozenset()  # loads only their own thread touches (exclusive_loads)
+    tid_indexed: frozenset = frozenset()  # accesses a per-launch bounds test makes safe (_bounds_facts)
+    tid_arrays: tuple = ()
+    loop_bounds: tuple = ()
+    const_bounds: tuple = ()
+    affine_bounds: tuple = ()
+    accum_calls: frozenset = frozenset()  # adds a thread may sum locally (_accumulation_facts)
+    accum_params: tuple = ()
+    accum_forward: tuple = ()
+    accum_backward: tuple = ()
+
+    def accum_targets(self, mode: str) -> tuple:
+        """The arrays the ``"forward"`` or ``"backward"`` pass accumulates into."""
+        return self.accum_forward if mode == "forward" else self.accum_backward
+
+
+NO_FACTS = AccessFacts()
+
+
+def analyze(fn: ir.Function) -> AccessFacts:
+    """The access facts of a kernel (``NO_FACTS`` for a func); reads ``fn`` only."""
+    if not fn.is_kernel:
+        return NO_FACTS
+    exclusive = exclusive_loads(fn)
+    return AccessFacts(exclusive_loads=exclusive, **_bounds_facts(fn), **_accumulation_facts(fn, exclusive))

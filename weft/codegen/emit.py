@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from .. import types as wt
+from . import access
 from . import adjoint as ad
 from . import intrinsics as intr
 from . import ir, staging
@@ -54,7 +55,7 @@ def _assigned_var_ids(fn) -> set:
 
 def _nc(r, fn, s) -> str:
     """``_nc`` for the unchecked variant of a thread-indexed access in the fast body."""
-    return "_nc" if r.unchecked and id(s) in fn.tid_indexed else ""
+    return "_nc" if r.unchecked and id(s) in r.facts(fn).tid_indexed else ""
 
 
 def _access(name):
@@ -82,7 +83,7 @@ def _atomic(name):
     if kind is None:
         return plain
     def render(r, fn, s, a):
-        if id(s) not in fn.accum_calls:
+        if id(s) not in r.facts(fn).accum_calls:
             return plain(r, fn, s, a)
         return f"weft::accumulate_{kind}(tc, {a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
 
@@ -125,10 +126,11 @@ def _adj_load(r, fn, s, a, adjs, ret) -> str:
         offset = f"weft::stage_offset_nc({', '.join(a)})" if _nc(r, fn, s) else f"weft::stage_offset(bad, {', '.join(a)})"
         return staging.record_site(site, offset, ret[0])
     args = [a[0], r.loc(fn, s)] + a[1:] + ret
-    if s.attr == "exclusive":
+    facts = r.facts(fn)
+    if id(s) in facts.exclusive_loads:
         name = "adj_load_exclusive"
     elif fn.is_kernel:
-        name = "adj_load_accum" if id(s) in fn.accum_calls else "adj_load_shared"
+        name = "adj_load_accum" if id(s) in facts.accum_calls else "adj_load_shared"
         args = ["tc"] + args
     else:
         name = "adj_load"
@@ -198,6 +200,12 @@ class CPURenderer:
         self.stage_plan = None  # rendering the staged backward body (staging.py)
         self.locs: list = []  # module-wide source locations (file, line, text)
         self._loc_ids: dict = {}
+        self._facts: dict = {}  # id(kernel IR) -> its access.AccessFacts, given with each kernel
+
+    def facts(self, fn) -> access.AccessFacts:
+        """The access facts of ``fn``: the kernel's own (``render_kernel`` is given them with the
+        instance), none for a func."""
+        return self._facts.get(id(fn), access.NO_FACTS)
 
     # ------------------------------------------------------------------ helpers
     def v(self, var) -> str:
@@ -426,6 +434,7 @@ class CPURenderer:
     def render_kernel(self, inst) -> str:
         fn = inst.ir
         sym = inst.symbol
+        self._facts[id(fn)] = inst.facts
         out = [f"struct wp_args_{sym} {{"]
         out += [f"    {ctype_name(p.var.type)} arg_{p.name};" for p in fn.params]
         if not fn.params:
@@ -452,7 +461,7 @@ class CPURenderer:
             f"{self.body_qualifier} void {sym}_MODE_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, "
             "weft::int64 task, weft::thread_ctx& tc) {"
         )
-        variants = [("", False)] + ([("_fast", True)] if fn.tid_indexed else [])
+        variants = [("", False)] + ([("_fast", True)] if inst.facts.tid_indexed else [])
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
         plan = self.stage_plan_of(fn, reassigned) if "backward" in modes else None
         for suffix, unchecked in variants:
@@ -482,7 +491,7 @@ class CPURenderer:
 
     def stage_plan_of(self, fn, reassigned):
         """The staging plan of a kernel's backward pass (CPU only; staging.py)."""
-        return staging.plan(fn, reassigned)
+        return staging.plan(fn, self.facts(fn), reassigned)
 
     def backward_body(self, fn, head_lines, skip) -> list:
         """The lines of a backward body after its signature: replay of the forward, then the
@@ -515,12 +524,12 @@ class CPURenderer:
             "    const weft::launch_bounds local_bounds = ctx->bounds;",
             "    try {",
         ]
-        if fn.accum_params:
+        if inst.facts.accum_params:
             out += self.accumulate_scope(inst, mode, "        ")
         cond = None
         if has_fast:
             # The range test lets the compiler see the int32 thread index equals the task number.
-            cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(fn, "local_args.", "local_bounds")
+            cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(inst, "local_args.", "local_bounds")
         loops = self.task_loops(cond, loop, call, "        ", independent=True)
         if plan:  # the fast branch (between the if and the else) becomes the staged loop
             loops = loops[:1] + staging.staged_loops(inst.symbol, plan, "            ") + loops[-3:]
@@ -553,15 +562,16 @@ class CPURenderer:
             f"{ind}}}",
         ]
 
-    def fast_condition(self, fn, args: str, bounds: str) -> str:
+    def fast_condition(self, inst, args: str, bounds: str) -> str:
         """C++ test selecting the unchecked body (``args`` prefixes the argument fields, ``bounds``
         names the launch_bounds): every thread-indexed array covers the launch grid, every
         loop-indexed array covers its loop's range, every constant index is inside its array,
         every affine index ``k * i + c`` of the last thread is inside its array
-        (access.py ``mark_tid_indexed``), and all of them have the last-dimension stride that
+        (access.py ``AccessFacts``), and all of them have the last-dimension stride that
         ``elem_ptr_nc`` assumes (array.h ``fast_stride``)."""
+        fn, facts = inst.ir, inst.facts
         conds = []
-        for name in fn.tid_arrays:
+        for name in facts.tid_arrays:
             a = f"{args}arg_{name}"
             conds.append(f"weft::fast_stride({a}, {fn.tid_ndim - 1})")
             if fn.tid_ndim == 1:
@@ -573,19 +583,19 @@ class CPURenderer:
             kind, x = v
             return f"weft::int64({args}arg_{x})" if kind == "param" else f"weft::int64({x})"
 
-        for name, consts in fn.const_bounds:
+        for name, consts in facts.const_bounds:
             a = f"{args}arg_{name}"
             conds.append(f"weft::fast_stride({a}, {len(consts) - 1})")
             conds += [f"{a}.shape[{d}] > {c}" for d, c in enumerate(consts)]
         largest = {}  # (array, k) -> the largest c: it alone decides
-        for name, k, c in fn.affine_bounds:
+        for name, k, c in facts.affine_bounds:
             largest[name, k] = max(c, largest.get((name, k), c))
         for (name, k), c in largest.items():
             a = f"{args}arg_{name}"
             last = f"weft::int64({k}) * ({bounds}.size - 1) + {c}"
             conds.append(f"weft::fast_stride({a}, 0)")
             conds.append(f"{last} < weft::int64({a}.shape[0]) && {last} <= 2147483647")
-        for name, start, stop in fn.loop_bounds:
+        for name, start, stop in facts.loop_bounds:
             conds.append(f"weft::fast_stride({args}arg_{name}, 0)")
             conds.append(f"{value(start)} >= 0 && {value(stop)} <= weft::int64({args}arg_{name}.shape[0])")
         return " && ".join(dict.fromkeys(conds))  # an array indexed several ways is tested once
@@ -594,11 +604,10 @@ class CPURenderer:
         """The accumulation scope of an entry point (native/accumulate.h): the runtime overlap
         test, and the arrays this pass accumulates into (forward: the atomics' data; backward:
         the read-only arrays' gradients), which may get per-thread private copies."""
-        fn = inst.ir
         field = "data" if mode == "forward" else "grad"
         targets = [
             f"weft::private_target_of(local_args.arg_{name}.{field}, local_args.arg_{name})"
-            for name in fn.accum_targets[mode]
+            for name in inst.facts.accum_targets(mode)
         ]
         cond = self.accumulate_condition(inst)
         if not targets:
@@ -618,7 +627,7 @@ class CPURenderer:
             f"weft::arrays_apart({arg.format(p)}, {arg.format(q)})"
             for k, p in enumerate(arrays)
             for q in arrays[k + 1 :]
-            if p in fn.accum_params or q in fn.accum_params
+            if p in inst.facts.accum_params or q in inst.facts.accum_params
         ]
         return " && ".join(tests) or "true"
 

@@ -36,7 +36,7 @@ class CUDARenderer(CPURenderer):
         return None  # staged loops are a CPU vectorization device (staging.py)
 
     def kernel_entry(self, inst, mode, has_fast, plan=None) -> list:
-        fn, sym = inst.ir, inst.symbol
+        sym = inst.symbol
         call = f"{sym}_{mode}{{}}_body(&args, &bounds, t, tc);"
         # 64-bit grid-stride loop: launches may exceed 2^31 threads in total.
         loop = (
@@ -51,7 +51,7 @@ class CUDARenderer(CPURenderer):
             "    weft::cuda_set_context(ctx);",
             "    weft::thread_ctx tc;",
         ]
-        cond = self.fast_condition(fn, "args.", "bounds") if has_fast else None
+        cond = self.fast_condition(inst, "args.", "bounds") if has_fast else None
         out += self.task_loops(cond, loop, call, "    ")
         out.append("}")
         return out

@@ -181,13 +181,6 @@ class Function:
         self.has_side_effects = False
         self.adjoint_error: Optional[str] = None  # set when no correct gradient can be generated
         self.global_captures: list = []  # (module globals, name, value) of constants baked in
-        self.tid_indexed: set = set()  # ids of loads/stores indexed by the thread index (access.py)
-        self.tid_arrays: list = []  # parameter names those accesses use
-        self.loop_bounds: list = []  # (array, start, stop) of loop-indexed accesses in tid_indexed
-        self.const_bounds: list = []  # (array, (c0, ...)) of constant-indexed accesses in tid_indexed
-        self.affine_bounds: list = []  # (array, k, c) of accesses a[k * tid + c] in tid_indexed
-        self.accum_calls: set = set()  # ids of atomic adds / loads whose adds may be combined (access.py)
-        self.accum_params: list = []  # parameter names those accumulations target
 
     def new_var(self, type, const=None, label="", mutable=False, literal=False) -> Var:
         v = Var(len(self.vars), type, const, label, mutable, literal)

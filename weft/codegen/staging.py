@@ -70,10 +70,11 @@ PURE_INTRINSICS = {intr.CAST, intr.TID, intr.SHAPE, intr.ZERO, intr.CONSTRUCT, i
 PURE_INTRINSICS |= {intr.TUPLE_MAKE, intr.TUPLE_GET}
 
 
-def plan(fn, reassigned: set) -> StagePlan | None:
+def plan(fn, facts, reassigned: set) -> StagePlan | None:
     """The staging plan of kernel ``fn``'s backward pass, or None when it keeps the plain loop.
-    ``reassigned``: ids of the vars the body assigns (emit._assigned_var_ids)."""
-    if not fn.tid_indexed:  # no fast body: the launch cannot skip checks
+    ``facts``: its ``access.AccessFacts``; ``reassigned``: ids of the vars the body assigns
+    (emit._assigned_var_ids)."""
+    if not facts.tid_indexed:  # no fast body: the launch cannot skip checks
         return None
     params = {p.var.id: p.name for p in fn.params if p.var.id not in reassigned}
     if any(getattr(p.var.type, "_kind", None) == "struct" for p in fn.params):
@@ -106,8 +107,8 @@ def plan(fn, reassigned: set) -> StagePlan | None:
         s = r.stmt
         name = params.get(s.args[0].id)
         if s.callee == intr.LOAD:
-            exclusive = s.attr == "exclusive"
-            if not exclusive and id(s) not in fn.accum_calls:
+            exclusive = id(s) in facts.exclusive_loads
+            if not exclusive and id(s) not in facts.accum_calls:
                 return None  # an add another access of the array may observe
             dtype = s.args[0].type.dtype
             size = _element_size(dtype)
