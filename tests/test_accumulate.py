@@ -5,11 +5,10 @@ must refuse (used results, arrays also read or written, overlapping arguments) s
 
 import numpy as np
 import pytest
+from threads import with_threads
 
 import weft as wp
 from weft.codegen import access
-
-from threads import with_threads
 
 
 @wp.kernel

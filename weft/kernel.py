@@ -13,11 +13,10 @@ import inspect
 import typing
 
 from . import types as wt
+from .codegen import access, frontend, ir
 from .codegen import adjoint as ad
-from .codegen import access
-from .codegen.access import array_access
-from .codegen import frontend, ir
 from .codegen import typing_rules as tr
+from .codegen.access import array_access
 from .codegen.source import Source
 from .runtime import module as mod
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 import os
 
 from .. import types as wt
-from . import access
+from . import access, ir, staging
 from . import adjoint as ad
 from . import intrinsics as intr
-from . import ir, staging
 from .cnames import ctype_name, literal
 
 
