@@ -508,7 +508,7 @@ class CPURenderer:
         """The exported range function: runs tasks [begin, end), catching kernel errors. With a
         fast variant, it is used when ``fast_condition`` holds for the launch; with a staging
         ``plan``, the fast variant is the staged loop."""
-        fn, sym = inst.ir, inst.symbol
+        sym = inst.symbol
         # The arguments and bounds are copied to locals: the body's stores cannot alias a local
         # whose address does not escape, so the compiler keeps them in registers across tasks
         # (and can vectorize the task loop) instead of reloading them after every store.
