@@ -20,6 +20,8 @@ if devices.simulated():
 
 import weft as wp
 
+wp.config.verify_ir = True  # every compiled kernel and func: no stage after lowering changes its IR
+
 _cpu_builds: list = []  # (weft Module, [KernelInstance]) per successful CPU build, in order
 _build = _module.Module.build
 

@@ -13,6 +13,8 @@ Attributes:
     verify_cuda: synchronise after every GPU launch and raise its kernel errors right away
         (otherwise they are raised at the next ``wp.synchronize``/``wp.synchronize_device``).
     cuda_output: "ptx", "cubin" or None (choose per device: see ``runtime/cuda.py`` ``module_format``).
+    verify_ir: check after the compiler's stages that none changed the IR it was given (a
+        development switch, on in weft's test suite; ``codegen/pipeline.py``).
 """
 
 import os
@@ -33,3 +35,4 @@ cpu_min_tasks_per_thread = 256
 cpu_adaptive = True
 verify_cuda = False
 cuda_output = None
+verify_ir = False

@@ -13,7 +13,7 @@ import inspect
 import typing
 
 from . import types as wt
-from .codegen import access, frontend, ir
+from .codegen import frontend, ir, pipeline
 from .codegen import adjoint as ad
 from .codegen import typing_rules as tr
 from .codegen.access import array_access
@@ -48,10 +48,11 @@ class FuncInstance(ir.FuncCallee):
         names = list(_signature(pyfunc).parameters)
         ret_ann = _signature(pyfunc).return_annotation
         ret_ann = None if ret_ann is inspect.Signature.empty else ret_ann
-        self.ir, self.lowerer = frontend.lower_function(src, dict(zip(names, arg_types)), False, self.symbol, ret_ann)
+        self.compiled = pipeline.compile_function(src, dict(zip(names, arg_types)), False, self.symbol, ret_ann)
+        self.ir = self.compiled.ir
         self.ret_type = self.ir.ret_type
         self.has_side_effects = self.ir.has_side_effects
-        self.differentiable = ad.is_differentiable_function(self.ir)
+        self.differentiable = ad.is_differentiable_function(self.ir, self.compiled.reverse)
         self.source = src.text
         self.grad_ir = self._lower_custom_grad(function.custom_grad, names) if function.custom_grad else None
         self.replay_ir = self._lower_custom_replay(function.custom_replay) if function.custom_replay else None
@@ -195,8 +196,9 @@ class KernelInstance:
         self.arg_types = tuple(arg_types)
         self.symbol = f"{_c_ident(kernel.pyfunc.__name__)}_{_short_hash(kernel.module.name, kernel.key, kernel.index, self.arg_types)}"
         src = Source(kernel.pyfunc)
-        self.ir, self.lowerer = frontend.lower_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
-        self.facts = access.analyze(self.ir)  # read by the renderer; the IR stays as lowered
+        self.compiled = pipeline.compile_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
+        self.ir = self.compiled.ir
+        self.facts = self.compiled.facts
         self.backward_enabled = kernel.enable_backward
         self.funcs = _func_closure(self.ir)
         self.generation = mod.generation()

@@ -150,10 +150,11 @@ def reverse_block(block: ir.Block) -> list:
     return out
 
 
-def is_differentiable_function(fn: ir.Function) -> bool:
+def is_differentiable_function(fn: ir.Function, reverse=None) -> bool:
     """Whether a func has any reverse contribution (else callers skip its adjoint). A func that
     returns one of its parameters unchanged (``return v``) has no reverse statements but still
-    passes the gradient through, so a differentiable result counts too."""
+    passes the gradient through, so a differentiable result counts too. ``reverse``: the body's
+    reverse records when already computed (``pipeline.Compiled``); None computes them."""
     if fn.ret is not None and is_differentiable_type(fn.ret.type):
         return True
-    return bool(reverse_block(fn.body))
+    return bool(reverse_block(fn.body) if reverse is None else reverse)

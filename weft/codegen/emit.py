@@ -412,7 +412,7 @@ class CPURenderer:
             self.forward_block(fn, fn.body, out, "    ", True)
             if fn.ret is not None:
                 out.append(f"    {self.a(fn.ret)} += adj_ret;")
-            self.reverse_list(fn, ad.reverse_block(fn.body), out, "    ")
+            self.reverse_list(fn, inst.compiled.adjoint(), out, "    ")
             out.append("}")
         return "\n".join(out)
 
@@ -462,7 +462,7 @@ class CPURenderer:
         )
         variants = [("", False)] + ([("_fast", True)] if inst.facts.tid_indexed else [])
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
-        plan = self.stage_plan_of(fn, reassigned) if "backward" in modes else None
+        plan = self.stage_plan_of(inst, reassigned) if "backward" in modes else None
         for suffix, unchecked in variants:
             self.unchecked = unchecked
             if "forward" in modes:
@@ -472,7 +472,7 @@ class CPURenderer:
                 out.append("}")
             if "backward" in modes and not (unchecked and plan):
                 out.append(head.replace("MODE", "backward" + suffix))
-                out += self.backward_body(fn, unpack + tid, skip)
+                out += self.backward_body(fn, inst.compiled.adjoint(), unpack + tid, skip)
         if plan:  # the staged body replaces the unchecked one (staging.py)
             self.unchecked, self.stage_plan = True, plan
             out += staging.stage_struct(sym, plan)
@@ -480,7 +480,7 @@ class CPURenderer:
                 f"{self.body_qualifier} void {sym}_backward_staged_body(const wp_args_{sym}* args, "
                 f"const weft::launch_bounds* bounds, weft::int64 task, wp_stage_{sym}& st, int k) {{"
             )
-            body = self.backward_body(fn, unpack + tid + ["    bool bad = false;"], skip)
+            body = self.backward_body(fn, inst.compiled.adjoint(), unpack + tid + ["    bool bad = false;"], skip)
             out += body[:-1] + ["    st.bad[k] = bad;", "}"]
             self.stage_plan = None
         self.unchecked = False
@@ -488,19 +488,21 @@ class CPURenderer:
             out += self.kernel_entry(inst, mode, len(variants) > 1, plan if mode == "backward" else None)
         return "\n".join(out)
 
-    def stage_plan_of(self, fn, reassigned):
+    def stage_plan_of(self, inst, reassigned):
         """The staging plan of a kernel's backward pass (CPU only; staging.py)."""
-        return staging.plan(fn, self.facts(fn), reassigned)
+        if inst.compiled.reverse is None:
+            return None
+        return staging.plan(inst.ir, inst.facts, inst.compiled.reverse, reassigned)
 
-    def backward_body(self, fn, head_lines, skip) -> list:
+    def backward_body(self, fn, reverse, head_lines, skip) -> list:
         """The lines of a backward body after its signature: replay of the forward, then the
-        reverse statements; ends with the closing brace."""
+        reverse statements ``reverse`` (the adjoint program); ends with the closing brace."""
         out = list(head_lines)
         out += [f"    {ctype_name(p.var.type)} {self.a(p.var)} = {{}};" for p in fn.params]
         out += ["    " + d for d in self.declarations(fn, True, skip)]
         out += ["    " + d for d in self.loop_state_decls(fn)]
         self.forward_block(fn, fn.body, out, "    ", True)
-        self.reverse_list(fn, ad.reverse_block(fn.body), out, "    ")
+        self.reverse_list(fn, reverse, out, "    ")
         out.append("}")
         return out
 

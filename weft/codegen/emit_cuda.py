@@ -32,7 +32,7 @@ class CUDARenderer(CPURenderer):
         modes = ("forward", "backward") if inst.backward_enabled else ("forward",)
         return [f"{inst.symbol}_{self.target}_{mode}" for mode in modes]
 
-    def stage_plan_of(self, fn, reassigned):
+    def stage_plan_of(self, inst, reassigned):
         return None  # staged loops are a CPU vectorization device (staging.py)
 
     def kernel_entry(self, inst, mode, has_fast, plan=None) -> list:

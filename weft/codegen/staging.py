@@ -70,9 +70,10 @@ PURE_INTRINSICS = {intr.CAST, intr.TID, intr.SHAPE, intr.ZERO, intr.CONSTRUCT, i
 PURE_INTRINSICS |= {intr.TUPLE_MAKE, intr.TUPLE_GET}
 
 
-def plan(fn, facts, reassigned: set) -> StagePlan | None:
+def plan(fn, facts, reverse, reassigned: set) -> StagePlan | None:
     """The staging plan of kernel ``fn``'s backward pass, or None when it keeps the plain loop.
-    ``facts``: its ``access.AccessFacts``; ``reassigned``: ids of the vars the body assigns
+    ``facts``: its ``access.AccessFacts``; ``reverse``: its adjoint program
+    (``pipeline.Compiled.reverse``); ``reassigned``: ids of the vars the body assigns
     (emit._assigned_var_ids)."""
     if not facts.tid_indexed:  # no fast body: the launch cannot skip checks
         return None
@@ -101,7 +102,7 @@ def plan(fn, facts, reassigned: set) -> StagePlan | None:
         elif not _pure_callee(c):
             return None
     sites, grads_read, total = {}, set(), 0
-    for r in ad.reverse_block(fn.body):
+    for r in reverse:
         if not isinstance(r, ad.AdjCall) or not ir.is_intrinsic(r.stmt.callee):
             continue
         s = r.stmt
