@@ -13,8 +13,8 @@ import inspect
 import typing
 
 from . import types as wt
-from .codegen import frontend, ir, pipeline
 from .codegen import adjoint as ad
+from .codegen import frontend, ir, pipeline
 from .codegen import typing_rules as tr
 from .codegen.access import array_access
 from .codegen.source import Source
