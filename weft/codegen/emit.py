@@ -7,6 +7,7 @@ differences live in class attributes (``CPURenderer``; the CUDA renderer derives
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from .. import types as wt
@@ -14,6 +15,19 @@ from . import access, ir, staging
 from . import adjoint as ad
 from . import intrinsics as intr
 from .cnames import ctype_name, literal
+
+
+@dataclasses.dataclass(frozen=True)
+class Body:
+    """What one rendered function body is, handed to every format rule: the function, its access
+    facts, and its variant (``unchecked``: thread-indexed accesses skip their checks, the fast
+    body of a kernel; ``plan``: the staged backward body, staging.py). Nothing about the body
+    being rendered is kept in the renderer itself."""
+
+    fn: ir.Function
+    facts: access.AccessFacts = access.NO_FACTS
+    unchecked: bool = False
+    plan: staging.StagePlan | None = None
 
 
 def c_string(s: str) -> str:
@@ -36,7 +50,7 @@ def _member(s) -> str:
 
 
 def _with_loc(name):
-    return lambda r, fn, s, a: f"weft::{name}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
+    return lambda r, b, s, a: f"weft::{name}({a[0]}, {r.loc(b, s)}, {', '.join(a[1:])})"
 
 
 def _assigned_var_ids(fn) -> set:
@@ -52,25 +66,25 @@ def _assigned_var_ids(fn) -> set:
     return out
 
 
-def _nc(r, fn, s) -> str:
+def _nc(b, s) -> str:
     """``_nc`` for the unchecked variant of a thread-indexed access in the fast body."""
-    return "_nc" if r.unchecked and id(s) in r.facts(fn).tid_indexed else ""
+    return "_nc" if b.unchecked and id(s) in b.facts.tid_indexed else ""
 
 
 def _access(name):
     """load/store: in the unchecked body, thread-indexed accesses skip the bounds check; in the
     staged body (staging.py) the other loads flag their indices instead of checking them."""
 
-    def render(r, fn, s, a):
-        nc = _nc(r, fn, s)
-        if r.stage_plan is not None and not nc:
+    def render(r, b, s, a):
+        nc = _nc(b, s)
+        if b.plan is not None and not nc:
             return f"weft::stage_load({a[0]}, weft::stage_offset(bad, {', '.join(a)}))"
-        return f"weft::{name}{nc}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
+        return f"weft::{name}{nc}({a[0]}, {r.loc(b, s)}, {', '.join(a[1:])})"
 
     return render
 
 
-def _tid(r, fn, s, a) -> str:
+def _tid(r, b, s, a) -> str:
     d, n = s.attr
     return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
 
@@ -81,10 +95,10 @@ def _atomic(name):
     kind = {intr.ATOMICS["atomic_add"]: "add", intr.ATOMICS["atomic_sub"]: "sub"}.get(name)
     if kind is None:
         return plain
-    def render(r, fn, s, a):
-        if id(s) not in r.facts(fn).accum_calls:
-            return plain(r, fn, s, a)
-        return f"weft::accumulate_{kind}(tc, {a[0]}, {r.loc(fn, s)}, {', '.join(a[1:])})"
+    def render(r, b, s, a):
+        if id(s) not in b.facts.accum_calls:
+            return plain(r, b, s, a)
+        return f"weft::accumulate_{kind}(tc, {a[0]}, {r.loc(b, s)}, {', '.join(a[1:])})"
 
     return render
 
@@ -93,58 +107,57 @@ forward_formats = {
     intr.LOAD: _access("load"),
     intr.STORE: _access("store"),
     **{name: _atomic(name) for name in intr.ATOMICS.values()},
-    intr.CAST: lambda r, fn, s, a: f"weft::cast<{ctype_name(s.attr)}>({a[0]})",
-    intr.PHI: lambda r, fn, s, a: f"weft::where({', '.join(a)})",
-    intr.CONSTRUCT: lambda r, fn, s, a: f"weft::{s.attr}<{ctype_name(s.result.type)}>({', '.join(a)})",
+    intr.CAST: lambda r, b, s, a: f"weft::cast<{ctype_name(s.attr)}>({a[0]})",
+    intr.PHI: lambda r, b, s, a: f"weft::where({', '.join(a)})",
+    intr.CONSTRUCT: lambda r, b, s, a: f"weft::{s.attr}<{ctype_name(s.result.type)}>({', '.join(a)})",
     intr.EXTRACT: _with_loc("extract"),
     intr.ASSIGN_COPY: _with_loc("assign_copy"),
-    intr.GET_FIELD: lambda r, fn, s, a: f"weft::get_field({', '.join([a[0], _member(s)] + a[1:])})",
-    intr.SET_FIELD: lambda r, fn, s, a: f"weft::set_field({', '.join([a[0], _member(s)] + a[1:])})",
-    intr.ADJ_READ: lambda r, fn, s, a: f"adjp_{s.attr}",
-    intr.ADJ_ACCUM: lambda r, fn, s, a: f"adjp_{s.attr} += {a[0]}",
-    intr.ADJ_SET: lambda r, fn, s, a: f"adjp_{s.attr} = {a[0]}",
+    intr.GET_FIELD: lambda r, b, s, a: f"weft::get_field({', '.join([a[0], _member(s)] + a[1:])})",
+    intr.SET_FIELD: lambda r, b, s, a: f"weft::set_field({', '.join([a[0], _member(s)] + a[1:])})",
+    intr.ADJ_READ: lambda r, b, s, a: f"adjp_{s.attr}",
+    intr.ADJ_ACCUM: lambda r, b, s, a: f"adjp_{s.attr} += {a[0]}",
+    intr.ADJ_SET: lambda r, b, s, a: f"adjp_{s.attr} = {a[0]}",
     intr.TID: _tid,
-    intr.SHAPE: lambda r, fn, s, a: f"{a[0]}.shape[{s.attr}]",
-    intr.ZERO: lambda r, fn, s, a: "{}",
-    intr.LOGICAL_AND: lambda r, fn, s, a: f"({a[0]} && {a[1]})",
-    intr.LOGICAL_OR: lambda r, fn, s, a: f"({a[0]} || {a[1]})",
-    intr.TUPLE_MAKE: lambda r, fn, s, a: f"weft::make_tuple({', '.join(a)})",
-    intr.TUPLE_GET: lambda r, fn, s, a: f"weft::tuple_get<{s.attr}>({a[0]})",
-    intr.PRINT_VALUE: lambda r, fn, s, a: f"weft::print_value({a[0]})",
-    intr.PRINT_STR: lambda r, fn, s, a: f"weft::print_str({c_format(s.attr)})",
-    intr.PRINT_NEWLINE: lambda r, fn, s, a: "weft::print_newline()",
-    intr.PRINTF: lambda r, fn, s, a: f"weft::printf_flush({', '.join([c_format(s.attr)] + a)})",
+    intr.SHAPE: lambda r, b, s, a: f"{a[0]}.shape[{s.attr}]",
+    intr.ZERO: lambda r, b, s, a: "{}",
+    intr.LOGICAL_AND: lambda r, b, s, a: f"({a[0]} && {a[1]})",
+    intr.LOGICAL_OR: lambda r, b, s, a: f"({a[0]} || {a[1]})",
+    intr.TUPLE_MAKE: lambda r, b, s, a: f"weft::make_tuple({', '.join(a)})",
+    intr.TUPLE_GET: lambda r, b, s, a: f"weft::tuple_get<{s.attr}>({a[0]})",
+    intr.PRINT_VALUE: lambda r, b, s, a: f"weft::print_value({a[0]})",
+    intr.PRINT_STR: lambda r, b, s, a: f"weft::print_str({c_format(s.attr)})",
+    intr.PRINT_NEWLINE: lambda r, b, s, a: "weft::print_newline()",
+    intr.PRINTF: lambda r, b, s, a: f"weft::printf_flush({', '.join([c_format(s.attr)] + a)})",
 }
 
 
-def _adj_load(r, fn, s, a, adjs, ret) -> str:
+def _adj_load(r, b, s, a, adjs, ret) -> str:
     """The gradient of a read: a plain add for thread-exclusive elements; in a kernel body an add
     through its thread_ctx (combined per thread for read-only arrays); in a func an atomic."""
-    site = r.stage_plan.sites.get(id(s)) if r.stage_plan is not None else None
+    site = b.plan.sites.get(id(s)) if b.plan is not None else None
     if site is not None:
-        offset = f"weft::stage_offset_nc({', '.join(a)})" if _nc(r, fn, s) else f"weft::stage_offset(bad, {', '.join(a)})"
+        offset = f"weft::stage_offset_nc({', '.join(a)})" if _nc(b, s) else f"weft::stage_offset(bad, {', '.join(a)})"
         return staging.record_site(site, offset, ret[0])
-    args = [a[0], r.loc(fn, s)] + a[1:] + ret
-    facts = r.facts(fn)
-    if id(s) in facts.exclusive_loads:
+    args = [a[0], r.loc(b, s)] + a[1:] + ret
+    if id(s) in b.facts.exclusive_loads:
         name = "adj_load_exclusive"
-    elif fn.is_kernel:
-        name = "adj_load_accum" if id(s) in facts.accum_calls else "adj_load_shared"
+    elif b.fn.is_kernel:
+        name = "adj_load_accum" if id(s) in b.facts.accum_calls else "adj_load_shared"
         args = ["tc"] + args
     else:
         name = "adj_load"
-    return f"weft::{name}{_nc(r, fn, s)}({', '.join(args)});"
+    return f"weft::{name}{_nc(b, s)}({', '.join(args)});"
 
 
 def _adj_with_loc(name):
     """adj_<name>(container, loc, rest..., adj_container, adj_loc, adj_rest..., adj_ret)."""
-    return lambda r, fn, s, a, adjs, ret: (
-        f"weft::adj_{name}({', '.join([a[0], r.loc(fn, s)] + a[1:] + [adjs[0], 'adj_loc'] + adjs[1:] + ret)});"
+    return lambda r, b, s, a, adjs, ret: (
+        f"weft::adj_{name}({', '.join([a[0], r.loc(b, s)] + a[1:] + [adjs[0], 'adj_loc'] + adjs[1:] + ret)});"
     )
 
 
 def _adj_field(name):
-    return lambda r, fn, s, a, adjs, ret: f"weft::adj_{name}({', '.join([a[0], _member(s)] + a[1:] + adjs + ret)});"
+    return lambda r, b, s, a, adjs, ret: f"weft::adj_{name}({', '.join([a[0], _member(s)] + a[1:] + adjs + ret)});"
 
 
 def _adj_atomic(name):
@@ -152,33 +165,33 @@ def _adj_atomic(name):
     gradient read of atomic_add/sub flags its indices (staging.h)."""
     kind = {intr.ATOMICS["atomic_add"]: "add", intr.ATOMICS["atomic_sub"]: "sub"}.get(name)
 
-    def render(r, fn, s, a, adjs, ret):
-        if r.stage_plan is not None and kind is not None:
+    def render(r, b, s, a, adjs, ret):
+        if b.plan is not None and kind is not None:
             return f"weft::stage_adj_atomic_{kind}({a[0]}, weft::stage_offset(bad, {', '.join(a[:-1])}), {adjs[-1]});"
-        return f"weft::adj_{name}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:] + adjs[-1:] + ret)});"
+        return f"weft::adj_{name}({a[0]}, {r.loc(b, s)}, {', '.join(a[1:] + adjs[-1:] + ret)});"
 
     return render
 
 
 reverse_formats = {
     intr.LOAD: _adj_load,
-    intr.STORE: lambda r, fn, s, a, adjs, ret: (
-        f"weft::adj_store{_nc(r, fn, s)}({a[0]}, {r.loc(fn, s)}, {', '.join(a[1:-1] + adjs[-1:])});"
+    intr.STORE: lambda r, b, s, a, adjs, ret: (
+        f"weft::adj_store{_nc(b, s)}({a[0]}, {r.loc(b, s)}, {', '.join(a[1:-1] + adjs[-1:])});"
     ),
     **{name: _adj_atomic(name) for name in intr.ATOMICS.values()},
-    intr.CAST: lambda r, fn, s, a, adjs, ret: f"weft::adj_cast<{ctype_name(s.attr)}>({a[0]}, {adjs[0]}, {ret[0]});",
-    intr.CONSTRUCT: lambda r, fn, s, a, adjs, ret: (
+    intr.CAST: lambda r, b, s, a, adjs, ret: f"weft::adj_cast<{ctype_name(s.attr)}>({a[0]}, {adjs[0]}, {ret[0]});",
+    intr.CONSTRUCT: lambda r, b, s, a, adjs, ret: (
         f"weft::adj_{s.attr}<{ctype_name(s.result.type)}>({', '.join(a + adjs + ret)});"
     ),
     intr.GET_FIELD: _adj_field("get_field"),
     intr.SET_FIELD: _adj_field("set_field"),
     intr.EXTRACT: _adj_with_loc("extract"),
     intr.ASSIGN_COPY: _adj_with_loc("assign_copy"),
-    intr.PHI: lambda r, fn, s, a, adjs, ret: f"weft::adj_where({', '.join(a + adjs + ret)});",
-    intr.TUPLE_MAKE: lambda r, fn, s, a, adjs, ret: " ".join(
+    intr.PHI: lambda r, b, s, a, adjs, ret: f"weft::adj_where({', '.join(a + adjs + ret)});",
+    intr.TUPLE_MAKE: lambda r, b, s, a, adjs, ret: " ".join(
         f"{x} += weft::tuple_get<{k}>({ret[0]});" for k, x in enumerate(adjs)
     ),
-    intr.TUPLE_GET: lambda r, fn, s, a, adjs, ret: f"weft::adj_tuple_get<{s.attr}>({', '.join(a + adjs + ret)});",
+    intr.TUPLE_GET: lambda r, b, s, a, adjs, ret: f"weft::adj_tuple_get<{s.attr}>({', '.join(a + adjs + ret)});",
 }
 
 
@@ -195,16 +208,8 @@ class CPURenderer:
         # Which passes to render: the CPU build compiles the backward pass into a second library
         # on first use, so a module's first build only compiles (and waits for) the forward pass.
         self.passes = passes
-        self.unchecked = False  # rendering the body variant whose thread-indexed accesses skip checks
-        self.stage_plan = None  # rendering the staged backward body (staging.py)
         self.locs: list = []  # module-wide source locations (file, line, text)
         self._loc_ids: dict = {}
-        self._facts: dict = {}  # id(kernel IR) -> its access.AccessFacts, given with each kernel
-
-    def facts(self, fn) -> access.AccessFacts:
-        """The access facts of ``fn``: the kernel's own (``render_kernel`` is given them with the
-        instance), none for a func."""
-        return self._facts.get(id(fn), access.NO_FACTS)
 
     # ------------------------------------------------------------------ helpers
     def v(self, var) -> str:
@@ -213,18 +218,18 @@ class CPURenderer:
     def a(self, var) -> str:
         return f"adj_{var.id}"
 
-    def loc(self, fn, call) -> str:
-        key = (id(fn), call.loc.id)
+    def loc(self, b, call) -> str:
+        key = (id(b.fn), call.loc.id)
         if key not in self._loc_ids:
             self._loc_ids[key] = len(self.locs)
-            self.locs.append(fn.locs[call.loc.id])
+            self.locs.append(b.fn.locs[call.loc.id])
         return str(self._loc_ids[key])
 
-    def origin(self, fn, call) -> str:
+    def origin(self, b, call) -> str:
         """A trailing comment naming the Python line, used to map C++ diagnostics back."""
         if call.loc is None:
             return ""
-        file, line, _ = fn.locs[call.loc.id]
+        file, line, _ = b.fn.locs[call.loc.id]
         return f"  // @py {os.path.basename(file)}:{line}"
 
     def declarations(self, fn, with_adjoints: bool, skip=()) -> list:
@@ -241,23 +246,23 @@ class CPURenderer:
         return out
 
     # ------------------------------------------------------------------ forward statements
-    def call_expr(self, fn, s: ir.Call, replay: bool) -> str:
+    def call_expr(self, b, s: ir.Call, replay: bool) -> str:
         c = s.callee
         args = [self.v(x) for x in s.args]
         if ir.is_intrinsic(c):
-            return self.intrinsic_expr(fn, s, args)
+            return self.intrinsic_expr(b, s, args)
         if ir.is_builtin(c):
             return f"weft::{c.symbol}({', '.join(args)})"
         name = c.symbol + ("_replay" if replay and c.has_replay_variant else "")
         return f"{name}({', '.join(args)})"
 
-    def intrinsic_expr(self, fn, s, args) -> str:
+    def intrinsic_expr(self, b, s, args) -> str:
         rule = forward_formats.get(s.callee)
         if rule is None:
             raise NotImplementedError(f"renderer has no format for intrinsic '{s.callee}'")
-        return rule(self, fn, s, args)
+        return rule(self, b, s, args)
 
-    def forward_block(self, fn, block, out, ind, replay):
+    def forward_block(self, b, block, out, ind, replay):
         for s in block:
             if isinstance(s, ir.Call):
                 if (
@@ -266,27 +271,27 @@ class CPURenderer:
                     and not ir.is_func(s.callee)
                 ):
                     continue
-                e = self.call_expr(fn, s, replay)
+                e = self.call_expr(b, s, replay)
                 line = f"{ind}{self.v(s.result)} = {e};" if s.result is not None else f"{ind}{e};"
-                out.append(line + self.origin(fn, s))
+                out.append(line + self.origin(b, s))
             elif isinstance(s, ir.Assign):
                 out.append(f"{ind}{self.v(s.dst)} = {self.v(s.src)};")
             elif isinstance(s, ir.Read):
                 out.append(f"{ind}{self.v(s.result)} = {self.v(s.src)};")
             elif isinstance(s, ir.If):
                 out.append(f"{ind}if ({self.v(s.cond)}) {{")
-                self.forward_block(fn, s.then, out, ind + "    ", replay)
+                self.forward_block(b, s.then, out, ind + "    ", replay)
                 if len(s.orelse):
                     out.append(f"{ind}}} else {{")
-                    self.forward_block(fn, s.orelse, out, ind + "    ", replay)
+                    self.forward_block(b, s.orelse, out, ind + "    ", replay)
                 out.append(f"{ind}}}")
             elif isinstance(s, ir.Loop):
-                self.forward_loop(fn, s, out, ind, replay)
+                self.forward_loop(b, s, out, ind, replay)
 
     def exit_test(self, loop) -> str:
         return "".join(f" || {self.v(f)}" for f in loop.exit_flags)
 
-    def forward_loop(self, fn, loop, out, ind, replay):
+    def forward_loop(self, b, loop, out, ind, replay):
         i2 = ind + "    "
         n = f"loop_{loop.id}_n"
         if replay:
@@ -294,8 +299,8 @@ class CPURenderer:
             for k, m in enumerate(loop.carried):
                 out.append(f"{ind}loop_{loop.id}_stack{k}.clear();")
                 if loop.kind == "range":  # the trip count is known: one allocation for the checkpoints
-                    a, b, c = (self.v(x) for x in (loop.start, loop.stop, loop.step))
-                    out.append(f"{ind}loop_{loop.id}_stack{k}.reserve(weft::range_count({a}, {b}, {c}));")
+                    lo, hi, step = (self.v(x) for x in (loop.start, loop.stop, loop.step))
+                    out.append(f"{ind}loop_{loop.id}_stack{k}.reserve(weft::range_count({lo}, {hi}, {step}));")
         if loop.kind == "range":
             idx = self.v(loop.index)
             start, stop, step = (self.v(x) for x in (loop.start, loop.stop, loop.step))
@@ -306,20 +311,20 @@ class CPURenderer:
                 out.append(f"{i2}if (false{self.exit_test(loop)}) break;")
         else:
             out.append(f"{ind}for (;;) {{")
-            self.forward_block(fn, loop.cond_block, out, i2, replay)
+            self.forward_block(b, loop.cond_block, out, i2, replay)
             out.append(f"{i2}if (!{self.v(loop.cond)}{self.exit_test(loop)}) break;")
         if replay:
             for k, m in enumerate(loop.carried):
                 out.append(f"{i2}loop_{loop.id}_stack{k}.push_back({self.v(m)});")
             out.append(f"{i2}{n}++;")
-        self.forward_block(fn, loop.body, out, i2, replay)
+        self.forward_block(b, loop.body, out, i2, replay)
         out.append(f"{ind}}}")
 
     # ------------------------------------------------------------------ reverse statements
     def adj_args(self, s) -> list:
         return [self.a(x) for x in s.args]
 
-    def reverse_call(self, fn, s: ir.Call) -> str:
+    def reverse_call(self, b, s: ir.Call) -> str:
         c = s.callee
         args = [self.v(x) for x in s.args]
         adjs = self.adj_args(s)
@@ -328,15 +333,15 @@ class CPURenderer:
             rule = reverse_formats.get(c)
             if rule is None:
                 raise NotImplementedError(f"renderer has no adjoint format for intrinsic '{c}'")
-            return rule(self, fn, s, args, adjs, ret)
+            return rule(self, b, s, args, adjs, ret)
         if ir.is_builtin(c):
             return f"weft::adj_{c.symbol}({', '.join(args + adjs + ret)});"
         return f"adj_{c.symbol}({', '.join(args + adjs + ret)});"
 
-    def reverse_list(self, fn, records, out, ind):
+    def reverse_list(self, b, records, out, ind):
         for r in records:
             if isinstance(r, ad.AdjCall):
-                out.append(ind + self.reverse_call(fn, r.stmt))
+                out.append(ind + self.reverse_call(b, r.stmt))
             elif isinstance(r, ad.AdjAssign):
                 d, src = r.stmt.dst, r.stmt.src
                 out.append(f"{ind}{self.a(src)} += {self.a(d)}; {self.a(d)} = {{}};")
@@ -344,15 +349,15 @@ class CPURenderer:
                 out.append(f"{ind}{self.a(r.stmt.src)} += {self.a(r.stmt.result)};")
             elif isinstance(r, ad.AdjIf):
                 out.append(f"{ind}if ({self.v(r.cond)}) {{")
-                self.reverse_list(fn, r.then, out, ind + "    ")
+                self.reverse_list(b, r.then, out, ind + "    ")
                 if r.orelse:
                     out.append(f"{ind}}} else {{")
-                    self.reverse_list(fn, r.orelse, out, ind + "    ")
+                    self.reverse_list(b, r.orelse, out, ind + "    ")
                 out.append(f"{ind}}}")
             elif isinstance(r, ad.AdjLoop):
-                self.reverse_loop(fn, r, out, ind)
+                self.reverse_loop(b, r, out, ind)
 
-    def reverse_loop(self, fn, r, out, ind):
+    def reverse_loop(self, b, r, out, ind):
         loop = r.loop
         i2 = ind + "    "
         out.append(f"{ind}for (weft::int64 k_{loop.id} = loop_{loop.id}_n - 1; k_{loop.id} >= 0; --k_{loop.id}) {{")
@@ -363,8 +368,8 @@ class CPURenderer:
             out.append(f"{i2}{idx} = weft::int32({self.v(loop.start)} + k_{loop.id} * {self.v(loop.step)});")
         for v in r.zero:
             out.append(f"{i2}{self.a(v)} = {{}};")
-        self.forward_block(fn, loop.body, out, i2, replay=True)
-        self.reverse_list(fn, r.body, out, i2)
+        self.forward_block(b, loop.body, out, i2, replay=True)
+        self.reverse_list(b, r.body, out, i2)
         out.append(f"{ind}}}")
 
     def loop_state_decls(self, fn) -> list:
@@ -394,7 +399,7 @@ class CPURenderer:
         for suffix, body_fn, replay in variants:
             out.append(f"{self.fn_qualifier} {ret_t} {inst.symbol}{suffix}({self.func_params(body_fn)}) {{")
             out += ["    " + d for d in self.declarations(body_fn, False, {p.var.id for p in body_fn.params})]
-            self.forward_block(body_fn, body_fn.body, out, "    ", replay)
+            self.forward_block(Body(body_fn), body_fn.body, out, "    ", replay)
             if body_fn.ret is not None:
                 out.append(f"    return {self.v(body_fn.ret)};")
             out.append("}")
@@ -409,10 +414,11 @@ class CPURenderer:
             out.append(f"{self.fn_qualifier} void adj_{inst.symbol}({sig}) {{")
             out += ["    " + d for d in self.declarations(fn, True, skip)]
             out += ["    " + d for d in self.loop_state_decls(fn)]
-            self.forward_block(fn, fn.body, out, "    ", True)
+            body = Body(fn)
+            self.forward_block(body, fn.body, out, "    ", True)
             if fn.ret is not None:
                 out.append(f"    {self.a(fn.ret)} += adj_ret;")
-            self.reverse_list(fn, inst.compiled.adjoint(), out, "    ")
+            self.reverse_list(body, inst.compiled.adjoint(), out, "    ")
             out.append("}")
         return "\n".join(out)
 
@@ -425,7 +431,7 @@ class CPURenderer:
         sig.append(f"{ctype_name(adj_ret.var.type)} {self.v(adj_ret.var)}")
         out = [f"{self.fn_qualifier} void adj_{inst.symbol}({', '.join(sig)}) {{"]
         out += ["    " + d for d in self.declarations(g, False, {p.var.id for p in g.params})]
-        self.forward_block(g, g.body, out, "    ", False)
+        self.forward_block(Body(g), g.body, out, "    ", False)
         out.append("}")
         return "\n".join(out)
 
@@ -433,7 +439,6 @@ class CPURenderer:
     def render_kernel(self, inst) -> str:
         fn = inst.ir
         sym = inst.symbol
-        self._facts[id(fn)] = inst.facts
         out = [f"struct wp_args_{sym} {{"]
         out += [f"    {ctype_name(p.var.type)} arg_{p.name};" for p in fn.params]
         if not fn.params:
@@ -464,26 +469,24 @@ class CPURenderer:
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
         plan = self.stage_plan_of(inst, reassigned) if "backward" in modes else None
         for suffix, unchecked in variants:
-            self.unchecked = unchecked
+            body = Body(fn, inst.facts, unchecked)
             if "forward" in modes:
                 out.append(head.replace("MODE", "forward" + suffix))
                 out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
-                self.forward_block(fn, fn.body, out, "    ", False)
+                self.forward_block(body, fn.body, out, "    ", False)
                 out.append("}")
             if "backward" in modes and not (unchecked and plan):
                 out.append(head.replace("MODE", "backward" + suffix))
-                out += self.backward_body(fn, inst.compiled.adjoint(), unpack + tid, skip)
+                out += self.backward_body(body, inst.compiled.adjoint(), unpack + tid, skip)
         if plan:  # the staged body replaces the unchecked one (staging.py)
-            self.unchecked, self.stage_plan = True, plan
             out += staging.stage_struct(sym, plan)
             out.append(
                 f"{self.body_qualifier} void {sym}_backward_staged_body(const wp_args_{sym}* args, "
                 f"const weft::launch_bounds* bounds, weft::int64 task, wp_stage_{sym}& st, int k) {{"
             )
-            body = self.backward_body(fn, inst.compiled.adjoint(), unpack + tid + ["    bool bad = false;"], skip)
-            out += body[:-1] + ["    st.bad[k] = bad;", "}"]
-            self.stage_plan = None
-        self.unchecked = False
+            staged = Body(fn, inst.facts, True, plan)
+            lines = self.backward_body(staged, inst.compiled.adjoint(), unpack + tid + ["    bool bad = false;"], skip)
+            out += lines[:-1] + ["    st.bad[k] = bad;", "}"]
         for mode in modes:
             out += self.kernel_entry(inst, mode, len(variants) > 1, plan if mode == "backward" else None)
         return "\n".join(out)
@@ -494,15 +497,16 @@ class CPURenderer:
             return None
         return staging.plan(inst.ir, inst.facts, inst.compiled.reverse, reassigned)
 
-    def backward_body(self, fn, reverse, head_lines, skip) -> list:
+    def backward_body(self, body, reverse, head_lines, skip) -> list:
         """The lines of a backward body after its signature: replay of the forward, then the
         reverse statements ``reverse`` (the adjoint program); ends with the closing brace."""
+        fn = body.fn
         out = list(head_lines)
         out += [f"    {ctype_name(p.var.type)} {self.a(p.var)} = {{}};" for p in fn.params]
         out += ["    " + d for d in self.declarations(fn, True, skip)]
         out += ["    " + d for d in self.loop_state_decls(fn)]
-        self.forward_block(fn, fn.body, out, "    ", True)
-        self.reverse_list(fn, reverse, out, "    ")
+        self.forward_block(body, fn.body, out, "    ", True)
+        self.reverse_list(body, reverse, out, "    ")
         out.append("}")
         return out
 
