@@ -1,8 +1,11 @@
 """Renderer: IR (+ reverse records) -> C++ source for one module.
 
 Contract: the renderer only formats. Types, overloads and which statements have adjoints were
-decided earlier (frontend, adjoint). Output is deterministic for the same IR. Target dialect
-differences live in class attributes (``CPURenderer``; the CUDA renderer derives from it).
+decided earlier (frontend, access analysis, adjoint, staging plan) and are handed in: the adjoint
+program and access facts with each instance, a ``Body`` to every format rule. Output is
+deterministic for the same IR. ``CStyleRenderer`` is the neutral base; the targets are siblings
+over it: ``CPURenderer`` here (task-range entry points, staged loops, accumulation scopes) and
+``emit_cuda.CUDARenderer`` (``__global__`` grid-stride entry points).
 """
 
 from __future__ import annotations
@@ -195,13 +198,16 @@ reverse_formats = {
 }
 
 
-class CPURenderer:
-    """Renders a module for the host compiler."""
+class CStyleRenderer:
+    """Renders a module's IR as C-style source, for any target: declarations, forward and reverse
+    statements, funcs, per-thread kernel bodies (checked, and unchecked under ``fast_condition``)
+    and the module's layout. A target (``CPURenderer``, ``emit_cuda.CUDARenderer``) is a sibling
+    subclass giving the qualifiers, its entry points and whatever only it does."""
 
-    target = "cpu"
-    fn_qualifier = "static inline"
-    body_qualifier = "static inline __attribute__((always_inline))"  # per-thread bodies, inlined into the task loops
-    entry_qualifier = "WEFT_EXPORT"
+    target = ""
+    fn_qualifier = ""
+    body_qualifier = ""
+    entry_qualifier = ""
     stack_type = "weft::loop_stack<{}>"  # loop checkpoints in backward bodies (native/loop_stack.h)
 
     def __init__(self, passes=("forward", "backward")):
@@ -478,24 +484,11 @@ class CPURenderer:
             if "backward" in modes and not (unchecked and plan):
                 out.append(head.replace("MODE", "backward" + suffix))
                 out += self.backward_body(body, inst.compiled.adjoint(), unpack + tid, skip)
-        if plan:  # the staged body replaces the unchecked one (staging.py)
-            out += staging.stage_struct(sym, plan)
-            out.append(
-                f"{self.body_qualifier} void {sym}_backward_staged_body(const wp_args_{sym}* args, "
-                f"const weft::launch_bounds* bounds, weft::int64 task, wp_stage_{sym}& st, int k) {{"
-            )
-            staged = Body(fn, inst.facts, True, plan)
-            lines = self.backward_body(staged, inst.compiled.adjoint(), unpack + tid + ["    bool bad = false;"], skip)
-            out += lines[:-1] + ["    st.bad[k] = bad;", "}"]
+        if plan:  # the staged body replaces the unchecked one
+            out += self.staged_body(inst, plan, unpack + tid, skip)
         for mode in modes:
             out += self.kernel_entry(inst, mode, len(variants) > 1, plan if mode == "backward" else None)
         return "\n".join(out)
-
-    def stage_plan_of(self, inst, reassigned):
-        """The staging plan of a kernel's backward pass (CPU only; staging.py)."""
-        if inst.compiled.reverse is None:
-            return None
-        return staging.plan(inst.ir, inst.facts, inst.compiled.reverse, reassigned)
 
     def backward_body(self, body, reverse, head_lines, skip) -> list:
         """The lines of a backward body after its signature: replay of the forward, then the
@@ -510,52 +503,26 @@ class CPURenderer:
         out.append("}")
         return out
 
+    def stage_plan_of(self, inst, reassigned):
+        """The staging plan of a kernel's backward pass: none (only the CPU stages; CPURenderer)."""
+        return None
+
+    def staged_body(self, inst, plan, head_lines, skip) -> list:
+        """The staged backward body of a kernel with a staging ``plan`` (CPURenderer)."""
+        raise NotImplementedError(f"the {self.target} renderer does not stage backward loops")
+
     def kernel_entry(self, inst, mode, has_fast, plan=None) -> list:
-        """The exported range function: runs tasks [begin, end), catching kernel errors. With a
-        fast variant, it is used when ``fast_condition`` holds for the launch; with a staging
-        ``plan``, the fast variant is the staged loop."""
-        sym = inst.symbol
-        # The arguments and bounds are copied to locals: the body's stores cannot alias a local
-        # whose address does not escape, so the compiler keeps them in registers across tasks
-        # (and can vectorize the task loop) instead of reloading them after every store.
-        call = f"{sym}_{mode}{{}}_body(&local_args, &local_bounds, t, tc);"
-        loop = "for (weft::int64 t = begin; t < end; ++t) "
-        out = [
-            f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_context* ctx, const void* args, "
-            "weft::int64 begin, weft::int64 end) {",
-            "    weft::serial_launch = ctx->serial != 0;",
-            "    weft::thread_ctx tc{ctx->serial != 0, ctx->serial != 0, nullptr};",
-            f"    wp_args_{sym} local_args = *(const wp_args_{sym}*)args;",
-            "    const weft::launch_bounds local_bounds = ctx->bounds;",
-            "    try {",
-        ]
-        if inst.facts.accum_params:
-            out += self.accumulate_scope(inst, mode, "        ")
-        cond = None
-        if has_fast:
-            # The range test lets the compiler see the int32 thread index equals the task number.
-            cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(inst, "local_args.", "local_bounds")
-        loops = self.task_loops(cond, loop, call, "        ", independent=True)
-        if plan:  # the fast branch (between the if and the else) becomes the staged loop
-            loops = loops[:1] + staging.staged_loops(inst.symbol, plan, "            ") + loops[-3:]
-        out += loops
-        out += [
-            "    } catch (const weft::kernel_exception& e) {",
-            "        weft::record_error(ctx, e.err);",
-            "    }",
-            "}",
-        ]
-        return out
+        """The target's entry point of one pass of a kernel, around its per-thread bodies."""
+        raise NotImplementedError(f"{type(self).__name__} renders no kernel entry points")
 
     @staticmethod
-    def task_loops(cond, loop: str, call: str, ind: str, independent: bool = False) -> list:
+    def task_loops(cond, loop: str, call: str, ind: str, pragmas=()) -> list:
         """The task loop over the checked body, or (``cond`` given) over the unchecked ``_fast``
-        body when ``cond`` holds and the checked one otherwise. ``call`` has ``{}`` for the suffix.
-        ``independent``: tell the compiler the fast loop's tasks do not depend on each other
-        (threads of a launch run in any order), which lets it vectorize element-wise kernels."""
+        body when ``cond`` holds and the checked one otherwise. ``call`` has ``{}`` for the suffix;
+        ``pragmas`` go before the fast loop."""
         if cond is None:
             return [ind + loop + call.format("")]
-        ivdep = [f"{ind}    #pragma GCC ivdep"] if independent else []
+        ivdep = [f"{ind}    {p}" for p in pragmas]
         # Expected true: GCC otherwise predicts the stride equalities false and compiles the fast
         # loop as cold code (no inlining of the vector operations it calls).
         return [
@@ -605,6 +572,101 @@ class CPURenderer:
             conds.append(f"{value(start)} >= 0 && {value(stop)} <= weft::int64({args}arg_{name}.shape[0])")
         return " && ".join(dict.fromkeys(conds))  # an array indexed several ways is tested once
 
+    def struct_definitions(self, kernels, funcs) -> list:
+        """C++ definitions of every struct type used, nested structs first."""
+        order, seen = [], set()
+        for inst in list(funcs) + list(kernels):
+            for var in inst.ir.vars:
+                t = var.type
+                if getattr(t, "_kind", None) != "struct":
+                    continue
+                for dep in t.dependencies() + [t]:
+                    if dep.cname not in seen:
+                        seen.add(dep.cname)
+                        order.append(dep.cpp_definition())
+        return order
+
+    def render_module(self, kernels, funcs) -> str:
+        """Full translation unit: header include, structs, funcs in dependency order, kernels."""
+        return join_unit(*self.render_parts(kernels, funcs))
+
+    def render_parts(self, kernels, funcs) -> tuple:
+        """The module's prelude (header include, structs, funcs) and the text of each kernel:
+        ``join_unit(prelude, kernel_texts)`` is the whole module, and any subset of the kernels
+        joined to the prelude is a translation unit of its own (``split_units``)."""
+        prelude = ['#include "weft.h"', ""]
+        prelude += self.struct_definitions(kernels, funcs)
+        prelude += [self.render_func(f) for f in funcs]
+        return "\n\n".join(prelude), [self.render_kernel(k) for k in kernels]
+
+
+class CPURenderer(CStyleRenderer):
+    """Renders a module for the host compiler: entry points over a range of tasks (run by the
+    thread pool), staged backward loops (staging.py) and per-thread accumulation (accumulate.h)."""
+
+    target = "cpu"
+    fn_qualifier = "static inline"
+    body_qualifier = "static inline __attribute__((always_inline))"  # per-thread bodies, inlined into the task loops
+    entry_qualifier = "WEFT_EXPORT"
+
+    def stage_plan_of(self, inst, reassigned):
+        """The staging plan of a kernel's backward pass (CPU only; staging.py)."""
+        if inst.compiled.reverse is None:
+            return None
+        return staging.plan(inst.ir, inst.facts, inst.compiled.reverse, reassigned)
+
+    def staged_body(self, inst, plan, head_lines, skip) -> list:
+        """The staged backward body (staging.py): the unchecked body's statements, with the
+        gradient adds recorded into the chunk's stage buffers and bad indices flagged."""
+        fn, sym = inst.ir, inst.symbol
+        out = staging.stage_struct(sym, plan)
+        out.append(
+            f"{self.body_qualifier} void {sym}_backward_staged_body(const wp_args_{sym}* args, "
+            f"const weft::launch_bounds* bounds, weft::int64 task, wp_stage_{sym}& st, int k) {{"
+        )
+        staged = Body(fn, inst.facts, True, plan)
+        lines = self.backward_body(staged, inst.compiled.adjoint(), head_lines + ["    bool bad = false;"], skip)
+        return out + lines[:-1] + ["    st.bad[k] = bad;", "}"]
+
+    def kernel_entry(self, inst, mode, has_fast, plan=None) -> list:
+        """The exported range function: runs tasks [begin, end), catching kernel errors. With a
+        fast variant, it is used when ``fast_condition`` holds for the launch; with a staging
+        ``plan``, the fast variant is the staged loop."""
+        sym = inst.symbol
+        # The arguments and bounds are copied to locals: the body's stores cannot alias a local
+        # whose address does not escape, so the compiler keeps them in registers across tasks
+        # (and can vectorize the task loop) instead of reloading them after every store.
+        call = f"{sym}_{mode}{{}}_body(&local_args, &local_bounds, t, tc);"
+        loop = "for (weft::int64 t = begin; t < end; ++t) "
+        out = [
+            f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_context* ctx, const void* args, "
+            "weft::int64 begin, weft::int64 end) {",
+            "    weft::serial_launch = ctx->serial != 0;",
+            "    weft::thread_ctx tc{ctx->serial != 0, ctx->serial != 0, nullptr};",
+            f"    wp_args_{sym} local_args = *(const wp_args_{sym}*)args;",
+            "    const weft::launch_bounds local_bounds = ctx->bounds;",
+            "    try {",
+        ]
+        if inst.facts.accum_params:
+            out += self.accumulate_scope(inst, mode, "        ")
+        cond = None
+        if has_fast:
+            # The range test lets the compiler see the int32 thread index equals the task number.
+            cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(inst, "local_args.", "local_bounds")
+        # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run in any
+        # order), which lets the compiler vectorize element-wise kernels
+        loops = self.task_loops(cond, loop, call, "        ", pragmas=("#pragma GCC ivdep",))
+        if plan:  # the fast branch (between the if and the else) becomes the staged loop
+            loops = loops[:1] + staging.staged_loops(inst.symbol, plan, "            ") + loops[-3:]
+        out += loops
+        out += [
+            "    } catch (const weft::kernel_exception& e) {",
+            "        weft::record_error(ctx, e.err);",
+            "    }",
+            "}",
+        ]
+        return out
+
     def accumulate_scope(self, inst, mode, ind) -> list:
         """The accumulation scope of an entry point (native/accumulate.h): the runtime overlap
         test, and the arrays this pass accumulates into (forward: the atomics' data; backward:
@@ -635,33 +697,6 @@ class CPURenderer:
             if p in inst.facts.accum_params or q in inst.facts.accum_params
         ]
         return " && ".join(tests) or "true"
-
-    def struct_definitions(self, kernels, funcs) -> list:
-        """C++ definitions of every struct type used, nested structs first."""
-        order, seen = [], set()
-        for inst in list(funcs) + list(kernels):
-            for var in inst.ir.vars:
-                t = var.type
-                if getattr(t, "_kind", None) != "struct":
-                    continue
-                for dep in t.dependencies() + [t]:
-                    if dep.cname not in seen:
-                        seen.add(dep.cname)
-                        order.append(dep.cpp_definition())
-        return order
-
-    def render_module(self, kernels, funcs) -> str:
-        """Full translation unit: header include, structs, funcs in dependency order, kernels."""
-        return join_unit(*self.render_parts(kernels, funcs))
-
-    def render_parts(self, kernels, funcs) -> tuple:
-        """The module's prelude (header include, structs, funcs) and the text of each kernel:
-        ``join_unit(prelude, kernel_texts)`` is the whole module, and any subset of the kernels
-        joined to the prelude is a translation unit of its own (``split_units``)."""
-        prelude = ['#include "weft.h"', ""]
-        prelude += self.struct_definitions(kernels, funcs)
-        prelude += [self.render_func(f) for f in funcs]
-        return "\n\n".join(prelude), [self.render_kernel(k) for k in kernels]
 
 
 def join_unit(prelude: str, kernel_texts) -> str:

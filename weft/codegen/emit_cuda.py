@@ -1,5 +1,5 @@
-"""Renderer, CUDA flavour: the same IR and the same body rendering as ``CPURenderer``; only the
-target table differs (qualifiers, entry points).
+"""Renderer, CUDA flavour: a sibling of ``CPURenderer`` over the same ``CStyleRenderer`` (the same
+IR and the same body rendering); it adds the qualifiers and the entry points, and stages nothing.
 
 Contract: ``CUDARenderer().render_module(kernels, funcs)`` returns one CUDA C++ translation unit
 holding, for every kernel instance ``sym``,
@@ -16,10 +16,10 @@ Each is a grid-stride loop over ``bounds.size`` calling the per-thread body (the
 
 from __future__ import annotations
 
-from .emit import CPURenderer
+from .emit import CStyleRenderer
 
 
-class CUDARenderer(CPURenderer):
+class CUDARenderer(CStyleRenderer):
     """Renders a module for NVRTC."""
 
     target = "cuda"
@@ -31,9 +31,6 @@ class CUDARenderer(CPURenderer):
         """Names of the instance's ``__global__`` functions, forward first."""
         modes = ("forward", "backward") if inst.backward_enabled else ("forward",)
         return [f"{inst.symbol}_{self.target}_{mode}" for mode in modes]
-
-    def stage_plan_of(self, inst, reassigned):
-        return None  # staged loops are a CPU vectorization device (staging.py)
 
     def kernel_entry(self, inst, mode, has_fast, plan=None) -> list:
         sym = inst.symbol
