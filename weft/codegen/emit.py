@@ -505,7 +505,7 @@ class CStyleRenderer:
 
     def stage_plan_of(self, inst, reassigned):
         """The staging plan of a kernel's backward pass: none (only the CPU stages; CPURenderer)."""
-        return None
+        return None  # noqa: RET501 (the neutral renderer plans nothing)
 
     def staged_body(self, inst, plan, head_lines, skip) -> list:
         """The staged backward body of a kernel with a staging ``plan`` (CPURenderer)."""
