@@ -172,6 +172,14 @@ def ref_lshift(a, b):
     return (a.astype(np.int64) << b.astype(np.int64)).astype(a.dtype)  # wraps to the type
 
 
+def ref_erf(x):
+    return np.vectorize(math.erf)(np.asarray(x, dtype=np.float64)).astype(np.asarray(x).dtype)
+
+
+def ref_erfc(x):
+    return np.vectorize(math.erfc)(np.asarray(x, dtype=np.float64)).astype(np.asarray(x).dtype)
+
+
 def ref_smoothstep(e0, e1, x):
     t = np.clip((x - e0) / (e1 - e0), 0, 1)
     return t * t * (3 - 2 * t)
@@ -365,6 +373,8 @@ SPECS = [
     Spec("sinh", V(wp.sinh), np.sinh, (R(-4, 4),)),
     Spec("cosh", V(wp.cosh), np.cosh, (R(-4, 4),)),
     Spec("tanh", V(wp.tanh), np.tanh, (R(-4, 4),)),
+    Spec("erf", V(wp.erf), ref_erf, (R(-3, 3),)),
+    Spec("erfc", V(wp.erfc), ref_erfc, (R(-3, 3),)),
     Spec("floor", V(wp.floor), np.floor, (R(-5, 5),), away=away_from_int, extra=ROUNDING_POINTS, exact=True),
     Spec("ceil", V(wp.ceil), np.ceil, (R(-5, 5),), away=away_from_int, extra=ROUNDING_POINTS, exact=True),
     Spec(

@@ -81,6 +81,8 @@ SMOOTH_UNARY = {
     "square": "({0}) * ({0})",
     "degrees": f"{c(0.01)} * wp.degrees({{0}})",
     "radians": "wp.radians({0})",
+    "erf": "wp.erf({0})",
+    "erfc": "wp.erfc({0})",
 }
 SMOOTH_BINARY = {
     "add": "({0} + {1})",

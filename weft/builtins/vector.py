@@ -30,6 +30,47 @@ C = composite_var("C", "vector", "matrix", "quaternion", "transform")
 Any = AnyOf("any value", lambda t: True)
 
 
+def _np(x):
+    return np.asarray(x, dtype=np.float64).reshape(getattr(type(x), "_shape", np.shape(x)))
+
+
+def _vec(a, like):
+    a = np.asarray(a, dtype=np.float64)
+    cls = vt.vector(a.size, like._scalar) if a.ndim == 1 else vt.matrix(a.shape, like._scalar)
+    return cls(*a.ravel().tolist())
+
+
+def _quat_mul(a, b):
+    x1, y1, z1, w1 = a
+    x2, y2, z2, w2 = b
+    return np.array(
+        [
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+        ]
+    )
+
+
+def _rotate(q, v):
+    u, w = q[:3], q[3]
+    return v * (2.0 * w * w - 1.0) + np.cross(u, v) * 2.0 * w + u * (2.0 * np.dot(u, v))
+
+
+def _conj(q):
+    return np.array([-q[0], -q[1], -q[2], q[3]])
+
+
+def _quat_to_matrix(q):
+    return np.stack([_rotate(q, e) for e in np.eye(3)], axis=1)
+
+
+def _normalize(a):
+    n = np.linalg.norm(a)
+    return a / n if n > 0 else a * 0.0
+
+
 def _square(t) -> bool:
     return t._shape[0] == t._shape[1]
 
@@ -70,7 +111,11 @@ def _vecmat(ts):
 
 def _matmat(ts):
     a, b = ts
-    return vt.matrix((a._shape[0], b._shape[1]), a._scalar) if a._shape[1] == b._shape[0] and a._scalar is b._scalar else None
+    return (
+        vt.matrix((a._shape[0], b._shape[1]), a._scalar)
+        if a._shape[1] == b._shape[0] and a._scalar is b._scalar
+        else None
+    )
 
 
 def _outer(ts):
@@ -129,14 +174,40 @@ sb.max.add(p("a", V), scalar_of())
 sb.abs.add(p("x", V), V)
 sb.clamp.add(p("x", V, "a", V, "b", V), V)
 
-argmin = builtin("argmin", "Index of the smallest component", "vector math").add(p("a", V), wt.uint32, differentiable=False)
-argmax = builtin("argmax", "Index of the largest component", "vector math").add(p("a", V), wt.uint32, differentiable=False)
+argmin = builtin("argmin", "Index of the smallest component", "vector math").add(
+    p("a", V), wt.uint32, differentiable=False
+)
+argmax = builtin("argmax", "Index of the largest component", "vector math").add(
+    p("a", V), wt.uint32, differentiable=False
+)
 
-dot = builtin("dot", "Dot product", "vector math").add(p("a", V, "b", V), scalar_of()).add(p("a", Q, "b", Q), scalar_of())
-cross = builtin("cross", "Cross product of two 3-vectors", "vector math").add(p("a", FV3, "b", FV3), FV3)
-length = builtin("length", "Euclidean length", "vector math").add(p("a", FV), scalar_of()).add(p("a", Q), scalar_of())
-length_sq = builtin("length_sq", "Squared Euclidean length", "vector math").add(p("a", FV), scalar_of()).add(p("a", Q), scalar_of())
-normalize = builtin("normalize", "a / length(a) (zero stays zero)", "vector math").add(p("a", FV), FV).add(p("a", Q), Q)
+dot = (
+    builtin("dot", "Dot product", "vector math", lambda a, b: float(np.dot(_np(a).ravel(), _np(b).ravel())))
+    .add(p("a", V, "b", V), scalar_of())
+    .add(p("a", Q, "b", Q), scalar_of())
+)
+cross = builtin(
+    "cross", "Cross product of two 3-vectors", "vector math", lambda a, b: _vec(np.cross(_np(a), _np(b)), a)
+).add(p("a", FV3, "b", FV3), FV3)
+length = (
+    builtin("length", "Euclidean length", "vector math", lambda a: float(np.linalg.norm(_np(a))))
+    .add(p("a", FV), scalar_of())
+    .add(p("a", Q), scalar_of())
+)
+length_sq = (
+    builtin(
+        "length_sq", "Squared Euclidean length", "vector math", lambda a: float(np.dot(_np(a).ravel(), _np(a).ravel()))
+    )
+    .add(p("a", FV), scalar_of())
+    .add(p("a", Q), scalar_of())
+)
+normalize = (
+    builtin(
+        "normalize", "a / length(a) (zero stays zero)", "vector math", lambda a: type(a)(*_normalize(_np(a)).tolist())
+    )
+    .add(p("a", FV), FV)
+    .add(p("a", Q), Q)
+)
 norm_l1 = builtin("norm_l1", "Sum of absolute components", "vector math").add(p("a", FV), scalar_of())
 norm_l2 = builtin("norm_l2", "Euclidean norm", "vector math").add(p("a", FV), scalar_of())
 norm_huber = builtin("norm_huber", "Huber norm with threshold delta", "vector math").add(
@@ -148,147 +219,145 @@ norm_pseudo_huber = builtin("norm_pseudo_huber", "Pseudo-Huber norm with thresho
 smooth_normalize = builtin("smooth_normalize", "Normalization smoothed near zero by delta", "vector math").add(
     p("v", FV, "delta", DTypeOf("V")), FV
 )
-outer = builtin("outer", "Outer product a b^T", "vector math").add(p("a", FV, "b", FV2), _outer)
-cw_mul = builtin("cw_mul", "Component-wise product", "vector math").add(p("a", V, "b", V), V).add(p("a", M, "b", M), M)
-cw_div = builtin("cw_div", "Component-wise quotient", "vector math").add(p("a", V, "b", V), V).add(p("a", M, "b", M), M)
+outer = builtin("outer", "Outer product a b^T", "vector math", lambda a, b: _vec(np.outer(_np(a), _np(b)), a)).add(
+    p("a", FV, "b", FV2), _outer
+)
+cw_mul = (
+    builtin("cw_mul", "Component-wise product", "vector math", lambda a, b: _vec(_np(a) * _np(b), a))
+    .add(p("a", V, "b", V), V)
+    .add(p("a", M, "b", M), M)
+)
+cw_div = (
+    builtin("cw_div", "Component-wise quotient", "vector math", lambda a, b: _vec(_np(a) / _np(b), a))
+    .add(p("a", V, "b", V), V)
+    .add(p("a", M, "b", M), M)
+)
 
 # --- matrices --------------------------------------------------------------------------------
-transpose = builtin("transpose", "Matrix transpose", "matrix math").add(p("a", M), _transpose)
-inverse = builtin("inverse", "Inverse of a 2x2, 3x3 or 4x4 matrix", "matrix math").add(p("a", FMsq), FMsq)
-determinant = builtin("determinant", "Determinant", "matrix math").add(p("a", FMsq), scalar_of())
-trace = builtin("trace", "Sum of the diagonal", "matrix math").add(p("a", FMsq), scalar_of())
-diag = builtin("diag", "Square matrix with the vector on its diagonal", "matrix math").add(p("d", FV), _diag)
-get_diag = builtin("get_diag", "The diagonal of a matrix as a vector", "matrix math").add(p("a", FM), _get_diag)
-skew = builtin("skew", "The cross-product matrix of a 3-vector", "matrix math").add(p("a", FV3), mat33_of())
-ddot = builtin("ddot", "Double contraction sum(a * b)", "matrix math").add(p("a", FM, "b", FM), scalar_of())
+transpose = builtin("transpose", "Matrix transpose", "matrix math", lambda m: _vec(_np(m).T, m)).add(
+    p("a", M), _transpose
+)
+inverse = builtin(
+    "inverse", "Inverse of a 2x2, 3x3 or 4x4 matrix", "matrix math", lambda m: _vec(np.linalg.inv(_np(m)), m)
+).add(p("a", FMsq), FMsq)
+determinant = builtin("determinant", "Determinant", "matrix math", lambda m: float(np.linalg.det(_np(m)))).add(
+    p("a", FMsq), scalar_of()
+)
+trace = builtin("trace", "Sum of the diagonal", "matrix math", lambda m: float(np.trace(_np(m)))).add(
+    p("a", FMsq), scalar_of()
+)
+diag = builtin(
+    "diag", "Square matrix with the vector on its diagonal", "matrix math", lambda d: _vec(np.diag(_np(d)), d)
+).add(p("d", FV), _diag)
+get_diag = builtin(
+    "get_diag", "The diagonal of a matrix as a vector", "matrix math", lambda m: _vec(np.diag(_np(m)), m)
+).add(p("a", FM), _get_diag)
+skew = builtin(
+    "skew", "The cross-product matrix of a 3-vector", "matrix math", lambda a: _vec(np.cross(np.eye(3), _np(a)), a)
+).add(p("a", FV3), mat33_of())
+ddot = builtin("ddot", "Double contraction sum(a * b)", "matrix math", lambda a, b: float(np.sum(_np(a) * _np(b)))).add(
+    p("a", FM, "b", FM), scalar_of()
+)
 
 # --- quaternions ----------------------------------------------------------------------------
-quat_from_axis_angle = builtin("quat_from_axis_angle", "Rotation of angle about axis", "quaternion").add(
-    p("axis", FV3, "angle", DTypeOf("V")), quat_of()
+quat_from_axis_angle = builtin(
+    "quat_from_axis_angle",
+    "Rotation of angle about axis",
+    "quaternion",
+    lambda axis, angle: vt.quaternion(axis._scalar)(*(list(_np(axis) * np.sin(angle * 0.5)) + [np.cos(angle * 0.5)])),
+).add(p("axis", FV3, "angle", DTypeOf("V")), quat_of())
+quat_rotate = builtin(
+    "quat_rotate", "Rotate a vector by a quaternion", "quaternion", lambda q, v: _vec(_rotate(_np(q), _np(v)), v)
+).add(p("q", Q, "p", FV3), vec3_of())
+quat_rotate_inv = builtin(
+    "quat_rotate_inv",
+    "Rotate a vector by the inverse quaternion",
+    "quaternion",
+    lambda q, v: _vec(_rotate(_conj(_np(q)), _np(v)), v),
+).add(p("q", Q, "p", FV3), vec3_of())
+quat_inverse = builtin(
+    "quat_inverse", "Conjugate of a unit quaternion", "quaternion", lambda q: type(q)(*_conj(_np(q)).tolist())
+).add(p("q", Q), Q)
+quat_to_matrix = builtin(
+    "quat_to_matrix", "3x3 rotation matrix of a quaternion", "quaternion", lambda q: _vec(_quat_to_matrix(_np(q)), q)
+).add(p("q", Q), mat33_of())
+quat_from_matrix = (
+    builtin("quat_from_matrix", "Quaternion of a rotation matrix", "quaternion")
+    .add(p("m", FM33), quat_of())
+    .add(p("m", FM44), quat_of())
 )
-quat_rotate = builtin("quat_rotate", "Rotate a vector by a quaternion", "quaternion").add(p("q", Q, "p", FV3), vec3_of())
-quat_rotate_inv = builtin("quat_rotate_inv", "Rotate a vector by the inverse quaternion", "quaternion").add(
-    p("q", Q, "p", FV3), vec3_of()
-)
-quat_inverse = builtin("quat_inverse", "Conjugate of a unit quaternion", "quaternion").add(p("q", Q), Q)
-quat_to_matrix = builtin("quat_to_matrix", "3x3 rotation matrix of a quaternion", "quaternion").add(p("q", Q), mat33_of())
-quat_from_matrix = builtin("quat_from_matrix", "Quaternion of a rotation matrix", "quaternion").add(
-    p("m", FM33), quat_of()
-).add(p("m", FM44), quat_of())
 quat_rpy = builtin("quat_rpy", "Quaternion from roll, pitch, yaw", "quaternion").add(
     p("roll", sb.Float, "pitch", sb.Float, "yaw", sb.Float), lambda ts: vt.quaternion(ts[0])
 )
-quat_slerp = builtin("quat_slerp", "Spherical interpolation", "quaternion").add(p("q0", Q, "q1", Q, "t", DTypeOf("Q")), Q)
+quat_slerp = builtin("quat_slerp", "Spherical interpolation", "quaternion").add(
+    p("q0", Q, "q1", Q, "t", DTypeOf("Q")), Q
+)
 
 # --- transforms -----------------------------------------------------------------------------
-transform_point = builtin("transform_point", "Apply a transform to a point", "transform").add(
-    p("xform", X, "point", FV3), vec3_of()
-).add(p("mat", FM44, "point", FV3), vec3_of())
-transform_vector = builtin("transform_vector", "Apply a transform's rotation to a vector", "transform").add(
-    p("xform", X, "vec", FV3), vec3_of()
-).add(p("mat", FM44, "vec", FV3), vec3_of())
-transform_multiply = builtin("transform_multiply", "Compose two transforms", "transform").add(p("a", X, "b", X), X)
-transform_inverse = builtin("transform_inverse", "Inverse transform", "transform").add(p("xform", X), X)
-transform_get_translation = builtin("transform_get_translation", "Translation part", "transform").add(
-    p("xform", X), vec3_of()
+transform_point = (
+    builtin(
+        "transform_point",
+        "Apply a transform to a point",
+        "transform",
+        lambda t, p: _vec(_rotate(_np(t)[3:], _np(p)) + _np(t)[:3], p),
+    )
+    .add(p("xform", X, "point", FV3), vec3_of())
+    .add(p("mat", FM44, "point", FV3), vec3_of())
 )
-transform_get_rotation = builtin("transform_get_rotation", "Rotation part", "transform").add(p("xform", X), quat_of())
+transform_vector = (
+    builtin(
+        "transform_vector",
+        "Apply a transform's rotation to a vector",
+        "transform",
+        lambda t, v: _vec(_rotate(_np(t)[3:], _np(v)), v),
+    )
+    .add(p("xform", X, "vec", FV3), vec3_of())
+    .add(p("mat", FM44, "vec", FV3), vec3_of())
+)
+transform_multiply = builtin(
+    "transform_multiply",
+    "Compose two transforms",
+    "transform",
+    lambda a, b: type(a)(
+        *(list(_np(a)[:3] + _rotate(_np(a)[3:], _np(b)[:3])) + list(_quat_mul(_np(a)[3:], _np(b)[3:])))
+    ),
+).add(p("a", X, "b", X), X)
+transform_inverse = builtin(
+    "transform_inverse",
+    "Inverse transform",
+    "transform",
+    lambda t: type(t)(*(list(-_rotate(_conj(_np(t)[3:]), _np(t)[:3])) + list(_conj(_np(t)[3:])))),
+).add(p("xform", X), X)
+transform_get_translation = builtin(
+    "transform_get_translation",
+    "Translation part",
+    "transform",
+    lambda t: vt.vector(3, t._scalar)(*_np(t)[:3].tolist()),
+).add(p("xform", X), vec3_of())
+transform_get_rotation = builtin(
+    "transform_get_rotation", "Rotation part", "transform", lambda t: vt.quaternion(t._scalar)(*_np(t)[3:].tolist())
+).add(p("xform", X), quat_of())
 
 # --- spatial vectors (6-vectors: angular part on top, linear part below) -------------------
 spatial_cross = builtin("spatial_cross", "Spatial motion cross product", "spatial").add(p("a", FV6, "b", FV6), FV6)
 spatial_cross_dual = builtin("spatial_cross_dual", "Spatial force cross product", "spatial").add(
     p("a", FV6, "b", FV6), FV6
 )
-spatial_dot = builtin("spatial_dot", "Dot product of spatial vectors", "spatial").add(p("a", FV6, "b", FV6), scalar_of())
+spatial_dot = builtin("spatial_dot", "Dot product of spatial vectors", "spatial").add(
+    p("a", FV6, "b", FV6), scalar_of()
+)
 spatial_adjoint = builtin("spatial_adjoint", "The 6x6 matrix [[R, 0], [S, R]]", "spatial").add(
     p("r", FM33, "s", FM33), lambda ts: vt.matrix((6, 6), ts[0]._scalar)
 )
-spatial_top = builtin("spatial_top", "The first three components", "spatial").add(p("a", FV6), vec3_of())
-spatial_bottom = builtin("spatial_bottom", "The last three components", "spatial").add(p("a", FV6), vec3_of())
+spatial_top = builtin(
+    "spatial_top", "The first three components", "spatial", lambda a: vt.vector(3, a._scalar)(*_np(a)[:3].tolist())
+).add(p("a", FV6), vec3_of())
+spatial_bottom = builtin(
+    "spatial_bottom", "The last three components", "spatial", lambda a: vt.vector(3, a._scalar)(*_np(a)[3:].tolist())
+).add(p("a", FV6), vec3_of())
 
 _ = registry
 
-__all__ = sorted(name for name, obj in list(globals().items()) if type(obj).__name__ == "Builtin" and not name.startswith("_"))
-
-
-# --- evaluation from Python (outside kernels): ``wp.dot(v, w)``, ``wp.quat_rotate(q, v)`` ... ---
-def _np(x):
-    return np.asarray(x, dtype=np.float64).reshape(getattr(type(x), "_shape", np.shape(x)))
-
-
-def _vec(a, like):
-    a = np.asarray(a, dtype=np.float64)
-    cls = vt.vector(a.size, like._scalar) if a.ndim == 1 else vt.matrix(a.shape, like._scalar)
-    return cls(*a.ravel().tolist())
-
-
-def _quat_mul(a, b):
-    x1, y1, z1, w1 = a
-    x2, y2, z2, w2 = b
-    return np.array(
-        [
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-        ]
-    )
-
-
-def _rotate(q, v):
-    u, w = q[:3], q[3]
-    return v * (2.0 * w * w - 1.0) + np.cross(u, v) * 2.0 * w + u * (2.0 * np.dot(u, v))
-
-
-def _conj(q):
-    return np.array([-q[0], -q[1], -q[2], q[3]])
-
-
-def _quat_to_matrix(q):
-    return np.stack([_rotate(q, e) for e in np.eye(3)], axis=1)
-
-
-def _normalize(a):
-    n = np.linalg.norm(a)
-    return a / n if n > 0 else a * 0.0
-
-
-_host_vector_impls = {
-    "dot": lambda a, b: float(np.dot(_np(a).ravel(), _np(b).ravel())),
-    "cross": lambda a, b: _vec(np.cross(_np(a), _np(b)), a),
-    "length": lambda a: float(np.linalg.norm(_np(a))),
-    "length_sq": lambda a: float(np.dot(_np(a).ravel(), _np(a).ravel())),
-    "normalize": lambda a: type(a)(*_normalize(_np(a)).tolist()),
-    "outer": lambda a, b: _vec(np.outer(_np(a), _np(b)), a),
-    "cw_mul": lambda a, b: _vec(_np(a) * _np(b), a),
-    "cw_div": lambda a, b: _vec(_np(a) / _np(b), a),
-    "transpose": lambda m: _vec(_np(m).T, m),
-    "inverse": lambda m: _vec(np.linalg.inv(_np(m)), m),
-    "determinant": lambda m: float(np.linalg.det(_np(m))),
-    "trace": lambda m: float(np.trace(_np(m))),
-    "diag": lambda d: _vec(np.diag(_np(d)), d),
-    "get_diag": lambda m: _vec(np.diag(_np(m)), m),
-    "skew": lambda a: _vec(np.cross(np.eye(3), _np(a)), a),
-    "ddot": lambda a, b: float(np.sum(_np(a) * _np(b))),
-    "quat_rotate": lambda q, v: _vec(_rotate(_np(q), _np(v)), v),
-    "quat_rotate_inv": lambda q, v: _vec(_rotate(_conj(_np(q)), _np(v)), v),
-    "quat_inverse": lambda q: type(q)(*_conj(_np(q)).tolist()),
-    "quat_to_matrix": lambda q: _vec(_quat_to_matrix(_np(q)), q),
-    "quat_from_axis_angle": lambda axis, angle: vt.quaternion(axis._scalar)(
-        *(list(_np(axis) * np.sin(angle * 0.5)) + [np.cos(angle * 0.5)])
-    ),
-    "transform_point": lambda t, p: _vec(_rotate(_np(t)[3:], _np(p)) + _np(t)[:3], p),
-    "transform_vector": lambda t, v: _vec(_rotate(_np(t)[3:], _np(v)), v),
-    "transform_multiply": lambda a, b: type(a)(
-        *(list(_np(a)[:3] + _rotate(_np(a)[3:], _np(b)[:3])) + list(_quat_mul(_np(a)[3:], _np(b)[3:])))
-    ),
-    "transform_inverse": lambda t: type(t)(
-        *(list(-_rotate(_conj(_np(t)[3:]), _np(t)[:3])) + list(_conj(_np(t)[3:])))
-    ),
-    "transform_get_translation": lambda t: vt.vector(3, t._scalar)(*_np(t)[:3].tolist()),
-    "transform_get_rotation": lambda t: vt.quaternion(t._scalar)(*_np(t)[3:].tolist()),
-    "spatial_top": lambda a: vt.vector(3, a._scalar)(*_np(a)[:3].tolist()),
-    "spatial_bottom": lambda a: vt.vector(3, a._scalar)(*_np(a)[3:].tolist()),
-}
-for _name, _impl in _host_vector_impls.items():
-    registry[_name].python_impl = _impl
+__all__ = sorted(
+    name for name, obj in list(globals().items()) if type(obj).__name__ == "Builtin" and not name.startswith("_")
+)
