@@ -11,6 +11,8 @@ import pytest
 import weft as wp
 from weft.codegen import access, pipeline
 from weft.codegen import adjoint as ad
+from weft.codegen.emit import CPURenderer
+from weft.codegen.emit_cuda import CUDARenderer
 from weft.codegen.source import Source
 
 
@@ -56,6 +58,22 @@ def test_a_construct_without_adjoint_fails_only_when_a_backward_pass_is_built(mo
     assert compiled.reverse is None and compiled.facts.tid_arrays  # the forward stages still ran
     with pytest.raises(NotImplementedError, match="frobnicate"):
         compiled.adjoint()
+
+
+@wp.kernel
+def k_scatter_springs(x: wp.array(dtype=float), ends: wp.array(dtype=int), f: wp.array(dtype=float)):
+    t = wp.tid()
+    d = x[ends[2 * t + 1]] - x[ends[2 * t]]
+    wp.atomic_sub(f, ends[2 * t], d)
+    wp.atomic_add(f, ends[2 * t + 1], d)
+
+
+def test_the_cpu_staging_plan_is_made_by_the_pipeline_not_the_renderer():
+    inst = k_scatter_springs.default_instance()
+    assert inst.compiled.stage_plan is not None  # a straight-line scatter: its backward runs staged
+    assert k_pipeline_end_to_end.default_instance().compiled.stage_plan is None  # no scatter: plain loop
+    assert "_backward_staged_body" in CPURenderer().render_kernel(inst)
+    assert "staged" not in CUDARenderer().render_kernel(inst)  # the CUDA renderer ignores the plan
 
 
 @wp.kernel

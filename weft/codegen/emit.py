@@ -56,19 +56,6 @@ def _with_loc(name):
     return lambda r, b, s, a: f"weft::{name}({a[0]}, {r.loc(b, s)}, {', '.join(a[1:])})"
 
 
-def _assigned_var_ids(fn) -> set:
-    """Ids of the vars a statement of ``fn`` writes (assignment targets and call/read results)."""
-    out = set()
-    for s in ir.walk(fn.body):
-        if isinstance(s, ir.Assign):
-            out.add(s.dst.id)
-        elif isinstance(s, (ir.Call, ir.Read)) and s.result is not None:
-            out.add(s.result.id)
-        elif isinstance(s, ir.Loop) and s.index is not None:
-            out.add(s.index.id)
-    return out
-
-
 def _nc(b, s) -> str:
     """``_nc`` for the unchecked variant of a thread-indexed access in the fast body."""
     return "_nc" if b.unchecked and id(s) in b.facts.tid_indexed else ""
@@ -453,7 +440,7 @@ class CStyleRenderer:
         # Array parameters the body never reassigns are bound by reference: a copy of the
         # descriptor would be rebuilt per task whenever a checked access's error path makes its
         # address escape (a `rep movs` per thread that cost 2x on an element-wise kernel).
-        reassigned = _assigned_var_ids(fn)
+        reassigned = ir.assigned_var_ids(fn)
 
         def unpack_param(p):
             ref = "&" if isinstance(p.var.type, wt.ArrayType) and p.var.id not in reassigned else ""
@@ -473,7 +460,7 @@ class CStyleRenderer:
         )
         variants = [("", False)] + ([("_fast", True)] if inst.facts.tid_indexed else [])
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
-        plan = self.stage_plan_of(inst, reassigned) if "backward" in modes else None
+        plan = self.stage_plan_of(inst) if "backward" in modes else None
         for suffix, unchecked in variants:
             body = Body(fn, inst.facts, unchecked)
             if "forward" in modes:
@@ -503,7 +490,7 @@ class CStyleRenderer:
         out.append("}")
         return out
 
-    def stage_plan_of(self, inst, reassigned):
+    def stage_plan_of(self, inst):
         """The staging plan of a kernel's backward pass: none (only the CPU stages; CPURenderer)."""
         return None  # noqa: RET501 (the neutral renderer plans nothing)
 
@@ -609,11 +596,9 @@ class CPURenderer(CStyleRenderer):
     body_qualifier = "static inline __attribute__((always_inline))"  # per-thread bodies, inlined into the task loops
     entry_qualifier = "WEFT_EXPORT"
 
-    def stage_plan_of(self, inst, reassigned):
-        """The staging plan of a kernel's backward pass (CPU only; staging.py)."""
-        if inst.compiled.reverse is None:
-            return None
-        return staging.plan(inst.ir, inst.facts, inst.compiled.reverse, reassigned)
+    def stage_plan_of(self, inst):
+        """The kernel's staging plan, made by the pipeline (``Compiled.stage_plan``)."""
+        return inst.compiled.stage_plan
 
     def staged_body(self, inst, plan, head_lines, skip) -> list:
         """The staged backward body (staging.py): the unchecked body's statements, with the

@@ -277,3 +277,16 @@ def verify(fn: Function):
             seen.add(res.id)
         if isinstance(s, Assign) and not s.dst.mutable:
             raise AssertionError(f"{fn.name}: assign to immutable {s.dst!r}")
+
+
+def assigned_var_ids(fn) -> set:
+    """Ids of the vars a statement of ``fn`` writes (assignment targets and call/read results)."""
+    out = set()
+    for s in walk(fn.body):
+        if isinstance(s, Assign):
+            out.add(s.dst.id)
+        elif isinstance(s, (Call, Read)) and s.result is not None:
+            out.add(s.result.id)
+        elif isinstance(s, Loop) and s.index is not None:
+            out.add(s.index.id)
+    return out

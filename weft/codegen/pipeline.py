@@ -5,6 +5,8 @@ Contract: ``compile_function(src, param_types, is_kernel, symbol, ...)`` returns
 
 - ``ir``: the typed IR the frontend lowered (``ir.verify`` checked it); no later stage changes it;
 - ``facts``: what the access analysis found (``access.AccessFacts``; none for a func);
+- ``stage_plan``: for a kernel whose backward pass the CPU can run as staged, vectorised chunks,
+  the plan of those chunks (``staging.plan``; only the CPU renderer uses it), else None;
 - ``reverse``: the adjoint program, the reverse statements of the body (``adjoint.reverse_block``),
   or None with ``reverse_error`` naming the construct that has no adjoint (raised by ``adjoint()``
   when a backward pass is built, so forward-only kernels still build).
@@ -20,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import config
-from . import access, frontend, ir
+from . import access, frontend, ir, staging
 from . import adjoint as ad
 from .source import Source
 
@@ -33,6 +35,7 @@ class Compiled:
     facts: access.AccessFacts
     reverse: tuple | None  # adjoint records (adjoint.AdjCall, AdjIf...), in the order they run
     reverse_error: str | None = None
+    stage_plan: staging.StagePlan | None = None
 
     def adjoint(self) -> tuple:
         """The adjoint program.
@@ -59,8 +62,11 @@ def compile_function(src: Source, param_types: dict, is_kernel: bool, symbol: st
         reverse, reverse_error = tuple(ad.reverse_block(fn.body)), None  # the adjoint program
     except NotImplementedError as e:
         reverse, reverse_error = None, str(e)
+    plan = None  # the CPU's staged backward loop (target-specific, but a pure function of the above)
+    if is_kernel and reverse is not None:
+        plan = staging.plan(fn, facts, reverse, ir.assigned_var_ids(fn))
     if lowered is not None:
         ir.verify(fn)
         if str(fn) != lowered:
             raise AssertionError(f"a compiler stage changed the IR of '{symbol}' after lowering")
-    return Compiled(fn, facts, reverse, reverse_error)
+    return Compiled(fn, facts, reverse, reverse_error, plan)

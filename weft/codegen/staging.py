@@ -74,7 +74,7 @@ def plan(fn, facts, reverse, reassigned: set) -> StagePlan | None:
     """The staging plan of kernel ``fn``'s backward pass, or None when it keeps the plain loop.
     ``facts``: its ``access.AccessFacts``; ``reverse``: its adjoint program
     (``pipeline.Compiled.reverse``); ``reassigned``: ids of the vars the body assigns
-    (emit._assigned_var_ids)."""
+    (ir.assigned_var_ids)."""
     if not facts.tid_indexed:  # no fast body: the launch cannot skip checks
         return None
     params = {p.var.id: p.name for p in fn.params if p.var.id not in reassigned}
