@@ -49,24 +49,53 @@ class Compiled:
 
 
 def compile_function(src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None) -> Compiled:
-    """Lower, verify, analyze and differentiate one function.
+    """Run the compiler's stages on one function, in order.
 
     Raises:
         WarpCodegenError: the source is not a valid kernel or func (from the frontend, with the
             file, line and what is wrong).
     """
-    fn, _ = frontend.lower_function(src, param_types, is_kernel, symbol, ret_annotation)  # lower + verify
-    lowered = str(fn) if config.verify_ir else None
-    facts = access.analyze(fn)  # which accesses are exclusive, bounds-tested, locally summed
-    try:
-        reverse, reverse_error = tuple(ad.reverse_block(fn.body)), None  # the adjoint program
-    except NotImplementedError as e:
-        reverse, reverse_error = None, str(e)
-    plan = None  # the CPU's staged backward loop (target-specific, but a pure function of the above)
-    if is_kernel and reverse is not None:
-        plan = staging.plan(fn, facts, reverse, ir.assigned_var_ids(fn))
-    if lowered is not None:
-        ir.verify(fn)
-        if str(fn) != lowered:
-            raise AssertionError(f"a compiler stage changed the IR of '{symbol}' after lowering")
+    fn = lower(src, param_types, is_kernel, symbol, ret_annotation)
+    unchanged = _IRGuard(fn, symbol)
+    facts = access.analyze(fn)
+    reverse, reverse_error = differentiate(fn)
+    plan = plan_cpu_staging(fn, facts, reverse) if is_kernel else None
+    unchanged.check()
     return Compiled(fn, facts, reverse, reverse_error, plan)
+
+
+def lower(src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None) -> ir.Function:
+    """Python source -> typed IR (frontend), checked by ``ir.verify``."""
+    fn, _ = frontend.lower_function(src, param_types, is_kernel, symbol, ret_annotation)
+    return fn
+
+
+def differentiate(fn: ir.Function) -> tuple:
+    """``(adjoint program, None)``, or ``(None, message)`` naming the construct without an adjoint."""
+    try:
+        return tuple(ad.reverse_block(fn.body)), None
+    except NotImplementedError as e:
+        return None, str(e)
+
+
+def plan_cpu_staging(fn: ir.Function, facts: access.AccessFacts, reverse) -> staging.StagePlan | None:
+    """The CPU's staged backward loop for a kernel (a pure function of the stages before it)."""
+    if reverse is None:
+        return None
+    return staging.plan(fn, facts, reverse, ir.assigned_var_ids(fn))
+
+
+class _IRGuard:
+    """With ``config.verify_ir``: remembers the IR's text and verifies, at ``check()``, that the
+    stages run since left it as it was (and that it still passes ``ir.verify``)."""
+
+    def __init__(self, fn: ir.Function, symbol: str):
+        self.fn, self.symbol = fn, symbol
+        self.text = str(fn) if config.verify_ir else None
+
+    def check(self):
+        if self.text is None:
+            return
+        ir.verify(self.fn)
+        if str(self.fn) != self.text:
+            raise AssertionError(f"a compiler stage changed the IR of '{self.symbol}' after lowering")
