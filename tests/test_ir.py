@@ -100,3 +100,16 @@ def test_callees_are_told_apart_by_type():
         ir.check_callee(lookalike)
     with pytest.raises(TypeError):
         intr.has_side_effect(lookalike)
+
+
+def test_every_intrinsic_declares_its_op_info_once():
+    """Effects, array access and the adjoint rule of each intrinsic live in one OpInfo; an
+    intrinsic without one is an error that names it, never a silent default."""
+    names = {intr.LOAD, intr.STORE, intr.CAST, intr.PHI, intr.TID, intr.SHAPE, intr.PRINTF, *intr.ATOMICS.values()}
+    assert names <= set(intr.OPS)
+    assert intr.op_info(intr.STORE).side_effect and intr.writes_array(intr.STORE) and not intr.reads_array(intr.STORE)
+    assert intr.reads_array(intr.LOAD) and not intr.has_side_effect(intr.LOAD)
+    add = intr.ATOMICS["atomic_add"]
+    assert intr.reads_array(add) and intr.writes_array(add) and intr.has_side_effect(add)
+    with pytest.raises(NotImplementedError, match="'frobnicate' has no OpInfo"):
+        intr.has_side_effect("frobnicate")

@@ -102,6 +102,16 @@ def is_float(t) -> _py.bool:
     return is_scalar(t) and t.kind == "float"
 
 
+def is_differentiable(t) -> bool:
+    """Whether values of type ``t`` carry gradients: float scalars, composites and structs of
+    floats, tuples containing any of them."""
+    if is_float(t):
+        return True
+    if isinstance(t, TupleType):
+        return any(is_differentiable(x) for x in t.types)
+    return getattr(t, "_differentiable", False)
+
+
 def is_int(t) -> _py.bool:
     return is_scalar(t) and t.kind in ("int", "uint")
 

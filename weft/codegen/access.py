@@ -24,8 +24,6 @@ from .. import types as wt
 from . import intrinsics as intr
 from . import ir
 
-_WRITES = {intr.STORE, *intr.ATOMICS.values()}
-_READS = {intr.LOAD, *intr.ATOMICS.values()}
 
 
 def _origins(fn: ir.Function) -> dict:
@@ -63,9 +61,9 @@ def array_access(fn: ir.Function, _cache: dict = None) -> dict:
     for s in ir.walk(fn.body):
         if not isinstance(s, ir.Call):
             continue
-        if s.callee in _READS:
+        if intr.reads_array(s.callee):
             note(s.args[0], "read")
-        if s.callee in _WRITES:
+        if intr.writes_array(s.callee):
             note(s.args[0], "write")
         callee_ir = s.callee.ir if ir.is_func(s.callee) else None
         if callee_ir is not None:
@@ -79,7 +77,6 @@ def array_access(fn: ir.Function, _cache: dict = None) -> dict:
     return out
 
 
-_ORDER_WRITES = {intr.STORE, *intr.ATOMICS.values()}
 _order_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -129,7 +126,7 @@ def access_events(fn: ir.Function) -> list:
                         visit(s.cond_block)
                     visit(s.body)
             elif isinstance(s, ir.Call):
-                kind = "read" if s.callee == intr.LOAD else "write" if s.callee in _ORDER_WRITES else None
+                kind = "write" if intr.writes_array(s.callee) else "read" if intr.reads_array(s.callee) else None
                 if kind is not None:
                     for path in origin.get(s.args[0].id, ()):
                         add(path, kind)
@@ -176,7 +173,7 @@ def exclusive_loads(fn: ir.Function) -> frozenset:
     for s in ir.walk(fn.body):
         if not isinstance(s, ir.Call):
             continue
-        if s.callee in _READS or s.callee in _WRITES:
+        if intr.reads_array(s.callee) or intr.writes_array(s.callee):
             arr = s.args[0]
             if not _indexed_by_thread(s, tid_vars):
                 ok.discard(arr.id)

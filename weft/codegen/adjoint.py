@@ -7,8 +7,9 @@ followed by these records. A loop's reverse runs its iterations backwards; each 
 restores the checkpointed loop-carried values, zeroes the adjoints of the body's values, replays
 the body and runs the body's reverse.
 
-Which statements contribute is decided by ``adjoint_rules`` (intrinsics) and the overload's
-``differentiable`` flag; a statement with no rule raises, naming it.
+Which statements contribute is decided by each intrinsic's ``OpInfo.adjoint`` rule
+(``intrinsics.OPS``), a builtin overload's ``differentiable`` flag and a func's own body; an
+intrinsic with no ``OpInfo`` raises, naming it.
 """
 
 from __future__ import annotations
@@ -21,12 +22,8 @@ from . import ir
 
 
 def is_differentiable_type(t) -> bool:
-    """Types whose values carry gradients (float scalars, tuples containing them)."""
-    if wt.is_float(t):
-        return True
-    if isinstance(t, wt.TupleType):
-        return any(is_differentiable_type(x) for x in t.types)
-    return getattr(t, "_differentiable", False)
+    """Types whose values carry gradients (``types.is_differentiable``)."""
+    return wt.is_differentiable(t)
 
 
 @dataclasses.dataclass
@@ -64,60 +61,12 @@ class AdjLoop:
     zero: list  # vars whose adjoints are reset at the start of every reverse iteration
 
 
-def _any_diff(vars_) -> bool:
-    return any(v is not None and is_differentiable_type(v.type) for v in vars_)
-
-
-def _array_dtype_diff(stmt) -> bool:
-    return is_differentiable_type(stmt.args[0].type.dtype)
-
-
-def _never(stmt) -> bool:
-    return False
-
-
-def _values(stmt) -> bool:
-    return _any_diff(list(stmt.args) + [stmt.result])
-
-
-# Intrinsic -> predicate telling whether the statement has a reverse contribution.
-adjoint_rules = {
-    intr.LOAD: _array_dtype_diff,
-    intr.STORE: _array_dtype_diff,
-    intr.CAST: lambda s: is_differentiable_type(s.result.type) and is_differentiable_type(s.args[0].type),
-    intr.PHI: lambda s: is_differentiable_type(s.result.type),
-    intr.TUPLE_MAKE: _values,
-    intr.TUPLE_GET: _values,
-    intr.CONSTRUCT: _values,
-    intr.EXTRACT: _values,
-    intr.ASSIGN_COPY: _values,
-    intr.GET_FIELD: _values,
-    intr.SET_FIELD: _values,
-    intr.TID: _never,
-    intr.ADJ_READ: _never,
-    intr.ADJ_ACCUM: _never,
-    intr.ADJ_SET: _never,
-    intr.SHAPE: _never,
-    intr.ZERO: _never,
-    intr.LOGICAL_AND: _never,
-    intr.LOGICAL_OR: _never,
-    intr.PRINT_VALUE: _never,
-    intr.PRINT_STR: _never,
-    intr.PRINT_NEWLINE: _never,
-    intr.PRINTF: _never,
-    **{name: _array_dtype_diff for name in intr.ATOMICS.values()},
-}
-
-
 def contributes(stmt: ir.Call) -> bool:
     callee = stmt.callee
     if ir.is_intrinsic(callee):
-        rule = adjoint_rules.get(callee)
-        if rule is None:
-            raise NotImplementedError(f"no adjoint rule for intrinsic '{callee}'")
-        return rule(stmt)
+        return intr.op_info(callee).adjoint(stmt)  # raises, naming the intrinsic, when it has none
     if ir.is_builtin(callee):  # contributes when a value it touches is differentiable
-        return callee.differentiable and _values(stmt)
+        return callee.differentiable and intr.operands_differentiable(stmt)
     # a user func: its own body decides (an array store or atomic inside it contributes even when
     # every argument and the result are arrays or ints)
     ir.check_callee(callee)

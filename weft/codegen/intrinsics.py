@@ -2,13 +2,18 @@
 index, casts, printing, tuples), and the public Python objects that name them (``wp.tid``...).
 
 Contract: an intrinsic is identified by a string used as ``ir.Call.callee``. This module owns
-the list of intrinsic names, which of them have side effects (skipped when the backward pass
-replays the forward), and the Python-builtin -> weft mapping used by name resolution.
+the list of intrinsic names and, in ``OPS``, one ``OpInfo`` per intrinsic: its side effects
+(skipped when the backward pass replays the forward), whether it reads or writes the array it is
+given first, and its adjoint rule (when it has a reverse contribution). An intrinsic without an
+entry is an error wherever its facts are asked for, never a silent default. Also the
+Python-builtin -> weft mapping used by name resolution.
 """
 
 from __future__ import annotations
 
 import builtins as _py
+import dataclasses
+from typing import Callable
 
 from .. import types as wt
 from ..builtins import scalar as sb
@@ -43,7 +48,85 @@ ATOMICS = {
     "atomic_max": "atomic_max",
 }
 
-SIDE_EFFECTS = {STORE, PRINT_VALUE, PRINT_STR, PRINT_NEWLINE, PRINTF, *ATOMICS.values()}
+@dataclasses.dataclass(frozen=True)
+class OpInfo:
+    """What one intrinsic does, declared once.
+
+    Attributes:
+        adjoint: ``(call) -> bool``: whether the call has a reverse contribution (its adjoint is
+            rendered); a rule reads types only.
+        side_effect: writes memory or prints (skipped when a backward pass replays the forward).
+        reads_array: reads elements of the array given as its first argument.
+        writes_array: writes elements of that array.
+    """
+
+    adjoint: Callable
+    side_effect: bool = False
+    reads_array: bool = False
+    writes_array: bool = False
+
+
+def _never(call) -> bool:
+    return False
+
+
+def operands_differentiable(call) -> bool:
+    """A value-level op contributes when one of its operands or its result carries a gradient."""
+    return any(v is not None and wt.is_differentiable(v.type) for v in [*call.args, call.result])
+
+
+def _array_dtype(call) -> bool:
+    """An array access contributes when the array's elements carry gradients."""
+    return wt.is_differentiable(call.args[0].type.dtype)
+
+
+def _cast(call) -> bool:
+    return wt.is_differentiable(call.result.type) and wt.is_differentiable(call.args[0].type)
+
+
+def _phi(call) -> bool:
+    return wt.is_differentiable(call.result.type)
+
+
+_PRINT = OpInfo(_never, side_effect=True)
+OPS: dict = {
+    LOAD: OpInfo(_array_dtype, reads_array=True),
+    STORE: OpInfo(_array_dtype, side_effect=True, writes_array=True),
+    **{name: OpInfo(_array_dtype, side_effect=True, reads_array=True, writes_array=True) for name in ATOMICS.values()},
+    CAST: OpInfo(_cast),
+    PHI: OpInfo(_phi),
+    TUPLE_MAKE: OpInfo(operands_differentiable),
+    TUPLE_GET: OpInfo(operands_differentiable),
+    CONSTRUCT: OpInfo(operands_differentiable),
+    EXTRACT: OpInfo(operands_differentiable),
+    ASSIGN_COPY: OpInfo(operands_differentiable),
+    GET_FIELD: OpInfo(operands_differentiable),
+    SET_FIELD: OpInfo(operands_differentiable),
+    TID: OpInfo(_never),
+    SHAPE: OpInfo(_never),
+    ZERO: OpInfo(_never),
+    LOGICAL_AND: OpInfo(_never),
+    LOGICAL_OR: OpInfo(_never),
+    ADJ_READ: OpInfo(_never),
+    ADJ_ACCUM: OpInfo(_never),
+    ADJ_SET: OpInfo(_never),
+    PRINT_VALUE: _PRINT,
+    PRINT_STR: _PRINT,
+    PRINT_NEWLINE: _PRINT,
+    PRINTF: _PRINT,
+}
+
+
+def op_info(name: str) -> OpInfo:
+    """The ``OpInfo`` of an intrinsic.
+
+    Raises:
+        NotImplementedError: the intrinsic has no entry in ``OPS`` (named in the message).
+    """
+    info = OPS.get(name)
+    if info is None:
+        raise NotImplementedError(f"intrinsic '{name}' has no OpInfo (effects, array access, adjoint rule)")
+    return info
 
 
 def has_side_effect(callee) -> bool:
@@ -51,11 +134,21 @@ def has_side_effect(callee) -> bool:
     from . import ir
 
     if ir.is_intrinsic(callee):
-        return callee in SIDE_EFFECTS
+        return op_info(callee).side_effect
     if ir.is_builtin(callee):
         return callee.side_effect
     ir.check_callee(callee)
     return callee.has_side_effects
+
+
+def reads_array(callee) -> bool:
+    """An intrinsic that reads the array given as its first argument."""
+    return isinstance(callee, str) and op_info(callee).reads_array
+
+
+def writes_array(callee) -> bool:
+    """An intrinsic that writes the array given as its first argument."""
+    return isinstance(callee, str) and op_info(callee).writes_array
 
 
 # ---------------------------------------------------------------------------------------------
