@@ -25,7 +25,6 @@ from . import intrinsics as intr
 from . import ir
 
 
-
 def _origins(fn: ir.Function) -> dict:
     """var id -> set of parameter paths the var may refer to (arrays and structs only)."""
     origin: dict = {}

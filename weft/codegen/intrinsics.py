@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins as _py
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 from .. import types as wt
 from ..builtins import scalar as sb
