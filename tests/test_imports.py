@@ -135,3 +135,9 @@ def test_the_walk_finds_circles():
     assert cycles(graph) == [["a", "b", "c"]]
     tree = ast.parse("import typing\nif typing.TYPE_CHECKING:\n    from x import y\nelse:\n    import z\n")
     assert [type(n).__name__ for n in _imports(tree)] == ["Import", "Import"]
+
+
+def test_the_type_vocabulary_is_not_on_a_circle():
+    """scalar_types <- vector_types <- types (the public re-export): none imports back."""
+    on_circles = {m for c in cycles(import_graph()) for m in c}
+    assert not on_circles & {"weft.scalar_types", "weft.vector_types", "weft.types"}

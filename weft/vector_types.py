@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from . import types as wt
+from . import scalar_types as wt
 
 _cache: dict = {}
 

@@ -1,0 +1,226 @@
+"""Scalar types and the kernel-level type vocabulary.
+
+Contract: every value that flows through the compiler has a *weft type*, which is one of
+  - a scalar type class (``float32``, ``int32``, ``bool`` ...), a subclass of ``Scalar``;
+  - an ``ArrayType(dtype, ndim)`` for array parameters;
+  - a ``TupleType`` for multiple return values of funcs.
+Python's ``float``/``int``/``bool`` annotations map to ``float32``/``int32``/``bool`` as in Warp.
+Type objects are hashable and compare by value; their ``ctype`` / ``np_dtype`` / ``cname``
+attributes are what the renderer and the runtime read.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import builtins as _py
+
+import numpy as np
+
+
+class Scalar:
+    """Base class of scalar types. ``wp.float32(1.5)`` makes a typed Python-side value."""
+
+    ctype = None
+    np_dtype = None
+    cname = ""
+    kind = ""  # "float", "int", "uint" or "bool"
+    size = 0
+
+    def __init__(self, x=0):
+        self.value = self._convert(x)
+
+    @classmethod
+    def _convert(cls, x):
+        if isinstance(x, Scalar):
+            x = x.value
+        return cls.np_dtype.type(x).item()
+
+    def __float__(self):
+        return float(self.value)
+
+    def __int__(self):
+        return int(self.value)
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __index__(self):
+        return int(self.value)
+
+    def __eq__(self, other):
+        other = other.value if isinstance(other, Scalar) else other
+        return self.value == other
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.value!r})"
+
+
+def _scalar(name, ctype, np_dtype, kind):
+    cls = type(name, (Scalar,), {})
+    cls.ctype = ctype
+    cls.np_dtype = np.dtype(np_dtype)
+    cls.cname = name
+    cls.kind = kind
+    cls.size = cls.np_dtype.itemsize
+    cls.__module__ = __name__
+    return cls
+
+
+# bool is spelled ``bool`` in the public API (wp.bool), like Warp.
+bool = _scalar("bool", ctypes.c_bool, np.bool_, "bool")  # noqa: A001
+int8 = _scalar("int8", ctypes.c_int8, np.int8, "int")
+int16 = _scalar("int16", ctypes.c_int16, np.int16, "int")
+int32 = _scalar("int32", ctypes.c_int32, np.int32, "int")
+int64 = _scalar("int64", ctypes.c_int64, np.int64, "int")
+uint8 = _scalar("uint8", ctypes.c_uint8, np.uint8, "uint")
+uint16 = _scalar("uint16", ctypes.c_uint16, np.uint16, "uint")
+uint32 = _scalar("uint32", ctypes.c_uint32, np.uint32, "uint")
+uint64 = _scalar("uint64", ctypes.c_uint64, np.uint64, "uint")
+float16 = _scalar("float16", ctypes.c_uint16, np.float16, "float")
+float32 = _scalar("float32", ctypes.c_float, np.float32, "float")
+float64 = _scalar("float64", ctypes.c_double, np.float64, "float")
+
+half = float16
+Int = int32  # not a Warp name; the default integer type
+
+scalar_types = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64)
+float_types = (float16, float32, float64)
+int_types = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+
+_python_to_weft = {_py.float: float32, _py.int: int32, _py.bool: bool}
+_np_to_weft = {t.np_dtype: t for t in scalar_types}
+
+
+def is_scalar(t) -> _py.bool:
+    return isinstance(t, type) and issubclass(t, Scalar) and t is not Scalar
+
+
+def is_float(t) -> _py.bool:
+    return is_scalar(t) and t.kind == "float"
+
+
+def is_differentiable(t) -> bool:
+    """Whether values of type ``t`` carry gradients: float scalars, composites and structs of
+    floats, tuples containing any of them."""
+    if is_float(t):
+        return True
+    if isinstance(t, TupleType):
+        return any(is_differentiable(x) for x in t.types)
+    return getattr(t, "_differentiable", False)
+
+
+def is_int(t) -> _py.bool:
+    return is_scalar(t) and t.kind in ("int", "uint")
+
+
+def is_bool(t) -> _py.bool:
+    return t is bool
+
+
+def type_from_annotation(t):
+    """Map a user annotation (``float``, ``wp.float64``, ``np.float32`` ...) to a weft type, or None."""
+    if t in _python_to_weft:
+        return _python_to_weft[t]
+    if is_scalar(t):
+        return t
+    try:
+        return _np_to_weft.get(np.dtype(t))
+    except TypeError:
+        return None
+
+
+def dtype_from_numpy(np_dtype):
+    """The weft scalar type of a NumPy dtype, or None."""
+    return _np_to_weft.get(np.dtype(np_dtype))
+
+
+def type_repr(t) -> str:
+    """Short readable name of a weft type, used in error messages."""
+    if is_scalar(t):
+        return t.cname
+    return str(t)
+
+
+class ArrayType:
+    """Kernel-side type of an array parameter: element type and number of dimensions."""
+
+    __slots__ = ("dtype", "ndim", "__weakref__")
+    _interned: dict = {}
+
+    def __new__(cls, dtype, ndim: int):
+        # Interned, so launch-time checks can compare by identity.
+        key = (dtype, ndim)
+        t = cls._interned.get(key)
+        if t is None:
+            t = object.__new__(cls)
+            t.dtype = dtype
+            t.ndim = ndim
+            cls._interned[key] = t
+        return t
+
+    def __eq__(self, other):
+        return other is self or (isinstance(other, ArrayType) and other.dtype == self.dtype and other.ndim == self.ndim)
+
+    def __hash__(self):
+        return hash(("array", self.dtype, self.ndim))
+
+    def __repr__(self):
+        return f"array{self.ndim}d({type_repr(self.dtype)})" if self.ndim > 1 else f"array({type_repr(self.dtype)})"
+
+
+class TupleType:
+    """Type of a multi-value return from a func."""
+
+    __slots__ = ("types",)
+
+    def __init__(self, types):
+        self.types = tuple(types)
+
+    def __eq__(self, other):
+        return isinstance(other, TupleType) and other.types == self.types
+
+    def __hash__(self):
+        return hash(("tuple", self.types))
+
+    def __repr__(self):
+        return "tuple(" + ", ".join(type_repr(t) for t in self.types) + ")"
+
+
+def is_array(t) -> _py.bool:
+    return isinstance(t, ArrayType)
+
+
+MAX_DIMS = 4
+
+
+class launch_bounds_t(ctypes.Structure):
+    """Mirror of ``weft::launch_bounds`` in ``native/runtime.h``: the launch grid."""
+
+    _fields_ = [("shape", ctypes.c_int32 * MAX_DIMS), ("ndim", ctypes.c_int32), ("size", ctypes.c_int64)]
+
+
+class array_t(ctypes.Structure):
+    """Mirror of ``weft::array_t<T>`` in ``native/array.h``: how an array crosses into C++."""
+
+    _fields_ = [
+        ("data", ctypes.c_uint64),
+        ("grad", ctypes.c_uint64),
+        ("shape", ctypes.c_int32 * MAX_DIMS),
+        ("strides", ctypes.c_int64 * MAX_DIMS),
+        ("ndim", ctypes.c_int32),
+        ("flags", ctypes.c_int32),
+    ]
+
+
+# array_t.flags bits
+ARRAY_RETAIN_GRAD = 1
+
+
+# The public face of these classes is ``weft.types`` (``wp.types.float32``, as ``warp.types``):
+# their reprs, pickles and error messages name that module, which re-exports them.
+for _cls in [v for k, v in list(globals().items()) if isinstance(v, type) and v.__module__ == __name__]:
+    _cls.__module__ = "weft.types"
+del _cls
