@@ -14,7 +14,7 @@ import dataclasses
 import os
 
 from .. import types as wt
-from . import access, ir, staging
+from . import access, ir, staging, templates
 from . import adjoint as ad
 from . import intrinsics as intr
 from .cnames import ctype_name, literal
@@ -454,22 +454,22 @@ class CStyleRenderer:
             if fn.tid_ndim > 1
             else []
         )
-        head = (
-            f"{self.body_qualifier} void {sym}_MODE_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, "
-            "weft::int64 task, weft::thread_ctx& tc) {"
-        )
+
+        def head(mode, variant):
+            return templates.BODY_HEAD.format(qualifier=self.body_qualifier, sym=sym, mode=mode, variant=variant)
+
         variants = [("", False)] + ([("_fast", True)] if inst.facts.tid_indexed else [])
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
         plan = self.stage_plan_of(inst) if "backward" in modes else None
         for suffix, unchecked in variants:
             body = Body(fn, inst.facts, unchecked)
             if "forward" in modes:
-                out.append(head.replace("MODE", "forward" + suffix))
+                out.append(head("forward", suffix))
                 out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
                 self.forward_block(body, fn.body, out, "    ", False)
                 out.append("}")
             if "backward" in modes and not (unchecked and plan):
-                out.append(head.replace("MODE", "backward" + suffix))
+                out.append(head("backward", suffix))
                 out += self.backward_body(body, inst.compiled.adjoint(), unpack + tid, skip)
         if plan:  # the staged body replaces the unchecked one
             out += self.staged_body(inst, plan, unpack + tid, skip)
@@ -605,10 +605,7 @@ class CPURenderer(CStyleRenderer):
         gradient adds recorded into the chunk's stage buffers and bad indices flagged."""
         fn, sym = inst.ir, inst.symbol
         out = staging.stage_struct(sym, plan)
-        out.append(
-            f"{self.body_qualifier} void {sym}_backward_staged_body(const wp_args_{sym}* args, "
-            f"const weft::launch_bounds* bounds, weft::int64 task, wp_stage_{sym}& st, int k) {{"
-        )
+        out.append(templates.STAGED_BODY_HEAD.format(qualifier=self.body_qualifier, sym=sym))
         staged = Body(fn, inst.facts, True, plan)
         lines = self.backward_body(staged, inst.compiled.adjoint(), head_lines + ["    bool bad = false;"], skip)
         return out + lines[:-1] + ["    st.bad[k] = bad;", "}"]
@@ -618,39 +615,21 @@ class CPURenderer(CStyleRenderer):
         fast variant, it is used when ``fast_condition`` holds for the launch; with a staging
         ``plan``, the fast variant is the staged loop."""
         sym = inst.symbol
-        # The arguments and bounds are copied to locals: the body's stores cannot alias a local
-        # whose address does not escape, so the compiler keeps them in registers across tasks
-        # (and can vectorize the task loop) instead of reloading them after every store.
-        call = f"{sym}_{mode}{{}}_body(&local_args, &local_bounds, t, tc);"
-        loop = "for (weft::int64 t = begin; t < end; ++t) "
-        out = [
-            f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_context* ctx, const void* args, "
-            "weft::int64 begin, weft::int64 end) {",
-            "    weft::serial_launch = ctx->serial != 0;",
-            "    weft::thread_ctx tc{ctx->serial != 0, ctx->serial != 0, nullptr};",
-            f"    wp_args_{sym} local_args = *(const wp_args_{sym}*)args;",
-            "    const weft::launch_bounds local_bounds = ctx->bounds;",
-            "    try {",
-        ]
-        if inst.facts.accum_params:
-            out += self.accumulate_scope(inst, mode, "        ")
+        call = templates.CPU_BODY_CALL.format(sym=sym, mode=mode)
+        body = self.accumulate_scope(inst, mode, "        ") if inst.facts.accum_params else []
         cond = None
         if has_fast:
             # The range test lets the compiler see the int32 thread index equals the task number.
             cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(inst, "local_args.", "local_bounds")
         # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run in any
         # order), which lets the compiler vectorize element-wise kernels
-        loops = self.task_loops(cond, loop, call, "        ", pragmas=("#pragma GCC ivdep",))
+        loops = self.task_loops(cond, templates.CPU_TASK_LOOP, call, "        ", pragmas=("#pragma GCC ivdep",))
         if plan:  # the fast branch (between the if and the else) becomes the staged loop
             loops = loops[:1] + staging.staged_loops(inst.symbol, plan, "            ") + loops[-3:]
-        out += loops
-        out += [
-            "    } catch (const weft::kernel_exception& e) {",
-            "        weft::record_error(ctx, e.err);",
-            "    }",
-            "}",
-        ]
-        return out
+        entry = templates.CPU_ENTRY.format(
+            qualifier=self.entry_qualifier, sym=sym, target=self.target, mode=mode, body="\n".join(body + loops)
+        )
+        return entry.split("\n")
 
     def accumulate_scope(self, inst, mode, ind) -> list:
         """The accumulation scope of an entry point (native/accumulate.h): the runtime overlap

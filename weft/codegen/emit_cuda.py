@@ -16,6 +16,7 @@ Each is a grid-stride loop over ``bounds.size`` calling the per-thread body (the
 
 from __future__ import annotations
 
+from . import templates
 from .emit import CStyleRenderer
 
 
@@ -34,21 +35,10 @@ class CUDARenderer(CStyleRenderer):
 
     def kernel_entry(self, inst, mode, has_fast, plan=None) -> list:
         sym = inst.symbol
-        call = f"{sym}_{mode}{{}}_body(&args, &bounds, t, tc);"
-        # 64-bit grid-stride loop: launches may exceed 2^31 threads in total.
-        loop = (
-            "for (weft::int64 t = weft::int64(blockIdx.x) * blockDim.x + threadIdx.x; t < bounds.size; "
-            "t += weft::int64(gridDim.x) * blockDim.x) "
-        )
-        out = [
-            (
-                f"{self.entry_qualifier} void {sym}_{self.target}_{mode}(weft::launch_bounds bounds, "
-                f"wp_args_{sym} args, weft::launch_context* ctx) {{"
-            ),
-            "    weft::cuda_set_context(ctx);",
-            "    weft::thread_ctx tc;",
-        ]
+        call = templates.CUDA_BODY_CALL.format(sym=sym, mode=mode)
         cond = self.fast_condition(inst, "args.", "bounds") if has_fast else None
-        out += self.task_loops(cond, loop, call, "    ")
-        out.append("}")
-        return out
+        loops = self.task_loops(cond, templates.CUDA_TASK_LOOP, call, "    ")
+        entry = templates.CUDA_ENTRY.format(
+            qualifier=self.entry_qualifier, sym=sym, target=self.target, mode=mode, body="\n".join(loops)
+        )
+        return entry.split("\n")

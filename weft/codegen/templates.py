@@ -1,0 +1,54 @@
+"""The C++ skeletons of the generated code: kernel body signatures and each target's entry points.
+
+Contract: plain ``str.format`` templates, filled by the renderers (``emit.py``, ``emit_cuda.py``)
+with names and with already-rendered lines (``{body}``: statements, indented for their place).
+No logic lives here; a renderer decides what goes into a skeleton, the skeleton only shapes it.
+"""
+
+# The per-thread body of one pass of a kernel (``{variant}``: "", "_fast" for the unchecked body).
+BODY_HEAD = (
+    "{qualifier} void {sym}_{mode}{variant}_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, "
+    "weft::int64 task, weft::thread_ctx& tc) {{"
+)
+
+# The CPU's staged backward body (staging.py): one task of a chunk, recording its gradient adds.
+STAGED_BODY_HEAD = (
+    "{qualifier} void {sym}_backward_staged_body(const wp_args_{sym}* args, "
+    "const weft::launch_bounds* bounds, weft::int64 task, wp_stage_{sym}& st, int k) {{"
+)
+
+# The CPU entry point of one pass: runs tasks [begin, end) of a launch on the calling pool thread.
+# The arguments and bounds are copied to locals: the body's stores cannot alias a local whose
+# address does not escape, so the compiler keeps them in registers across tasks (and can vectorize
+# the task loop) instead of reloading them after every store. Kernel errors end the range and are
+# recorded in the launch context.
+CPU_ENTRY = """\
+{qualifier} void {sym}_{target}_{mode}(weft::launch_context* ctx, const void* args, weft::int64 begin, weft::int64 end) {{
+    weft::serial_launch = ctx->serial != 0;
+    weft::thread_ctx tc{{ctx->serial != 0, ctx->serial != 0, nullptr}};
+    wp_args_{sym} local_args = *(const wp_args_{sym}*)args;
+    const weft::launch_bounds local_bounds = ctx->bounds;
+    try {{
+{body}
+    }} catch (const weft::kernel_exception& e) {{
+        weft::record_error(ctx, e.err);
+    }}
+}}"""
+
+CPU_TASK_LOOP = "for (weft::int64 t = begin; t < end; ++t) "
+CPU_BODY_CALL = "{sym}_{mode}{{}}_body(&local_args, &local_bounds, t, tc);"
+
+# The CUDA entry point of one pass: a grid-stride loop over the launch (64-bit: launches may
+# exceed 2^31 threads in total); ``ctx`` is a device pointer where the first kernel error goes.
+CUDA_ENTRY = """\
+{qualifier} void {sym}_{target}_{mode}(weft::launch_bounds bounds, wp_args_{sym} args, weft::launch_context* ctx) {{
+    weft::cuda_set_context(ctx);
+    weft::thread_ctx tc;
+{body}
+}}"""
+
+CUDA_TASK_LOOP = (
+    "for (weft::int64 t = weft::int64(blockIdx.x) * blockDim.x + threadIdx.x; t < bounds.size; "
+    "t += weft::int64(gridDim.x) * blockDim.x) "
+)
+CUDA_BODY_CALL = "{sym}_{mode}{{}}_body(&args, &bounds, t, tc);"
