@@ -366,7 +366,7 @@ class FakeDriver:
         bounds = _launch.wt.launch_bounds_t.from_buffer_copy(
             ctypes.string_at(ptrs[0], ctypes.sizeof(_launch.wt.launch_bounds_t))
         )
-        args = inst.launcher.struct.from_buffer_copy(ctypes.string_at(ptrs[1], ctypes.sizeof(inst.launcher.struct)))
+        args = inst.binding.launcher.struct.from_buffer_copy(ctypes.string_at(ptrs[1], ctypes.sizeof(inst.binding.launcher.struct)))
         ctx_ptr = ctypes.c_uint64.from_address(ptrs[2]).value
         self.launches += 1
         return self._queue(stream, lambda: _run_on_cpu(inst, kind == "backward", bounds, args, ctx_ptr))
@@ -392,8 +392,8 @@ def _run_on_cpu(inst, adjoint, bounds, args, ctx_ptr):
     target = _launch.launch_context_t.from_address(ctx_ptr)
     if target.has_error:
         return  # the first error wins, as with atomicCAS on the GPU
-    cpu_loc = tuple(inst.module_locs[inst.loc_base + ctx.error.loc])
-    cuda_locs = [tuple(x) for x in next(iter(inst.cuda_functions.values()))[3]]
+    cpu_loc = tuple(inst.binding.module_locs[inst.binding.loc_base + ctx.error.loc])
+    cuda_locs = [tuple(x) for x in next(iter(inst.binding.cuda_functions.values()))[3]]
     ctx.error.loc = cuda_locs.index(cpu_loc) if cpu_loc in cuda_locs else -1
     target.error = ctx.error
     target.has_error = 1

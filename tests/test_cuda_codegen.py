@@ -376,7 +376,7 @@ def simulated_gpu():
         device_mod._cuda_current_ordinal = 0
         for k in wmod.get_module(__name__).kernels:
             for inst in k._instances.values():
-                inst.cuda_functions.clear()
+                inst.binding.cuda_functions.clear()
         wmod.get_module(__name__).cuda_loaded.clear()
 
 

@@ -59,7 +59,7 @@ def sim():
         for m in module_mod._modules.values():
             for k in m.kernels:
                 for inst in k._instances.values():
-                    inst.cuda_functions.clear()
+                    inst.binding.cuda_functions.clear()
         # Arrays of this test that die later free through whichever driver is installed then.
         # Keeping every simulated driver (and so its host "device" memory) alive means no later
         # simulated allocation can reuse one of their addresses, so such a late free can never
@@ -211,7 +211,7 @@ def test_captures_are_found_through_any_stream_object_of_the_handle(sim):
     assert not dev._errors.insts  # the record came from the capture, not from the ring
     graph = wp.capture_end(stream=alias)
     inst = next(iter(real.k_out_of_bounds._instances.values()))
-    assert inst.cuda_functions[dev.ordinal][0] in graph.modules
+    assert inst.binding.cuda_functions[dev.ordinal][0] in graph.modules
     wp.capture_launch(graph, stream=stream)
     with pytest.raises(IndexError, match="k_out_of_bounds"):
         wp.synchronize_device(dev)
@@ -223,7 +223,7 @@ def test_functions_are_looked_up_in_the_device_context(sim):
     fake.cuCtxSetCurrent(0)  # no context current (as after other code restored its own)
     wp.launch(real.k_axpy, dim=4, inputs=[2.0, x, x, x], device=dev)  # loads the module, looks up its functions
     inst = next(iter(real.k_axpy._instances.values()))
-    assert inst.cuda_functions[dev.ordinal][1].name.endswith("_cuda_forward")
+    assert inst.binding.cuda_functions[dev.ordinal][1].name.endswith("_cuda_forward")
 
 
 def test_error_records_are_zeroed_on_the_launch_stream(sim):
@@ -339,7 +339,7 @@ def test_repeated_gpu_launches_reuse_the_argument_struct(sim):
     x = wp.zeros(4, dtype=float, device=dev)
     y = wp.zeros(4, dtype=float, device=dev)
     inst = wp.launch(real.k_axpy, dim=4, inputs=[1.0, x, x, y], device=dev, record_cmd=True)._inst
-    launcher = inst.launcher
+    launcher = inst.binding.launcher
     wp.launch(real.k_axpy, dim=4, inputs=[1.0, x, x, y], device=dev)
     first = launcher._cached[dev.ordinal][1]
     wp.launch(real.k_axpy, dim=4, inputs=[1.0, x, x, y], device=dev)
@@ -388,7 +388,7 @@ def test_graph_keeps_its_kernel_modules(sim):
     with wp.ScopedCapture(dev) as capture:
         wp.launch(real.k_add_one, dim=4, inputs=[x], device=dev)
     inst = next(iter(real.k_add_one._instances.values()))
-    assert inst.cuda_functions[dev.ordinal][0] in capture.graph.modules
+    assert inst.binding.cuda_functions[dev.ordinal][0] in capture.graph.modules
 
 
 def test_download_reports_errors_only_when_its_stream_ran_every_launch(sim):

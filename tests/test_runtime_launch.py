@@ -76,7 +76,7 @@ def test_adaptive_launches_try_both_choices_and_stay_correct(which, monkeypatch)
         wp.launch(k_axpy, dim=n, inputs=[x, y])
     np.testing.assert_array_equal(y.numpy(), 80.0 * np.arange(n, dtype=np.float32))
     inst = k_axpy.default_instance()
-    state = mod.runtime_tuner_state(inst.forward_ptr, n)
+    state = mod.runtime_tuner_state(inst.binding.forward_ptr, n)
     assert state["launches"] == 40 and state["serial_samples"] >= 2 and state["pool_samples"] >= 2
     assert state["serial_seconds"] > 0 and state["pool_seconds"] > 0
     assert state["choice"] in ("serial", "pool")
@@ -96,7 +96,7 @@ def test_non_adaptive_launches_leave_the_tuner_alone(monkeypatch):
     for _ in range(3):
         wp.launch(k_fill_one, dim=n, inputs=[y])
     assert y.numpy().sum() == n
-    assert mod.runtime_tuner_state(k_fill_one.default_instance().forward_ptr, n) is None
+    assert mod.runtime_tuner_state(k_fill_one.default_instance().binding.forward_ptr, n) is None
 
 
 @wp.kernel
@@ -116,6 +116,6 @@ def test_long_launches_are_not_tried_on_one_thread(monkeypatch):
     y = wp.zeros(n, dtype=float)
     for _ in range(8):
         wp.launch(k_slow, dim=n, inputs=[x, 2000, y])  # ~40M sines: far above the 5 ms limit
-    state = mod.runtime_tuner_state(k_slow.default_instance().forward_ptr, n)
+    state = mod.runtime_tuner_state(k_slow.default_instance().binding.forward_ptr, n)
     assert state["pool_seconds"] > 0.005
     assert state["serial_samples"] == 0 and state["choice"] == "pool" and state["launches"] == 8

@@ -213,7 +213,7 @@ def test_affine_indices_in_range_out_of_range_and_strided():
     wp.launch(k_pairs, dim=n, inputs=[wp.array(ends), x, out])
     np.testing.assert_array_equal(out.numpy(), want)
     # the unchecked body's per-launch test covers the last thread's pair (c = 1 decides for k = 2)
-    src = k_pairs.default_instance().source.splitlines()
+    src = k_pairs.default_instance().binding.source.splitlines()
     test = next(line for line in src if "__builtin_expect" in line and "arg_ends" in line)
     assert "weft::int64(2) * (local_bounds.size - 1) + 1 < weft::int64(local_args.arg_ends.shape[0])" in test
     assert "weft::int64(3) * (local_bounds.size - 1) + 3 < weft::int64(local_args.arg_x.shape[0])" in test

@@ -19,6 +19,7 @@ from .codegen import typing_rules as tr
 from .codegen.access import array_access
 from .codegen.source import Source
 from .runtime import module as mod
+from .runtime.binding import Binding
 
 
 def _signature(pyfunc) -> inspect.Signature:
@@ -189,7 +190,8 @@ class Function:
 
 
 class KernelInstance:
-    """A kernel specialised for concrete parameter types, with its native entry points once built."""
+    """A kernel specialised for concrete parameter types: its compiled program (``compiled``:
+    IR, access facts, adjoint program) and the runtime's ``binding`` to native code."""
 
     def __init__(self, kernel, arg_types):
         self.kernel = kernel
@@ -204,11 +206,7 @@ class KernelInstance:
         self.generation = mod.generation()
         self.global_captures = [c for f in [self.ir] + [f.ir for f in self.funcs] for c in f.global_captures]
         self.fingerprint = "\n".join([str(self.ir)] + [str(f.ir) for f in self.funcs])
-        self.forward_ptr = None
-        self.backward_ptr = None
-        self.library = None
-        self.launcher = None  # built by runtime.launch on first use
-        self.cuda_functions = {}  # device ordinal -> (module, forward, backward, locs), by runtime.cuda
+        self.binding = Binding()  # the runtime's: native code, entry points, launcher (runtime/binding.py)
         self._access = None
 
     @property

@@ -9,7 +9,7 @@ Contract:
     ``ContextGuard(device)``, which makes the device's context current and restores the previous one.
   - ``load_module(device, image)`` loads PTX (JIT-compiled by the driver) or CUBIN and returns a
     ``CudaModule`` whose ``function(name)`` gives a ``CUfunction``. Kernel instances keep their
-    per-device functions in ``inst.cuda_functions[ordinal] = (module, forward, backward, locs)``; the
+    per-device functions in ``inst.binding.cuda_functions[ordinal] = (module, forward, backward, locs)``; the
     CPU fields (``forward_ptr``...) are untouched.
   - ``launch_kernel`` calls ``{symbol}_cuda_forward/backward(bounds, args, ctx)`` with a grid that
     covers ``bounds.size`` threads (capped; the kernels loop grid-stride) on a stream.
@@ -350,19 +350,21 @@ def kernel_error(inst, device, ctx):
     """The ``IndexError`` for an error a kernel recorded on the GPU (worded as on the CPU)."""
     from .launch import kernel_error as cpu_kernel_error
 
-    locs = inst.cuda_functions[device.ordinal][3]
+    locs = inst.binding.cuda_functions[device.ordinal][3]
     view = _ErrorView(locs)
     return cpu_kernel_error(view.bind(inst), ctx)
 
 
 class _ErrorView:
     """Presents a CUDA image's source locations to ``launch.kernel_error`` (which reads
-    ``module_locs[loc_base + loc]``): the image's error ids index its ``locs`` directly."""
+    ``binding.module_locs[binding.loc_base + loc]``): the image's error ids index its ``locs``
+    directly."""
 
     def __init__(self, locs):
         self.module_locs = _Locs(locs)
         self.loc_base = 0
         self.kernel = None
+        self.binding = self  # the view is its own binding: only the locations are read
 
     def bind(self, inst):
         self.kernel = inst.kernel
@@ -475,27 +477,27 @@ def functions(inst, device):
     otherwise all not-yet-loaded instances of the kernel's module are compiled into one image
     (a module's kernels usually launch together), as on the CPU.
     """
-    entry = inst.cuda_functions.get(device.ordinal)
+    entry = inst.binding.cuda_functions.get(device.ordinal)
     if entry is not None:
         return entry
     from . import module as mod
 
     module = inst.kernel.module
     with mod._lock:
-        entry = inst.cuda_functions.get(device.ordinal)
+        entry = inst.binding.cuda_functions.get(device.ordinal)
         if entry is not None:
             return entry
         aot = getattr(module, "cuda_loaded", {}).get(device.alias)
         if aot is not None and inst.symbol in aot.functions:
             fwd, bwd = aot.functions[inst.symbol]
-            inst.cuda_functions[device.ordinal] = (aot.loaded, fwd, bwd, aot.locs)
-            return inst.cuda_functions[device.ordinal]
+            inst.binding.cuda_functions[device.ordinal] = (aot.loaded, fwd, bwd, aot.locs)
+            return inst.binding.cuda_functions[device.ordinal]
         module.lower_unlaunched_kernels()
         batch = [
             i
             for k in module.kernels
             for i in k._instances.values()
-            if device.ordinal not in i.cuda_functions and i.generation == mod._generation[0]
+            if device.ordinal not in i.binding.cuda_functions and i.generation == mod._generation[0]
         ]
         if inst not in batch:
             batch.append(inst)
@@ -505,8 +507,8 @@ def functions(inst, device):
         for i in batch:
             fwd = loaded.function(f"{i.symbol}_cuda_forward")
             bwd = loaded.function(f"{i.symbol}_cuda_backward") if i.backward_enabled else None
-            i.cuda_functions[device.ordinal] = (loaded, fwd, bwd, build.locs)
-    return inst.cuda_functions[device.ordinal]
+            i.binding.cuda_functions[device.ordinal] = (loaded, fwd, bwd, build.locs)
+    return inst.binding.cuda_functions[device.ordinal]
 
 
 def force_load(device):
@@ -591,7 +593,7 @@ def launch_kernel(inst, device, bounds, args_struct, adjoint, stream=None, block
     if device._captures:
         capture = device._captures.get(stream.cuda_stream)
         if capture is not None:  # the graph must keep the kernel's module loaded
-            capture.modules.add(inst.cuda_functions[device.ordinal][0])
+            capture.modules.add(inst.binding.cuda_functions[device.ordinal][0])
     drv = cu.api()
     with ContextGuard(device):
         cu.check(

@@ -54,6 +54,6 @@ def launch(
 
 def device_launcher(inst):
     """The instance's argument packer, without building its CPU library."""
-    if inst.launcher is None:
-        inst.launcher = _launch.Launcher(inst)
-    return inst.launcher
+    if inst.binding.launcher is None:
+        inst.binding.launcher = _launch.Launcher(inst)
+    return inst.binding.launcher

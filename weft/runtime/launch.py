@@ -315,9 +315,9 @@ def _lookup_instance(kernel, params):
 def prepare(inst) -> Launcher:
     """Build ``inst`` if needed and return its argument packer."""
     inst.kernel.module.ensure_built(inst)
-    if inst.launcher is None:
-        inst.launcher = Launcher(inst)
-    return inst.launcher
+    if inst.binding.launcher is None:
+        inst.binding.launcher = Launcher(inst)
+    return inst.binding.launcher
 
 
 _bounds_cache: dict = {}
@@ -400,26 +400,26 @@ def launch_fn():
 def entry_point(inst, adjoint: bool) -> int:
     """The address of a built instance's forward or backward entry point; raise if there is none."""
     if not adjoint:
-        if inst.forward_ptr is None:
+        if inst.binding.forward_ptr is None:
             inst.kernel.module.ensure_built(inst)
-        return inst.forward_ptr
-    if inst.backward_ptr is None and inst.forward_ptr is None:
+        return inst.binding.forward_ptr
+    if inst.binding.backward_ptr is None and inst.binding.forward_ptr is None:
         inst.kernel.module.ensure_built(inst)
-    if inst.backward_ptr is None and inst.backward_enabled:
+    if inst.binding.backward_ptr is None and inst.backward_enabled:
         inst.kernel.module.ensure_backward(inst)  # the backward library is built on first use
-    if inst.backward_ptr is None:
+    if inst.binding.backward_ptr is None:
         raise RuntimeError(
             f"kernel '{inst.kernel.key}' was built with enable_backward=False, so it has no backward pass; "
             "enable it with @wp.kernel(enable_backward=True) or wp.set_module_options({'enable_backward': True})"
         )
     if inst.ir.adjoint_error:
         raise RuntimeError(inst.ir.adjoint_error)
-    return inst.backward_ptr
+    return inst.binding.backward_ptr
 
 
 def run(inst, bounds, args_struct, adjoint: bool):
     """Run a built instance's forward or backward entry point; raise on kernel errors."""
-    ptr = inst.backward_ptr if adjoint else inst.forward_ptr
+    ptr = inst.binding.backward_ptr if adjoint else inst.binding.forward_ptr
     if adjoint or ptr is None:
         ptr = entry_point(inst, adjoint)
     ctx = launch_context_t()
@@ -449,7 +449,7 @@ def kernel_error(inst, ctx):
             f"kernel '{inst.kernel.key}' ran out of memory for the per-thread copies of the arrays it "
             "accumulates into (set wp.config.cpu_threads = 1 to run it on one thread)"
         )
-    file, line, text = inst.module_locs[inst.loc_base + e.loc]
+    file, line, text = inst.binding.module_locs[inst.binding.loc_base + e.loc]
     if e.code == 2:
         return IndexError(
             f"component index {e.index[0]} is out of range for a vector/matrix/quaternion of size {e.shape[0]} "
@@ -541,7 +541,7 @@ def launch(
             )
     inst = _instance_for(kernel, params)
     bounds = make_bounds(dim)
-    launcher = inst.launcher or prepare(inst)
+    launcher = inst.binding.launcher or prepare(inst)
     if launcher.tid_ndim > 1:
         check_grid(inst, bounds, dim)
     if record_cmd:

@@ -125,11 +125,11 @@ class Launch:
             launcher = cuda_launch.device_launcher(inst)
             self._cuda = cuda
             self._entry = cuda.entry_function(inst, self.device, self.adjoint)
-            self._library = inst.cuda_functions[self.device.ordinal][0]  # keeps the module loaded
+            self._library = inst.binding.cuda_functions[self.device.ordinal][0]  # keeps the module loaded
         else:
             launcher = _launch.prepare(inst)
             self._cuda = None
-            self._library = inst.library  # keeps the entry point's code loaded
+            self._library = inst.binding.library  # keeps the entry point's code loaded
             self._entry = _launch.entry_point(inst, self.adjoint)
         self._inst = inst
         self._launcher = launcher

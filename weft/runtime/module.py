@@ -1,8 +1,8 @@
 """Modules: group kernels by Python module, render them into one translation unit, build it
 through the on-disk cache and bind the native entry points.
 
-Contract: ``Module.ensure_built(instance)`` returns with ``instance.forward_ptr`` set, and
-``Module.ensure_backward(instance)`` with ``backward_ptr`` set (when the backward pass is
+Contract: ``Module.ensure_built(instance)`` returns with ``instance.binding.forward_ptr`` set, and
+``Module.ensure_backward(instance)`` with ``binding.backward_ptr`` set (when the backward pass is
 enabled). All not-yet-built instances of the module are built together, as one C++ file keyed by
 a sha256 over the source, headers, compiler and flags. The backward pass of such a batch is a
 second library, built on the first backward launch of one of its kernels: most builds are for
@@ -131,18 +131,18 @@ class Module:
         self.pending.append(inst)
 
     def ensure_built(self, inst):
-        if inst.forward_ptr is not None:
+        if inst.binding.forward_ptr is not None:
             return
         with _lock:
-            if inst.forward_ptr is not None:
+            if inst.binding.forward_ptr is not None:
                 return
             prefetch_runtime()  # every launch needs it: compile it while this module is lowered and built
             self.lower_unlaunched_kernels()
-            batch = [i for i in self.pending if i.forward_ptr is None]
+            batch = [i for i in self.pending if i.binding.forward_ptr is None]
             if inst not in batch:
                 batch.append(inst)
             self.build(batch)
-            self.pending = [i for i in self.pending if i.forward_ptr is None]
+            self.pending = [i for i in self.pending if i.binding.forward_ptr is None]
 
     def lower_unlaunched_kernels(self):
         """Prepare every non-generic kernel of the module so that one build covers them all (a
@@ -181,14 +181,14 @@ class Module:
         if not both and any(inst.backward_enabled for inst in instances):
             self.lazy_backward.append(_Batch(instances, renderer))
         for inst in instances:
-            inst.library = lib
-            inst.loc_base = 0
+            inst.binding.library = lib
+            inst.binding.loc_base = 0
             # The batch's error locations; the backward render appends its own to the same list.
-            inst.module_locs = renderer.locs
+            inst.binding.module_locs = renderer.locs
             if both and inst.backward_enabled:
-                inst.backward_ptr = _entry_address(lib, inst, "backward")
-            inst.forward_ptr = _entry_address(lib, inst, "forward")
-            inst.source = source
+                inst.binding.backward_ptr = _entry_address(lib, inst, "backward")
+            inst.binding.forward_ptr = _entry_address(lib, inst, "forward")
+            inst.binding.source = source
 
     def ensure_backward(self, inst):
         """Build (or load from the cache) the backward library of ``inst``'s batch, if not yet done."""
@@ -243,12 +243,12 @@ class _Batch:
         self.renderer = renderer
 
     def build_backward(self, module):
-        todo = [inst for inst in self.instances if inst.backward_enabled and inst.forward_ptr is not None]
+        todo = [inst for inst in self.instances if inst.backward_enabled and inst.binding.forward_ptr is not None]
         self.renderer.passes = ("backward",)
         source, units = module_units(self.renderer, todo, module.funcs_of(todo))
         lib = cached_library(module.stem() + "_adj", source, build_options(), units=units)
         for inst in todo:  # (ctypes never unloads a library: the addresses stay valid)
-            inst.backward_ptr = _entry_address(lib, inst, "backward")
+            inst.binding.backward_ptr = _entry_address(lib, inst, "backward")
 
 
 class CudaBuild:
@@ -477,8 +477,6 @@ def clear_kernel_cache():
         m.lazy_backward.clear()
         for k in m.kernels:
             for inst in k._instances.values():
-                inst.forward_ptr = None
-                inst.backward_ptr = None
-                inst.launcher = None
+                inst.binding.reset_cpu()
                 if inst not in m.pending:
                     m.pending.append(inst)
