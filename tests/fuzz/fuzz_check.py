@@ -60,12 +60,18 @@ def _central(kernel, x_np, w, n, eps):
     return out
 
 
-def check_kernel(kernel, index: int, seed: int) -> Outcome:
-    """Compare the tape gradient of one program with finite differences at a random point."""
+def inputs(seed: int, index: int) -> tuple:
+    """``(x, w, n)`` of program ``index`` of campaign ``seed``: its inputs, loss weights and loop count."""
     rng = np.random.default_rng([seed, index])
     x_np = rng.uniform(-1.0, 1.0, gen.X_SIZE)
     w = rng.uniform(0.5, 1.5, gen.Y_SIZE)
     n = int(rng.integers(0, 4))
+    return x_np, w, n
+
+
+def check_kernel(kernel, index: int, seed: int) -> Outcome:
+    """Compare the tape gradient of one program with finite differences at a random point."""
+    x_np, w, n = inputs(seed, index)
     x = wp.array(x_np, dtype=F64, requires_grad=True)
     y = wp.zeros(gen.Y_SIZE, dtype=F64, requires_grad=True)
     tape = wp.Tape()
@@ -104,8 +110,11 @@ def _check_in(module, program) -> Outcome:
 def run_batch(seed: int, indices, directory: str) -> list:
     """Check the programs ``indices`` of campaign ``seed``, compiled together in one module; a
     program whose check does not pass is checked again alone, in a module of its own."""
-    programs = [gen.program(seed, i) for i in indices]
-    name = f"fuzz_s{seed}_b{indices[0]}"
+    return run_batch_programs([gen.program(seed, i) for i in indices], directory, f"fuzz_s{seed}_b{indices[0]}")
+
+
+def run_batch_programs(programs, directory: str, name: str) -> list:
+    """``run_batch`` for given programs, compiled together as module ``name``."""
     try:
         module = _import(directory, name, programs)
     except Exception as e:  # noqa: BLE001 (the whole batch failed to import: check one by one)
@@ -114,7 +123,7 @@ def run_batch(seed: int, indices, directory: str) -> list:
     for p in programs:
         outcome = _check_in(module, p) if module is not None else Outcome(p.index, "error", str(batch_error))
         if outcome.status not in ("ok", "kink"):
-            alone = _import(directory, f"fuzz_s{seed}_p{p.index}", [p])
+            alone = _import(directory, f"{name}_p{p.index}", [p])
             outcome = _check_in(alone, p)
         outcomes.append(outcome)
     return outcomes

@@ -3,6 +3,8 @@ tape gradient checked against finite differences (``fuzz_check``), within a time
 
 from __future__ import annotations
 
+import os
+
 import campaign
 import fuzz_gen
 import pytest
@@ -38,3 +40,24 @@ def test_tape_gradients_of_generated_programs_match_finite_differences(tmp_path)
     if data["failures"]:
         pytest.fail(campaign.format_report(data))
     assert data["statuses"]["ok"] >= 0.8 * data["programs"]  # most programs get a verdict, not "kink"
+
+
+def test_warp_subset_programs_leave_out_what_warp_gets_wrong():
+    used = set().union(*(fuzz_gen.program(CI_SEED, i, warp_subset=True).constructs for i in range(200)))
+    assert not used & fuzz_gen.WARP_SUBSET_EXCLUDES
+    assert not used & {f"builtin:{b}" for b in fuzz_gen.WARP_DIFFERENT_BUILTINS}
+    assert {"if", "static_loop", "func_call_value", "atomic", "struct", "quat", "mat"} <= used
+    # the default campaign is unchanged by the subset's existence
+    assert fuzz_gen.program(CI_SEED, 3).source != fuzz_gen.program(CI_SEED, 3, warp_subset=True).source
+
+
+@pytest.mark.skipif(not os.environ.get("WEFT_BENCH_WARP_PYTHON"), reason="needs warp-lang: set WEFT_BENCH_WARP_PYTHON")
+def test_warp_subset_programs_agree_with_warp_lang(tmp_path):
+    import sys
+
+    import warp_compare
+
+    sys.path.insert(0, str(tmp_path))
+    results = warp_compare.compare_batch(CI_SEED, list(range(40)), os.environ["WEFT_BENCH_WARP_PYTHON"], str(tmp_path))
+    differ = [(i, detail) for i, outcome, detail in results if outcome not in ("agree", "warp-error")]
+    assert not differ, differ
