@@ -9,6 +9,7 @@ import gc
 import numpy as np
 import pytest
 
+import weft as wp
 from weft import types
 from weft.array import (
     array,
@@ -823,3 +824,23 @@ def test_scoped_timer_nested_quiet_and_inactive(capsys):
     with ScopedTimer("rep", print=False, report_func=lambda r, e: reports.append(e), synchronize=True):
         pass
     assert len(reports) == 1
+
+
+@wp.kernel
+def k_fixed_ndim_annotations(a: wp.array2d[float], b: wp.array[wp.vec3], c: wp.array3d(dtype=wp.float64)):
+    i, j = wp.tid()
+    a[i, j] = float(i * 10 + j) + b[0][1] + float(c[0, 0, 0])
+
+
+def test_fixed_ndim_array_types_are_constructors_and_subscriptable_annotations():
+    assert wp.array2d[float].ndim == 2 and wp.array2d[float].dtype is wp.float32
+    assert wp.array4d[wp.vec3].ndim == 4 and wp.array1d[int].dtype is wp.int32
+    made = wp.array2d(np.arange(6, dtype=np.float32).reshape(2, 3), dtype=float)
+    assert made.shape == (2, 3) and made.ndim == 2
+    with pytest.raises(TypeError, match="ndim=3"):
+        wp.array2d(dtype=float, ndim=3)
+    a = wp.zeros((2, 3), dtype=float)
+    b = wp.array(np.full((1, 3), 2.0, dtype=np.float32), dtype=wp.vec3)
+    c = wp.full((1, 1, 1), 0.5, dtype=wp.float64)
+    wp.launch(k_fixed_ndim_annotations, dim=(2, 3), inputs=[a, b, c])
+    np.testing.assert_array_equal(a.numpy(), np.add.outer([0, 10], [0, 1, 2]) + 2.5)

@@ -681,24 +681,45 @@ def _inner_contiguous(arr, trailing) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def array1d(*args, **kwargs) -> array:
-    """``wp.array(..., ndim=1)``: a 1-d array or annotation."""
-    return array(*args, ndim=1, **kwargs)
+class _FixedNdimArray(array):
+    """``wp.array`` with a fixed number of dimensions: a constructor (``wp.array2d(data,
+    dtype=float)``), an annotation (``wp.array2d(dtype=float)``) and, as in Warp, an annotation by
+    subscript (``wp.array2d[float]``)."""
+
+    ndim_fixed = 0
+
+    def __init__(self, *args, **kwargs):
+        ndim = kwargs.pop("ndim", None)
+        if ndim is not None and ndim != self.ndim_fixed:
+            raise TypeError(f"wp.array{self.ndim_fixed}d has {self.ndim_fixed} dimensions, not ndim={ndim}")
+        super().__init__(*args, ndim=self.ndim_fixed, **kwargs)
+
+    def __class_getitem__(cls, dtype):
+        return cls(dtype=dtype)
 
 
-def array2d(*args, **kwargs) -> array:
-    """``wp.array(..., ndim=2)``: a 2-d array or annotation."""
-    return array(*args, ndim=2, **kwargs)
+class array1d(_FixedNdimArray):
+    """``wp.array(..., ndim=1)``: a 1-d array or annotation (also ``wp.array1d[dtype]``)."""
+
+    ndim_fixed = 1
 
 
-def array3d(*args, **kwargs) -> array:
-    """``wp.array(..., ndim=3)``: a 3-d array or annotation."""
-    return array(*args, ndim=3, **kwargs)
+class array2d(_FixedNdimArray):
+    """``wp.array(..., ndim=2)``: a 2-d array or annotation (also ``wp.array2d[dtype]``)."""
+
+    ndim_fixed = 2
 
 
-def array4d(*args, **kwargs) -> array:
-    """``wp.array(..., ndim=4)``: a 4-d array or annotation."""
-    return array(*args, ndim=4, **kwargs)
+class array3d(_FixedNdimArray):
+    """``wp.array(..., ndim=3)``: a 3-d array or annotation (also ``wp.array3d[dtype]``)."""
+
+    ndim_fixed = 3
+
+
+class array4d(_FixedNdimArray):
+    """``wp.array(..., ndim=4)``: a 4-d array or annotation (also ``wp.array4d[dtype]``)."""
+
+    ndim_fixed = 4
 
 
 def is_array(a) -> bool:
