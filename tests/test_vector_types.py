@@ -252,3 +252,16 @@ def test_builtins_callable_from_python():
     assert wp.cross(v, wp.vec3(0, 0, 1)) == wp.vec3(2, -1, 0)
     np.testing.assert_allclose(wp.length(v), math.sqrt(14), rtol=1e-6)
     assert wp.transpose(wp.mat22(1, 2, 3, 4)) == wp.mat22(1, 3, 2, 4)
+
+
+def test_dtype_conversions_with_numpy():
+    assert wp.dtype_from_numpy(np.float32) is wp.float32 and wp.dtype_from_numpy(np.dtype("int64")) is wp.int64
+    assert wp.dtype_from_numpy(np.bool_) is wp.bool and wp.dtype_to_numpy(wp.uint16) is np.uint16
+    assert wp.types.np_dtype_to_warp_type[np.dtype(np.float16)] is wp.float16
+    assert wp.types.warp_type_to_np_dtype[wp.float64] is np.float64
+    for t in wp.types.scalar_types:
+        assert wp.dtype_from_numpy(wp.dtype_to_numpy(t)) is t
+    with pytest.raises(TypeError, match="complex64"):
+        wp.dtype_from_numpy(np.complex64)
+    with pytest.raises(TypeError):
+        wp.dtype_to_numpy(wp.vec3)

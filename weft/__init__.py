@@ -139,6 +139,8 @@ from .struct import struct
 from .tape import Tape
 from .types import (
     bool,
+    dtype_from_numpy,
+    dtype_to_numpy,
     float16,
     float32,
     float64,

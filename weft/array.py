@@ -630,7 +630,7 @@ def _to_numpy(data, dtype):
             arr = np.asarray(data)
         except (TypeError, ValueError, OverflowError) as e:
             raise TypeError(f"Cannot convert {type(data).__name__} to an array: {e}") from None
-        dtype = types.dtype_from_numpy(arr.dtype) if arr.dtype.kind != "O" else None
+        dtype = types.scalar_from_numpy(arr.dtype) if arr.dtype.kind != "O" else None
         if dtype is None:
             raise TypeError(
                 f"Cannot infer an array dtype from data of NumPy dtype {arr.dtype} "

@@ -71,7 +71,7 @@ def _infer_scalar_dtype(value):
     if isinstance(value, float):
         return types.float32
     if isinstance(value, np.generic):
-        dtype = types.dtype_from_numpy(value.dtype)
+        dtype = types.scalar_from_numpy(value.dtype)
         if dtype is not None:
             return dtype
     raise TypeError(f"Cannot infer an array dtype from the value {value!r}; pass dtype= explicitly")

@@ -132,9 +132,43 @@ def type_from_annotation(t):
         return None
 
 
-def dtype_from_numpy(np_dtype):
-    """The weft scalar type of a NumPy dtype, or None."""
+def scalar_from_numpy(np_dtype):
+    """The weft scalar type of a NumPy dtype, or None when weft has none."""
     return _np_to_weft.get(np.dtype(np_dtype))
+
+
+# As warp.types: NumPy scalar types and dtype objects -> weft scalar types, and back.
+np_dtype_to_warp_type = {**{t.np_dtype.type: t for t in scalar_types}, **{t.np_dtype: t for t in scalar_types}}
+warp_type_to_np_dtype = {t: t.np_dtype.type for t in scalar_types}
+
+
+def dtype_from_numpy(numpy_dtype):
+    """The weft scalar type of a NumPy dtype or scalar type (``np.float32`` -> ``wp.float32``).
+
+    Raises:
+        TypeError: weft has no scalar type for it.
+    """
+    t = np_dtype_to_warp_type.get(numpy_dtype)
+    if t is None:
+        try:
+            t = _np_to_weft.get(np.dtype(numpy_dtype))
+        except TypeError:
+            t = None
+    if t is None:
+        raise TypeError(f"Cannot convert {numpy_dtype} to a weft (Warp) type")
+    return t
+
+
+def dtype_to_numpy(warp_dtype):
+    """The NumPy scalar type of a weft scalar type (``wp.float32`` -> ``np.float32``).
+
+    Raises:
+        TypeError: ``warp_dtype`` is not a weft scalar type.
+    """
+    t = warp_type_to_np_dtype.get(warp_dtype)
+    if t is None:
+        raise TypeError(f"Cannot convert {warp_dtype} to a NumPy type")
+    return t
 
 
 def type_repr(t) -> str:

@@ -80,7 +80,7 @@ def wrap_cuda_interface(obj, dtype=None) -> array:
     """A weft array over the GPU memory an object exports with ``__cuda_array_interface__``."""
     desc = obj.__cuda_array_interface__
     np_dtype = np.dtype(desc["typestr"])
-    scalar = types.dtype_from_numpy(np_dtype) if np_dtype.kind != "V" else None
+    scalar = types.scalar_from_numpy(np_dtype) if np_dtype.kind != "V" else None
     if scalar is None:
         raise TypeError(f"Cannot wrap CUDA memory of type {desc['typestr']} as a weft array: weft has no such type")
     shape = tuple(desc["shape"])
@@ -249,7 +249,7 @@ def import_dlpack(source, dtype=None) -> array:
     if t.dtype.lanes != 1 or t.dtype.code not in kinds:
         raise TypeError(f"Cannot wrap DLPack data of type code {t.dtype.code} ({t.dtype.bits} bits) as a weft array")
     np_dtype = np.dtype("bool") if kinds[t.dtype.code] == "b" else np.dtype(f"{kinds[t.dtype.code]}{t.dtype.bits // 8}")
-    scalar = types.dtype_from_numpy(np_dtype)
+    scalar = types.scalar_from_numpy(np_dtype)
     if scalar is None:
         raise TypeError(f"Cannot wrap DLPack data of NumPy type {np_dtype} as a weft array: weft has no such type")
     shape = tuple(t.shape[k] for k in range(t.ndim))

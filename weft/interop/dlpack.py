@@ -41,7 +41,7 @@ def wrap_numpy(host: np.ndarray, dtype=None, owner=None, what: str = "NumPy arra
         TypeError: NumPy dtypes weft has no type for.
         RuntimeError: ``dtype`` does not fit the data (see ``_memory.element_layout``).
     """
-    scalar = types.dtype_from_numpy(host.dtype) if host.dtype.kind != "V" else None
+    scalar = types.scalar_from_numpy(host.dtype) if host.dtype.kind != "V" else None
     if scalar is None:
         raise TypeError(f"Cannot wrap a {what} of dtype {host.dtype} as a weft array: weft has no such type")
     dtype, shape, strides = _memory.element_layout(host.shape, host.strides, scalar, dtype, what)

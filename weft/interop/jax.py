@@ -70,7 +70,7 @@ def dtype_from_jax(jax_dtype):
     Raises:
         TypeError: weft has no such type (bfloat16, complex...).
     """
-    t = types.dtype_from_numpy(np.dtype(jax_dtype)) if np.dtype(jax_dtype).kind != "V" else None
+    t = types.scalar_from_numpy(np.dtype(jax_dtype)) if np.dtype(jax_dtype).kind != "V" else None
     if t is None:
         raise TypeError(f"Cannot convert {jax_dtype} to a Warp type")
     return t
