@@ -617,3 +617,24 @@ def test_scoped_timer_nesting_indent(capsys):
     assert lines[0].startswith("        inner2 took ")
     assert lines[1].startswith("    inner took ")
     assert lines[2].startswith("outer took ")
+
+
+def _scaled_copy(a: wp.array(dtype=float), b: wp.array(dtype=float), k: float):
+    i = wp.tid()
+    b[i] = k * a[i]
+
+
+def test_kernel_objects_made_with_warps_constructor():
+    """wp.Kernel(func=..., key=..., module=..., options=...) as Warp's tests build kernels."""
+    k = wp.Kernel(func=_scaled_copy, key="scaled_copy_no_backward", options={"enable_backward": False})
+    assert k.key == "scaled_copy_no_backward" and k.options == {"enable_backward": False} and not k.enable_backward
+    assert k.module is wp.get_module(__name__)
+    a, b = wp.array([1.0, 2.0], dtype=float), wp.zeros(2, dtype=float)
+    wp.launch(k, dim=2, inputs=[a, b, 3.0])
+    np.testing.assert_array_equal(b.numpy(), [3.0, 6.0])
+    own = wp.Kernel(func=_scaled_copy, module="unique")
+    assert own.module is not k.module and own.enable_backward
+    named = wp.Kernel(func=_scaled_copy, module=wp.get_module("weft_test_named_module"))
+    assert named.module.name == "weft_test_named_module"
+    with pytest.raises(NotImplementedError, match="code_transformers"):
+        wp.Kernel(func=_scaled_copy, code_transformers=[object()])

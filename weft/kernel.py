@@ -244,15 +244,35 @@ class Kernel:
 
     _weft_kind = "kernel"
 
-    def __init__(self, pyfunc, module, enable_backward=None, key=None):
+    def __init__(self, func, key=None, module=None, options=None, code_transformers=None, source=None):
+        """A kernel of the Python function ``func`` (``@wp.kernel`` makes one; Warp's signature).
+
+        Args:
+            func: the kernel's Python function (its source is read with ``inspect``).
+            key: its name in messages and generated symbols (default: the function's qualname).
+            module: a weft module, a module name, ``"unique"`` (a module of its own), or None for
+                the function's Python module.
+            options: per-kernel options; ``enable_backward`` is the one weft reads.
+
+        Raises:
+            NotImplementedError: ``code_transformers`` or ``source`` (Warp's AST and source
+                overrides) were given.
+        """
+        if code_transformers or source is not None:
+            raise NotImplementedError(
+                f"wp.Kernel({func.__qualname__}): code_transformers and source= are not supported by weft; "
+                "define the kernel as a Python function"
+            )
+        pyfunc = func
         self.pyfunc = pyfunc
+        self.func = pyfunc
         self.key = key or pyfunc.__qualname__
         self.__name__ = pyfunc.__name__
         self.__qualname__ = pyfunc.__qualname__
         self.__doc__ = pyfunc.__doc__
         self.__module__ = pyfunc.__module__
-        self.module = module
-        self._enable_backward = enable_backward
+        self.module = _module_for(pyfunc, module)
+        self.options = dict(options or {})
         sig = _signature(pyfunc)
         self.arg_names = list(sig.parameters)
         self.arg_types = []
@@ -271,12 +291,12 @@ class Kernel:
         self._arg_types_key = tuple(self.arg_types)
         self._instances: dict = {}
         # Kernels made by a factory share a qualname; the index keeps their symbols apart.
-        self.index = module.add_kernel(self)
+        self.index = self.module.add_kernel(self)
 
     @property
     def enable_backward(self) -> bool:
-        if self._enable_backward is not None:
-            return self._enable_backward
+        if self.options.get("enable_backward") is not None:
+            return self.options["enable_backward"]
         return self.module.options.get("enable_backward", True)
 
     def instance_for(self, arg_types) -> KernelInstance:
@@ -324,6 +344,17 @@ class Kernel:
 _MISSING = object()
 
 
+def _module_for(pyfunc, module):
+    """The weft module a kernel joins: given, named, its own (``"unique"``), or its function's."""
+    if module is None:
+        return mod.get_module(pyfunc.__module__)
+    if module == "unique":  # as Warp: a module of its own, named after the function
+        return mod.get_module(f"{pyfunc.__module__}.{pyfunc.__qualname__}")
+    if isinstance(module, str):
+        return mod.get_module(module)
+    return module
+
+
 def _is_generic(t) -> bool:
     return t is typing.Any or (isinstance(t, wt.ArrayType) and t.dtype is typing.Any)
 
@@ -338,8 +369,7 @@ def kernel(f=None, *, enable_backward=None, module=None):
     """
 
     def wrap(fn):
-        m = mod.get_module(module if isinstance(module, str) else fn.__module__)
-        return Kernel(fn, m, enable_backward)
+        return Kernel(fn, module=module, options={"enable_backward": enable_backward} if enable_backward is not None else None)
 
     return wrap(f) if f is not None else wrap
 

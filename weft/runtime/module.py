@@ -46,6 +46,8 @@ def generation() -> int:
 
 
 def get_module(name: str) -> "Module":
+    """The weft module of kernels named ``name`` (a Python module's name; made on first use), as
+    ``wp.get_module``: its ``options`` apply to the kernels in it."""
     m = _modules.get(name)
     if m is None:
         m = _modules[name] = Module(name)
