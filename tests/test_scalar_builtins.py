@@ -1131,3 +1131,21 @@ def test_semantics_spot_checks(name, args, expected, dtype_name):
         assert got == expected, (got, expected)
     if isinstance(expected, float) and expected == 0.0:
         assert math.copysign(1.0, got) == math.copysign(1.0, expected), f"sign of zero: {got}"
+
+
+@wp.kernel
+def k_literal_casts(u: wp.array(dtype=wp.uint32), i8: wp.array(dtype=wp.int8), i: wp.array(dtype=wp.int32)):
+    u[0] = wp.uint32(-1)
+    u[1] = wp.uint32(4294967301)
+    i8[0] = wp.int8(200)
+    i[0] = wp.int32(-2.7)
+    i[1] = wp.int32(2.7)
+
+
+def test_constant_casts_wrap_and_truncate_like_the_kernel_would():
+    """A cast of a literal folds at compile time to what the C++ cast computes at run time."""
+    u, i8, i = wp.zeros(2, dtype=wp.uint32), wp.zeros(1, dtype=wp.int8), wp.zeros(2, dtype=wp.int32)
+    wp.launch(k_literal_casts, dim=1, inputs=[u, i8, i])
+    np.testing.assert_array_equal(u.numpy(), [4294967295, 5])
+    np.testing.assert_array_equal(i8.numpy(), [-56])
+    np.testing.assert_array_equal(i.numpy(), [-2, 2])

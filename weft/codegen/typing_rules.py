@@ -32,7 +32,15 @@ def literal_fits(value, target) -> bool:
 
 
 def convert_literal(value, target):
-    """The Python value of ``value`` as the scalar type ``target``."""
+    """The Python value of ``value`` as the scalar type ``target``, converted as C++ converts it
+    (what the kernel would compute): integers wrap around (``wp.uint32(-1)`` is 4294967295),
+    floats to integers truncate toward zero."""
+    if wt.is_int(target) and not isinstance(value, bool) and not (isinstance(value, float) and not np.isfinite(value)):
+        bits = 8 * target.np_dtype.itemsize
+        wrapped = int(value) % (1 << bits)  # int() truncates a float toward zero, as a C cast
+        if target.kind == "int" and wrapped >= 1 << (bits - 1):
+            wrapped -= 1 << bits
+        return wrapped
     return target.np_dtype.type(value).item()
 
 
