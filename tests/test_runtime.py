@@ -638,3 +638,22 @@ def test_kernel_objects_made_with_warps_constructor():
     assert named.module.name == "weft_test_named_module"
     with pytest.raises(NotImplementedError, match="code_transformers"):
         wp.Kernel(func=_scaled_copy, code_transformers=[object()])
+
+
+def _double_it(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = 2.0 * a[i]
+
+
+@pytest.mark.fixed_device("checks the CPU entry points a load builds")
+def test_modules_load_ahead_of_their_launches():
+    k = wp.Kernel(func=_double_it, module="unique")
+    assert k.module.load("cpu") is k.module
+    inst = k.default_instance()
+    assert inst.binding.forward_ptr is not None  # built before any launch
+    a = wp.array([1.0, 2.0], dtype=float)
+    wp.launch(k, dim=2, inputs=[a])
+    np.testing.assert_array_equal(a.numpy(), [2.0, 4.0])
+    other = wp.Kernel(func=_double_it, module="weft_test_load_module_by_name")
+    wp.load_module("weft_test_load_module_by_name", device="cpu")
+    assert other.default_instance().binding.forward_ptr is not None

@@ -2177,3 +2177,23 @@ MISSING_WARP_BUILTINS = (
 )
 def test_warp_composite_builtin_exists(name):
     assert hasattr(wp, name)
+
+
+def test_constant_component_index_out_of_range_is_a_compile_error():
+    @wp.kernel
+    def k_const_out_of_range(out: wp.array(dtype=float)):
+        v = wp.vec3(1.0, 2.0, 3.0)
+        out[0] = v[3]
+
+    @wp.kernel
+    def k_const_negative(out: wp.array(dtype=float), m: wp.array(dtype=wp.mat22)):
+        v = wp.vec3(1.0, 2.0, 3.0)
+        out[0] = v[-1] + m[0][1, -2]
+
+    with pytest.raises(wp.WarpCodegenIndexError, match="component index 3 is out of range") as info:
+        wp.launch(k_const_out_of_range, dim=1, inputs=[wp.zeros(1)])
+    assert isinstance(info.value, IndexError) and isinstance(info.value, wp.WarpCodegenError)
+    out = wp.zeros(1)
+    m = wp.array(np.array([[[1.0, 2.0], [3.0, 4.0]]], dtype=np.float32), dtype=wp.mat22)
+    wp.launch(k_const_negative, dim=1, inputs=[out, m])
+    assert out.numpy()[0] == 3.0 + 3.0  # v[-1] and row 1, column -2 (= 0)

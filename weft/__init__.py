@@ -72,7 +72,16 @@ from .builtins.random import (
 )
 from .builtins.scalar import *  # every public scalar builtin (their __all__)
 from .builtins.vector import *
-from .codegen.errors import WarpCodegenError, WeftBuildError, WeftCompileError
+from .codegen.errors import (
+    WarpCodegenAttributeError,
+    WarpCodegenError,
+    WarpCodegenIndexError,
+    WarpCodegenKeyError,
+    WarpCodegenTypeError,
+    WarpCodegenValueError,
+    WeftBuildError,
+    WeftCompileError,
+)
 from .codegen.intrinsics import adjoint, atomic_add, atomic_max, atomic_min, atomic_sub, constant, printf, static, tid
 from .interop import (
     device_from_jax,
@@ -121,7 +130,7 @@ from .runtime.device import (
 from .runtime.graph import Graph, ScopedCapture, capture_begin, capture_end, capture_launch
 from .runtime.launch import launch
 from .runtime.launch_object import Launch
-from .runtime.module import clear_kernel_cache, get_module, get_module_options, set_module_options
+from .runtime.module import clear_kernel_cache, get_module, get_module_options, load_module, set_module_options
 from .runtime.stream import (
     Event,
     ScopedStream,

@@ -13,7 +13,7 @@ from .. import types as wt
 from .. import vector_types as vt
 from . import intrinsics as intr
 from . import typing_rules as tr
-from .errors import WarpCodegenTypeError
+from .errors import WarpCodegenIndexError, WarpCodegenTypeError
 
 _component_letters = {"x": 0, "y": 1, "z": 2, "w": 3}
 
@@ -103,9 +103,15 @@ def from_rows_or_cols(lw, args, node, cols: bool):
     return lw.call(intr.CONSTRUCT, args, cls, attr="mat_from_cols" if cols else "mat_from_rows", node=node)
 
 
-def _check_index(lw, i, node):
+def _check_index(lw, i, node, size=None):
+    """An integer component index; a constant one must lie in ``[-size, size)`` (negative indices
+    count from the end, as in Python and Warp). A variable one is checked when the kernel runs."""
     if not wt.is_int(i.type):
         raise lw.error(f"component indices must be integers, got {wt.type_repr(i.type)}", node, WarpCodegenTypeError)
+    if size is not None and i.is_const and not -size <= int(i.const) < size:
+        raise lw.error(
+            f"component index {int(i.const)} is out of range for a dimension of size {size}", node, WarpCodegenIndexError
+        )
     return i
 
 
@@ -122,7 +128,7 @@ def read(lw, base, idx, node):
     nmax = 2 if t._kind == "matrix" else 1
     if not 1 <= len(idx) <= nmax:
         raise lw.error(f"{t.__name__} takes {nmax} index(es), got {len(idx)}", node, WarpCodegenTypeError)
-    idx = [_check_index(lw, i, node) for i in idx]
+    idx = [_check_index(lw, i, node, t._shape[k]) for k, i in enumerate(idx)]
     return lw.call(intr.EXTRACT, [base] + idx, component_type(t, len(idx)), node=node)
 
 
@@ -139,7 +145,7 @@ def write(lw, base, idx, value, node):
                 node,
                 WarpCodegenTypeError,
             )
-    idx = [_check_index(lw, i, node) for i in idx]
+    idx = [_check_index(lw, i, node, t._shape[k]) for k, i in enumerate(idx)]
     return lw.call(intr.ASSIGN_COPY, [base] + idx + [value], t, node=node)
 
 

@@ -39,6 +39,10 @@ class WarpCodegenAttributeError(WarpCodegenError, AttributeError):
     """Unknown attribute."""
 
 
+class WarpCodegenIndexError(WarpCodegenError, IndexError):
+    """An index the compiler can see is out of range (a constant component index, as Warp)."""
+
+
 class WarpCodegenKeyError(WarpCodegenError, KeyError):
     """Unknown name."""
 

@@ -45,6 +45,25 @@ def generation() -> int:
     return _generation[0]
 
 
+def load_module(module=None, device=None, recursive=False, block_dim=None):
+    """Build a module's kernels for ``device`` ahead of their launches (``wp.load_module``).
+
+    Args:
+        module: a Python module, its name, or a weft module; None: the caller's module.
+        device: where to load them (default: the current device).
+        recursive: also load the weft modules of the Python module's submodules.
+        block_dim: accepted for Warp compatibility (see ``Module.load``).
+    """
+    import inspect
+
+    if module is None:
+        module = inspect.stack()[1].frame.f_globals.get("__name__", "__main__")
+    name = module.name if isinstance(module, Module) else module if isinstance(module, str) else module.__name__
+    names = [n for n in list(_modules) if n == name or (recursive and n.startswith(name + "."))]
+    for n in names or [name]:
+        get_module(n).load(device, block_dim)
+
+
 def get_module(name: str) -> "Module":
     """The weft module of kernels named ``name`` (a Python module's name; made on first use), as
     ``wp.get_module``: its ``options`` apply to the kernels in it."""
@@ -145,6 +164,30 @@ class Module:
                 batch.append(inst)
             self.build(batch)
             self.pending = [i for i in self.pending if i.binding.forward_ptr is None]
+
+    def load(self, device=None, block_dim=None):
+        """Build (or load from the cache) the module's code for ``device`` now instead of at the
+        first launch, as Warp's ``Module.load``: every non-generic kernel, and every instance a
+        launch already made. ``block_dim`` is accepted for Warp compatibility (weft's CPU
+        entry points and CUDA launches take the block size at launch). Returns the module.
+
+        Raises:
+            WarpCodegenError, WeftBuildError: a kernel of the module does not compile.
+        """
+        from .device import get_device
+
+        dev = get_device(device)
+        self.lower_unlaunched_kernels()
+        instances = [i for k in self.kernels for i in k._instances.values()]
+        if dev.is_cuda:
+            from . import cuda
+
+            for inst in instances:
+                cuda.functions(inst, dev)
+        else:
+            for inst in instances:
+                self.ensure_built(inst)
+        return self
 
     def lower_unlaunched_kernels(self):
         """Prepare every non-generic kernel of the module so that one build covers them all (a
