@@ -439,3 +439,22 @@ def test_loaded_libraries_are_pinned():
     path = cuda_driver.pin_loaded_library("libnvrtc.so")
     assert "libnvrtc.so" in path
     assert cuda_driver.pin_loaded_library("libno_such_library_here.so") is None
+
+
+@wp.kernel(launch_bounds=64)
+def k_bounded_add_one(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] + 1.0
+
+
+def test_launch_bounds_reach_the_cuda_entry_and_cap_block_dim(sim):
+    _, dev = sim
+    from weft.codegen.emit_cuda import CUDARenderer
+
+    inst = k_bounded_add_one.default_instance()
+    assert "__global__ __launch_bounds__(64) void" in CUDARenderer().render_kernel(inst)
+    x = wp.zeros(100, dtype=float, device=dev)
+    wp.launch(k_bounded_add_one, dim=100, inputs=[x], device=dev, block_dim=64)
+    np.testing.assert_array_equal(x.numpy(), 1.0)
+    with pytest.raises(ValueError, match="launch_bounds=64"):
+        wp.launch(k_bounded_add_one, dim=100, inputs=[x], device=dev, block_dim=128)

@@ -657,3 +657,25 @@ def test_modules_load_ahead_of_their_launches():
     other = wp.Kernel(func=_double_it, module="weft_test_load_module_by_name")
     wp.load_module("weft_test_load_module_by_name", device="cpu")
     assert other.default_instance().binding.forward_ptr is not None
+
+
+def test_kernel_decorator_options_warp_programs_pass():
+    @wp.kernel(name="renamed_scale", launch_bounds=(128, 2), module="unique", module_options={"enable_backward": False})
+    def scale_named(a: wp.array(dtype=float)):
+        i = wp.tid()
+        a[i] = 3.0 * a[i]
+
+    assert scale_named.key == "renamed_scale" and scale_named.options["launch_bounds"] == (128, 2)
+    assert scale_named.module.options["enable_backward"] is False and not scale_named.enable_backward
+    a = wp.array([1.0, 2.0], dtype=float)
+    wp.launch(scale_named, dim=2, inputs=[a])  # launch bounds mean nothing on the CPU
+    np.testing.assert_array_equal(a.numpy(), [3.0, 6.0])
+    with pytest.raises(ValueError, match="valid C.. identifier"):
+        wp.kernel(name="1invalid")(_double_it)
+    with pytest.raises(ValueError, match="launch_bounds"):
+        wp.kernel(launch_bounds=(0,))(_double_it)
+    with pytest.raises(NotImplementedError, match="cuda_max_registers"):
+        wp.kernel(cuda_max_registers=32)(_double_it)
+    with pytest.raises(NotImplementedError, match="external_constant_params"):
+        wp.kernel(entry_point_abi="external_constant_params")(_double_it)
+    assert wp.kernel(grid_stride=False, entry_point_abi="warp")(_double_it).key == "_double_it"

@@ -359,19 +359,73 @@ def _is_generic(t) -> bool:
     return t is typing.Any or (isinstance(t, wt.ArrayType) and t.dtype is typing.Any)
 
 
-def kernel(f=None, *, enable_backward=None, module=None):
+def kernel(
+    f=None,
+    *,
+    name=None,
+    enable_backward=None,
+    launch_bounds=None,
+    cuda_max_registers=None,
+    enable_cuda_smem_spilling=None,
+    cluster_dim=None,
+    module=None,
+    module_options=None,
+    entry_point_abi=None,
+    grid_stride=None,
+):
     """Decorator: compile a Python function into a kernel launched with ``wp.launch``.
 
     Args:
+        name: the kernel's key (messages, generated symbols); a valid C++ identifier.
         enable_backward: generate the backward (adjoint) entry point; defaults to the module
             option ``enable_backward`` (True).
-        module: group the kernel into this module name instead of the function's Python module.
+        launch_bounds: ``max_threads`` or ``(max_threads, min_blocks)``: CUDA's
+            ``__launch_bounds__`` on the kernel's GPU entry points; a GPU launch with a larger
+            ``block_dim`` raises. No effect on the CPU.
+        module: a module name, a weft module, or ``"unique"`` (a module of its own) instead of the
+            function's Python module.
+        module_options: options set on the kernel's module (``wp.set_module_options``).
+        entry_point_abi: ``"warp"`` (the only entry-point layout weft has).
+        grid_stride: accepted for Warp compatibility: weft's GPU entry points always loop
+            grid-stride over the launch, which gives the same results either way.
+
+    Raises:
+        NotImplementedError: ``cuda_max_registers``, ``enable_cuda_smem_spilling``,
+            ``cluster_dim`` or another ``entry_point_abi``, which weft does not support.
+        ValueError: ``name`` is not a C++ identifier, or ``launch_bounds`` is malformed.
     """
+    unsupported = {
+        "cuda_max_registers": cuda_max_registers,
+        "enable_cuda_smem_spilling": enable_cuda_smem_spilling,
+        "cluster_dim": cluster_dim,
+    }
+    given = [k for k, v in unsupported.items() if v is not None]
+    if given or entry_point_abi not in (None, "warp"):
+        what = ", ".join(given + ([f"entry_point_abi={entry_point_abi!r}"] if entry_point_abi not in (None, "warp") else []))
+        raise NotImplementedError(f"@wp.kernel({what}): not supported by weft")
+    if name is not None and not (isinstance(name, str) and name.isidentifier() and name.isascii()):
+        raise ValueError(f"@wp.kernel(name={name!r}): the kernel name must be a valid C++ identifier")
+    options = {}
+    if enable_backward is not None:
+        options["enable_backward"] = enable_backward
+    if launch_bounds is not None:
+        options["launch_bounds"] = _launch_bounds(launch_bounds)
 
     def wrap(fn):
-        return Kernel(fn, module=module, options={"enable_backward": enable_backward} if enable_backward is not None else None)
+        k = Kernel(fn, key=name, module=module, options=options or None)
+        if module_options:
+            k.module.options.update(module_options)
+        return k
 
     return wrap(f) if f is not None else wrap
+
+
+def _launch_bounds(value) -> tuple:
+    """``(max_threads,)`` or ``(max_threads, min_blocks)`` from an int or a tuple of positive ints."""
+    bounds = (value,) if isinstance(value, int) else tuple(value)
+    if not 1 <= len(bounds) <= 2 or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in bounds):
+        raise ValueError(f"launch_bounds must be a positive int or a tuple of one or two positive ints, got {value!r}")
+    return bounds
 
 
 _funcs: dict = {}

@@ -38,7 +38,11 @@ class CUDARenderer(CStyleRenderer):
         call = templates.CUDA_BODY_CALL.format(sym=sym, mode=mode)
         cond = self.fast_condition(inst, "args.", "bounds") if has_fast else None
         loops = self.task_loops(cond, templates.CUDA_TASK_LOOP, call, "    ")
+        qualifier = self.entry_qualifier
+        bounds = inst.kernel.options.get("launch_bounds")
+        if bounds:  # @wp.kernel(launch_bounds=...): the most threads per block (and fewest blocks per SM)
+            qualifier += f" __launch_bounds__({', '.join(str(b) for b in bounds)})"
         entry = templates.CUDA_ENTRY.format(
-            qualifier=self.entry_qualifier, sym=sym, target=self.target, mode=mode, body="\n".join(loops)
+            qualifier=qualifier, sym=sym, target=self.target, mode=mode, body="\n".join(loops)
         )
         return entry.split("\n")

@@ -578,6 +578,12 @@ def launch_kernel(inst, device, bounds, args_struct, adjoint, stream=None, block
     size = bounds.size
     if size == 0:
         return
+    launch_bounds = inst.kernel.options.get("launch_bounds")
+    if launch_bounds and block_dim > launch_bounds[0]:
+        raise ValueError(
+            f"kernel '{inst.kernel.key}' was declared with launch_bounds={launch_bounds[0]} threads per block, "
+            f"but is launched with block_dim={block_dim}; pass block_dim={launch_bounds[0]} or less to wp.launch"
+        )
     if fn is None:
         fn = entry_function(inst, device, adjoint)
     if stream is None:
