@@ -13,6 +13,7 @@ import inspect
 import typing
 
 from . import types as wt
+from . import vector_types as vt
 from .codegen import adjoint as ad
 from .codegen import frontend, ir, pipeline
 from .codegen import typing_rules as tr
@@ -356,7 +357,8 @@ def _module_for(pyfunc, module):
 
 
 def _is_generic(t) -> bool:
-    return t is typing.Any or (isinstance(t, wt.ArrayType) and t.dtype is typing.Any)
+    """A kernel parameter whose concrete type comes from the launch argument."""
+    return t is typing.Any or isinstance(t, vt.GenericComposite) or (isinstance(t, wt.ArrayType) and t.dtype is typing.Any)
 
 
 def kernel(

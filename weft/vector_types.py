@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import typing
 
 import numpy as np
 
@@ -349,15 +350,65 @@ def _ctype_name(dtype):
     return "bool" if dtype is wt.bool else f"weft::{dtype.cname}"
 
 
+class GenericComposite:
+    """A composite annotation with ``typing.Any`` parts, as Warp's generic types: ``wp.types.vector
+    (length=Any, dtype=float)``, ``wp.types.matrix((Any, Any), Any)``, ``wp.types.quaternion(Any)``.
+    A kernel or func parameter so annotated takes any composite of its kind whose given parts match
+    (``accepts``); each concrete type gets its own instance of the kernel or func."""
+
+    def __init__(self, kind: str, shape: tuple, dtype):
+        self.kind, self.shape, self.dtype = kind, tuple(shape), dtype
+
+    def accepts(self, t) -> bool:
+        """Whether the concrete type ``t`` fits this annotation."""
+        return (
+            is_composite(t)
+            and t._kind == self.kind
+            and len(t._shape) == len(self.shape)
+            and all(s is typing.Any or s == ts for s, ts in zip(self.shape, t._shape))
+            and (self.dtype is typing.Any or t._scalar is self.dtype)
+        )
+
+    def _key(self):
+        return (self.kind, self.shape, self.dtype)
+
+    def __eq__(self, other):
+        return isinstance(other, GenericComposite) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        def name(x):
+            return "Any" if x is typing.Any else getattr(x, "__name__", str(x))
+
+        dtype = name(self.dtype)
+        if self.kind == "vector":
+            return f"vector(length={name(self.shape[0])}, dtype={dtype})"
+        if self.kind == "matrix":
+            return f"matrix(shape=({', '.join(name(s) for s in self.shape)}), dtype={dtype})"
+        return f"{'transformation' if self.kind == 'transform' else self.kind}(dtype={dtype})"
+
+
+def _generic_dtype(dtype):
+    return typing.Any if dtype is typing.Any else (wt.type_from_annotation(dtype) or dtype)
+
+
 def vector(length: int, dtype=wt.float32):
-    """The vector type of ``length`` components of scalar ``dtype`` (``wp.types.vector``)."""
+    """The vector type of ``length`` components of scalar ``dtype`` (``wp.types.vector``); with
+    ``typing.Any`` for either, a generic annotation (``GenericComposite``)."""
+    if length is typing.Any or dtype is typing.Any:
+        return GenericComposite("vector", (length,), _generic_dtype(dtype))
     dtype = wt.type_from_annotation(dtype) or dtype
     name = f"vec{length}{_suffix.get(dtype, dtype.cname)}"
     return _make(("vector", length, dtype), VectorBase, name, (length,), dtype, f"weft::vec_t<{length}, {_ctype_name(dtype)}>")
 
 
 def matrix(shape, dtype=wt.float32):
-    """The matrix type of ``shape = (rows, cols)`` with scalar ``dtype`` (``wp.types.matrix``)."""
+    """The matrix type of ``shape = (rows, cols)`` with scalar ``dtype`` (``wp.types.matrix``);
+    with ``typing.Any`` in the shape or as the dtype, a generic annotation."""
+    if typing.Any in tuple(shape) or dtype is typing.Any:
+        return GenericComposite("matrix", tuple(shape), _generic_dtype(dtype))
     dtype = wt.type_from_annotation(dtype) or dtype
     r, c = shape
     name = f"mat{r}{c}{_suffix.get(dtype, dtype.cname)}"
@@ -365,13 +416,17 @@ def matrix(shape, dtype=wt.float32):
 
 
 def quaternion(dtype=wt.float32):
-    """The quaternion type (x, y, z, w) with scalar ``dtype``."""
+    """The quaternion type (x, y, z, w) with scalar ``dtype`` (``typing.Any``: generic)."""
+    if dtype is typing.Any:
+        return GenericComposite("quaternion", (4,), typing.Any)
     dtype = wt.type_from_annotation(dtype) or dtype
     return _make(("quat", dtype), QuaternionBase, f"quat{_suffix[dtype]}", (4,), dtype, f"weft::quat_t<{_ctype_name(dtype)}>")
 
 
 def transformation(dtype=wt.float32):
-    """The rigid transform type (p: vec3, q: quat) with scalar ``dtype``."""
+    """The rigid transform type (p: vec3, q: quat) with scalar ``dtype`` (``typing.Any``: generic)."""
+    if dtype is typing.Any:
+        return GenericComposite("transform", (7,), typing.Any)
     dtype = wt.type_from_annotation(dtype) or dtype
     return _make(
         ("transform", dtype), TransformBase, f"transform{_suffix[dtype]}", (7,), dtype, f"weft::transform_t<{_ctype_name(dtype)}>"

@@ -55,6 +55,20 @@ def _np_binary(ufunc):
     return fn
 
 
+def _expect(name, holds):
+    """Host side of an ``expect_*`` builtin: print, as in a kernel, when the expectation fails."""
+
+    def check(a, b, *tolerance):
+        if not holds(a, b, *tolerance):
+            print(f"Error: {name}({a}, {b}) failed")
+
+    return check
+
+
+def _near(a, b, tolerance=1e-6):
+    return bool(np.all(np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)) <= tolerance))
+
+
 def _bool_result(arg_types):
     return wt.bool
 
@@ -188,6 +202,17 @@ lerp = builtin("lerp", "a * (1 - t) + b * t", "scalar math", lambda a, b, t: a *
 )
 smoothstep = builtin("smoothstep", "Smooth Hermite step of x from edge0 to edge1", "scalar math", _smoothstep).add(
     p("edge0", Float, "edge1", Float, "x", Float), Float
+)
+expect_eq = builtin(
+    "expect_eq", "Print an error when a != b; the kernel goes on", "utility", _expect("expect_eq", lambda a, b: a == b)
+).add(p("a", Value, "b", Value), None, differentiable=False, side_effect=True)
+expect_neq = builtin(
+    "expect_neq", "Print an error when a == b; the kernel goes on", "utility", _expect("expect_neq", lambda a, b: a != b)
+).add(p("a", Value, "b", Value), None, differentiable=False, side_effect=True)
+expect_near = (
+    builtin("expect_near", "Print an error when |a - b| > tolerance (1e-6 by default)", "utility", _expect("expect_near", _near))
+    .add(p("a", Float, "b", Float, "tolerance", Float), None, differentiable=False, side_effect=True)
+    .add(p("a", Float, "b", Float), None, differentiable=False, side_effect=True)
 )
 step = builtin("step", "1 when x < 0, else 0 (Warp's convention)", "scalar math", lambda x: 1.0 if x < 0 else 0.0).add(
     p("x", Float), Float

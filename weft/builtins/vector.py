@@ -356,6 +356,11 @@ spatial_bottom = builtin(
     "spatial_bottom", "The last three components", "spatial", lambda a: vt.vector(3, a._scalar)(*_np(a)[3:].tolist())
 ).add(p("a", FV6), vec3_of())
 
+sb.expect_eq.add(p("a", C, "b", C), None, differentiable=False, side_effect=True)
+sb.expect_neq.add(p("a", C, "b", C), None, differentiable=False, side_effect=True)
+sb.expect_near.add(p("a", FV, "b", FV, "tolerance", DTypeOf("V")), None, differentiable=False, side_effect=True)
+sb.expect_near.add(p("a", FV, "b", FV), None, differentiable=False, side_effect=True)
+
 _ = registry
 
 __all__ = sorted(

@@ -13,6 +13,7 @@ import typing
 import numpy as np
 
 from .. import types as wt
+from .. import vector_types as vt
 
 
 def literal_fits(value, target) -> bool:
@@ -90,8 +91,8 @@ def _first_fit(builtin, arg_types):
 
 def annotation_type(annotation):
     """Map a parameter annotation to a weft type, ``typing.Any`` for generic, or None if unknown."""
-    if annotation is typing.Any:
-        return typing.Any
+    if annotation is typing.Any or isinstance(annotation, vt.GenericComposite):
+        return annotation
     if getattr(annotation, "_kind", None) and getattr(annotation, "_scalar", None) is not None:
         return annotation  # vector / matrix / quaternion / transform classes
     kernel_type = getattr(annotation, "kernel_type", None)
@@ -104,6 +105,8 @@ def param_accepts(param_type, arg) -> typing.Optional[object]:
     """Whether a func parameter of ``param_type`` takes ``arg``; returns the arg's adapted type."""
     if param_type is typing.Any or param_type is None:
         return arg.type
+    if isinstance(param_type, vt.GenericComposite):
+        return arg.type if param_type.accepts(arg.type) else None
     if isinstance(param_type, wt.ArrayType) and isinstance(arg.type, wt.ArrayType):
         dtype_ok = param_type.dtype is typing.Any or param_type.dtype == arg.type.dtype
         return arg.type if dtype_ok and param_type.ndim == arg.type.ndim else None

@@ -747,4 +747,40 @@ WEFT_FN void print_newline() {
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// expect_eq / expect_neq / expect_near: as Warp, a failed expectation prints and the kernel goes
+// on (they check, they do not stop). Any value type: cmp_eq and print_value of composites are
+// found at instantiation (vec.h, mat.h, quat.h, transform.h). Not differentiable.
+
+template <typename T>
+WEFT_FN void expect_report(const char* what, const T& a, const T& b) {
+    printf("Error: %s(", what);
+    print_value(a);
+    printf(", ");
+    print_value(b);
+    printf(") failed\n");
+}
+template <typename T>
+WEFT_FN void expect_eq(const T& a, const T& b) {
+    if (!cmp_eq(a, b)) expect_report("expect_eq", a, b);
+}
+template <typename T>
+WEFT_FN void expect_neq(const T& a, const T& b) {
+    if (cmp_eq(a, b)) expect_report("expect_neq", a, b);
+}
+template <typename T>
+WEFT_FN bool near_(T a, T b, T tolerance) {
+    typedef compute_t<T> R;
+    R d = R(a) - R(b);
+    return (d < R(0) ? -d : d) <= R(tolerance);
+}
+template <typename T>
+WEFT_FN void expect_near(T a, T b, T tolerance) {
+    if (!near_(a, b, tolerance)) expect_report("expect_near", a, b);
+}
+template <typename T>
+WEFT_FN void expect_near(T a, T b) {
+    expect_near(a, b, T(1e-6));  // Warp's default tolerance
+}
+
 }  // namespace weft

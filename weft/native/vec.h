@@ -704,6 +704,19 @@ WEFT_FN void print_value(const vec_t<N, T>& a) {
     }
 }
 
+template <unsigned N, typename T>
+WEFT_FN void expect_near(const vec_t<N, T>& a, const vec_t<N, T>& b, T tolerance) {
+    for (unsigned i = 0; i < N; ++i)
+        if (!near_(a.c[i], b.c[i], tolerance)) {
+            expect_report("expect_near", a, b);
+            return;
+        }
+}
+template <unsigned N, typename T>
+WEFT_FN void expect_near(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+    expect_near(a, b, T(1e-6));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Atomics on composite elements: each component atomically, through the scalar atomics.
 // Return the previous value (assembled from the components' previous values).

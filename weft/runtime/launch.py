@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import config
 from .. import types as wt
+from .. import vector_types as vt
 from . import device as _device
 from . import module as mod
 from . import recording
@@ -297,8 +298,13 @@ def _lookup_instance(kernel, params):
         inst = kernel._instances.get(kernel._arg_types_key)
         return inst if inst is not None else kernel.default_instance()
     types_ = []
-    for t, v in zip(kernel.arg_types, params):
-        if t is typing.Any or (isinstance(t, wt.ArrayType) and t.dtype is typing.Any):
+    for name, t, v in zip(kernel.arg_names, kernel.arg_types, params):
+        if isinstance(t, vt.GenericComposite):
+            concrete = type(v)
+            if not t.accepts(concrete):
+                raise TypeError(f"kernel '{kernel.key}' argument '{name}' expects {t!r}, got {type(v).__name__} {v!r}")
+            types_.append(concrete)
+        elif t is typing.Any or (isinstance(t, wt.ArrayType) and t.dtype is typing.Any):
             if hasattr(v, "kernel_type"):
                 types_.append(v.kernel_type())
             elif isinstance(v, wt.Scalar):
