@@ -470,6 +470,72 @@ def test_loop_variable_visible_after_loop():
     np.testing.assert_array_equal(out.numpy(), [4, 5])
 
 
+@wp.struct
+class LoopState:
+    a: wp.vec2
+    c: float
+    valid: wp.bool
+
+
+@wp.kernel
+def k_component_stores_in_loops(n: int, x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    v = wp.vec3()
+    m = wp.mat22()
+    s = LoopState()
+    for _ in range(n):
+        v[0] = v[0] * x[0] + 1.0
+        v.y += x[0] * x[0]
+        m[1, 1] = m[1, 1] + v[0] * 2.0
+        s.a[1] = s.a[1] + x[0]
+        s.c += s.a[1]
+    out[0] = v[0] + v[1] + m[1, 1] + s.c
+
+
+def test_component_stores_in_a_dynamic_loop_carry_the_value():
+    """`v[0] = ...`, `v.y += ...`, `m[i, j] = ...` and `s.f.g[k] = ...` inside a dynamic loop
+    rebind the local: the next iteration and the code after the loop see the new value, and the
+    gradient follows (they were silently lost before)."""
+
+    def reference(x, n):
+        v0 = vy = m = sa = sc = 0.0
+        for _ in range(n):
+            v0 = v0 * x + 1.0
+            vy += x * x
+            m += v0 * 2.0
+            sa += x
+            sc += sa
+        return v0 + vy + m + sc
+
+    x = wp.array([0.7], dtype=float, requires_grad=True)
+    out = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_component_stores_in_loops, dim=1, inputs=[4, x, out])
+    tape.backward(grads={out: wp.ones(1, dtype=float)})
+    assert out.numpy()[0] == pytest.approx(reference(0.7, 4), rel=1e-5)
+    h = 1e-4
+    fd = (reference(0.7 + h, 4) - reference(0.7 - h, 4)) / (2 * h)
+    assert x.grad.numpy()[0] == pytest.approx(fd, rel=1e-4)
+
+
+@wp.kernel(enable_backward=False)
+def k_while_struct_field(out: wp.array(dtype=int)):
+    s = LoopState()
+    s.valid = True
+    n = int(0)
+    while s.valid:
+        n += 1
+        if n == 3:
+            s.valid = False
+    out[0] = n
+
+
+def test_while_condition_reads_a_field_the_body_sets():
+    out = wp.zeros(1, dtype=int)
+    wp.launch(k_while_struct_field, dim=1, inputs=[out])
+    assert out.numpy()[0] == 3
+
+
 G_MUTABLE = 1
 
 

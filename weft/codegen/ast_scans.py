@@ -38,6 +38,22 @@ def has_return(body) -> bool:
     return any(isinstance(n, ast.Return) for s in body for n in ast.walk(s))
 
 
+def component_store_roots(body) -> set:
+    """Names whose components a store changes: ``v`` in ``v[0] = x``, ``v.y += x``,
+    ``s.inner.m[1, 1] = x``. For a value-type local (vector, matrix, struct) such a store rebinds
+    the name to a new value, so loops must carry it like a plain assignment."""
+    roots = set()
+    for s in body:
+        for n in ast.walk(s):
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+                root = n.value
+                while isinstance(root, (ast.Subscript, ast.Attribute)):
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    roots.add(root.id)
+    return roots
+
+
 def assigned_names(body) -> set:
     names = set()
     for s in body:

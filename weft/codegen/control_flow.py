@@ -17,6 +17,7 @@ from . import intrinsics as intr
 from . import ir
 from . import typing_rules as tr
 from .ast_scans import assigned_names as _assigned_names
+from .ast_scans import component_store_roots as _component_store_roots
 from .ast_scans import has_jump as _has_jump
 from .ast_scans import has_return as _has_return
 from .ast_scans import walk_no_nested_loops as _walk_no_nested_loops
@@ -258,6 +259,11 @@ class ControlFlow:
     def dynamic_loop(self, node, kind, bounds=None):
         brk, cont = self.new_loop_flags()
         assigned = _assigned_names(node.body) | self.names_rebound_by_calls(node.body)
+        assigned |= {  # `v[0] = x`, `s.f = x` rebind value-type locals; arrays are written in place
+            n
+            for n in _component_store_roots(node.body)
+            if isinstance(self.env.get(n), ir.Var) and not isinstance(self.env[n].type, wt.ArrayType)
+        }
         may_break = _has_jump(node.body, ast.Break)
         may_return = _has_return(node.body)
         if may_break:
