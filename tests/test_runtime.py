@@ -501,6 +501,28 @@ def module_files(cache, ext):
     return sorted(p for p in os.listdir(cache) if p.startswith("__main__") and p.endswith(ext))
 
 
+@pytest.mark.parametrize("level, verbose, shown", [(20, False, False), (10, False, True), (30, True, True)])
+def test_build_messages_follow_log_level(tmp_path, monkeypatch, capfd, level, verbose, shown):
+    """Building is a debug message: hidden at the default wp.LOG_INFO, shown at wp.LOG_DEBUG or
+    with the older wp.config.verbose."""
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))
+    monkeypatch.setattr(wp.config, "log_level", level)
+    monkeypatch.setattr(wp.config, "verbose", verbose)
+    assert (wp.LOG_DEBUG, wp.LOG_INFO, wp.LOG_WARNING, wp.LOG_ERROR) == (10, 20, 30, 40)
+
+    @wp.kernel(module=f"log_level_probe_{level}_{verbose}")
+    def log_level_probe(a: wp.array(dtype=float)):
+        a[wp.tid()] = 2.0
+
+    capfd.readouterr()
+    a = wp.zeros(3, dtype=float)
+    wp.launch(log_level_probe, dim=3, inputs=[a])
+    np.testing.assert_array_equal(a.numpy(), [2.0, 2.0, 2.0])
+    out = capfd.readouterr().out
+    assert ("weft: building" in out) == shown, out
+    assert shown or out == ""
+
+
 def test_cache_reused_by_second_process_and_damaged_entries_rebuilt(cache_env):
     script, cache, env = cache_env
     out = run_script(script, env)

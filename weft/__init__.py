@@ -105,6 +105,7 @@ from .interop import (
     torch_function,
     torch_kernel,
 )
+from .log import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING
 from .kernel import Function, Kernel, func, func_grad, func_replay, kernel
 from .runtime.aot import compile_aot_module, load_aot_module
 from .runtime.device import (

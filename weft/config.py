@@ -7,8 +7,10 @@ Attributes:
     cpu_adaptive: per kernel and grid size, use one thread instead of the pool when that measured
         faster (small grids, contended atomics); False always uses ``cpu_threads``.
     verify_autograd_array_access: warn when a recorded launch overwrites an array an earlier one read.
-    verbose: print build activity.
+    verbose: print build activity (the same as ``log_level = wp.LOG_DEBUG``).
     quiet: accepted for Warp compatibility; weft prints nothing by default.
+    log_level: messages below this level are hidden (``wp.LOG_DEBUG`` 10, ``LOG_INFO`` 20, the
+        default, ``LOG_WARNING`` 30, ``LOG_ERROR`` 40; see ``weft/log.py``).
     max_unroll: constant-bound ``range`` loops up to this many iterations are unrolled.
     verify_cuda: synchronise after every GPU launch and raise its kernel errors right away
         (otherwise they are raised at the next ``wp.synchronize``/``wp.synchronize_device``).
@@ -24,6 +26,7 @@ mode = "debug"
 kernel_cache_dir = None
 verbose = False
 quiet = False
+log_level = 20  # weft.log.LOG_INFO
 verify_autograd_array_access = False
 verify_fp = False
 max_unroll = 16

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import threading
 
-from .. import config
+from .. import config, log
 from ..codegen.emit import CPURenderer, join_unit, split_units
 from . import cpu, recording
 from .disk_cache import VERSION, _write_atomic, cache_dir, headers_digest, read_verified  # noqa: F401 (re-exported)
@@ -99,8 +99,7 @@ def cached_library(stem: str, source: str, defines, include_dirs=(), units=None)
     if lib is not None:
         return lib
     _write_atomic(cpp_path, source.encode())
-    if config.verbose:
-        print(f"weft: building {stem} ({cpp_path}{f', as {len(units)} units' if units else ''})")
+    log.debug(f"building {stem} ({cpp_path}{f', as {len(units)} units' if units else ''})")
     if units and len(units) > 1:
         unit_dir = tempfile.mkdtemp(prefix=os.path.basename(base) + ".units_", dir=os.path.dirname(base))
         paths = [os.path.join(unit_dir, f"unit{k}.cpp") for k in range(len(units))]
