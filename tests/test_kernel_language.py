@@ -146,3 +146,209 @@ def test_expectations_on_the_host_print_like_the_kernel(capfd):
         "Error: expect_neq(2.0, 2.0) failed",
         "Error: expect_near(1.0, 1.1) failed",
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# wp.overload: declared instances of generic kernels
+
+
+@wp.kernel
+def k_fill_generic(a: wp.array(dtype=Any), value: Any):
+    a[wp.tid()] = value
+
+
+fill_int = wp.overload(k_fill_generic, [wp.array(dtype=int), int])
+fill_vec3 = wp.overload(k_fill_generic, {"a": wp.array(dtype=wp.vec3), "value": wp.vec3})
+
+
+def test_overload_by_list_and_by_name_launches_its_instance():
+    assert not fill_int.is_generic and fill_int.generic_parent is k_fill_generic
+    assert len(k_fill_generic.overloads) == 2
+    assert wp.overload(k_fill_generic, [wp.array(dtype=int), int]) is fill_int  # one per signature
+    a = wp.zeros(4, dtype=int)
+    wp.launch(fill_int, dim=4, inputs=[a, 7])
+    np.testing.assert_array_equal(a.numpy(), [7, 7, 7, 7])
+    v = wp.zeros(2, dtype=wp.vec3)
+    wp.launch(fill_vec3, dim=2, inputs=[v, wp.vec3(1.0, 2.0, 3.0)])
+    np.testing.assert_array_equal(v.numpy(), [[1.0, 2.0, 3.0]] * 2)
+    with pytest.raises(TypeError, match="argument 'a'"):
+        wp.launch(fill_int, dim=4, inputs=[wp.zeros(4, dtype=float), 1])  # the instance's types are fixed
+    b = wp.zeros(3, dtype=float)
+    wp.launch(k_fill_generic, dim=3, inputs=[b, 2.5])  # the generic kernel still takes any types
+    np.testing.assert_array_equal(b.numpy(), [2.5, 2.5, 2.5])
+
+
+def test_overload_refuses_what_does_not_fit():
+    with pytest.raises(TypeError, match="argument 'a' cannot be generic"):
+        wp.overload(k_fill_generic, [wp.array(dtype=Any), int])
+    with pytest.raises(TypeError, match="argument 'a' type mismatch"):
+        wp.overload(k_fill_generic, [wp.array2d(dtype=float), float])
+    with pytest.raises(RuntimeError, match="Invalid argument name 'b'"):
+        wp.overload(k_fill_generic, {"b": int})
+    with pytest.raises(RuntimeError, match="2 parameters"):
+        wp.overload(k_fill_generic, [wp.array(dtype=int)])
+    with pytest.raises(RuntimeError, match="not generic"):
+        wp.overload(k_generic_grad, [wp.array(dtype=wp.vec3), wp.array(dtype=float)])
+
+
+@wp.kernel
+def k_apply(v: Any, m: Any, out: wp.array(dtype=float)):
+    out[0] = float(wp.length(m * v))
+
+
+@wp.overload
+def k_apply(v: wp.vec2, m: wp.mat22, out: wp.array(dtype=float)): ...
+
+
+@wp.overload
+def k_apply(v: wp.vec3d, m: wp.mat33d, out: wp.array(dtype=float)):
+    """A stub may hold a docstring."""
+
+
+def test_overload_decorator_declares_instances_built_with_the_module():
+    assert isinstance(k_apply, wp.Kernel) and k_apply.is_generic
+    assert set(k_apply.overloads) == {
+        (wp.vec2, wp.mat22, wp.array(dtype=float).kernel_type()),
+        (wp.vec3d, wp.mat33d, wp.array(dtype=float).kernel_type()),
+    }
+    wp.get_module(__name__).load(wp.get_device("cpu"))
+    assert all(ovl._arg_types_key in k_apply._instances for ovl in k_apply.overloads.values())
+    out = wp.zeros(1, dtype=float)
+    wp.launch(k_apply, dim=1, inputs=[wp.vec2(3.0, 4.0), wp.mat22(2.0, 0.0, 0.0, 2.0), out])
+    assert out.numpy()[0] == pytest.approx(10.0)
+    wp.launch(k_apply, dim=1, inputs=[wp.vec3d(1.0, 2.0, 2.0), wp.mat33d(np.eye(3)), out])
+    assert out.numpy()[0] == pytest.approx(3.0)
+
+
+def test_overload_stub_must_be_empty_and_annotated():
+    @wp.kernel
+    def k_stubbed(x: Any, out: wp.array(dtype=float)):
+        out[0] = float(x)
+
+    with pytest.raises(RuntimeError, match="Only pass, ellipsis"):
+
+        @wp.overload
+        def k_stubbed(x: float, out: wp.array(dtype=float)):
+            return
+
+    with pytest.raises(RuntimeError, match="Incomplete argument annotations"):
+
+        @wp.overload
+        def k_stubbed(x, out: wp.array(dtype=float)): ...
+
+    with pytest.raises(RuntimeError, match="Failed to find a kernel named 'no_such_kernel'"):
+
+        @wp.overload
+        def no_such_kernel(x: float): ...
+
+    assert not k_stubbed.overloads
+
+
+# ---------------------------------------------------------------------------------------------
+# wp.Int / wp.Float / wp.Scalar, type attributes, overload order
+
+
+@wp.func
+def component_sum(v: wp.types.vector(3, wp.Int)) -> wp.Int:
+    return v[0] + v[1] + v[2]
+
+
+@wp.func
+def twice(x: wp.Float):
+    return x + x
+
+
+@wp.kernel
+def k_constrained(x: wp.Scalar, ints: wp.array(dtype=wp.int16), out: wp.array(dtype=wp.float64)):
+    s = component_sum(wp.vec3s(wp.int16(1), wp.int16(2), wp.int16(3)))
+    ints[0] = s
+    out[0] = wp.float64(twice(wp.float16(1.5)))
+    out[1] = twice(wp.float64(2.25))
+    out[2] = wp.float64(x)
+
+
+def test_constrained_type_variables():
+    assert set(wp.Float.__constraints__) == {wp.float16, wp.float32, wp.float64}
+    assert wp.int8 in wp.Int.__constraints__ and wp.float32 not in wp.Int.__constraints__
+    assert set(wp.Scalar.__constraints__) == set(wp.Int.__constraints__) | set(wp.Float.__constraints__)
+    ints, out = wp.zeros(1, dtype=wp.int16), wp.zeros(3, dtype=wp.float64)
+    wp.launch(k_constrained, dim=1, inputs=[wp.uint8(9), ints, out])
+    assert ints.numpy()[0] == 6
+    np.testing.assert_array_equal(out.numpy(), [3.0, 4.5, 9.0])
+    with pytest.raises(TypeError, match="argument 'x' expects Scalar, got bool"):
+        wp.launch(k_constrained, dim=1, inputs=[wp.bool(True), ints, out])
+
+
+@wp.kernel
+def k_type_attributes(a: wp.array(dtype=Any), out: wp.array(dtype=float)):
+    first = a[0]
+    copy = a.dtype(first)  # the array's element type
+    zero = type(first)()
+    scale = type(a).dtype.dtype(2.0) if False else first.dtype(2.0)  # the component type
+    v = wp.types.vector(length=2, dtype=first.dtype)
+    m = wp.identity(n=v.length, dtype=v.dtype)
+    out[0] = float(first.length)
+    out[1] = float(wp.trace(m))
+    out[2] = float(wp.length(copy + zero) * scale)
+
+
+def test_type_attributes_in_kernels():
+    """``a.dtype`` of an array, ``x.dtype`` / ``x.length`` of a value, ``type(x)`` and types built
+    from them, all resolved when the kernel is built."""
+    out = wp.zeros(3, dtype=float)
+    wp.launch(k_type_attributes, dim=1, inputs=[wp.array([[3.0, 4.0, 0.0]], dtype=wp.vec3), out])
+    np.testing.assert_allclose(out.numpy(), [3.0, 2.0, 10.0])
+    wp.launch(k_type_attributes, dim=1, inputs=[wp.array([[0.0, 1.0, 0.0, 0.0]], dtype=wp.vec4d), out])
+    np.testing.assert_allclose(out.numpy(), [4.0, 2.0, 2.0])
+
+
+@wp.struct
+class Pair:
+    a: float
+    b: wp.vec2
+
+
+@wp.kernel
+def k_struct_positional(x: Any, out: wp.array(dtype=float)):
+    p = Pair(1.5, wp.vec2(2.0, 3.0))
+    q = type(x)(x.a * 2.0, b=x.b)
+    out[0] = p.a + p.b[1]
+    out[1] = q.a + q.b[0]
+
+
+def test_struct_construction_by_position_and_generic_struct_parameters():
+    out = wp.zeros(2, dtype=float)
+    x = Pair()
+    x.a, x.b = 0.25, wp.vec2(4.0, 5.0)
+    wp.launch(k_struct_positional, dim=1, inputs=[x, out])
+    np.testing.assert_allclose(out.numpy(), [4.5, 4.5])
+
+
+@wp.func
+def pick(a: float, b: float):
+    return a * b
+
+
+@wp.func
+def pick(a: Any, b: Any):
+    return a + b
+
+
+@wp.func
+def pick(a: int, b: int):
+    return a - b
+
+
+@wp.kernel
+def k_overload_order(out: wp.array(dtype=float)):
+    out[0] = float(pick(17, 25))  # int literals: the int overload, defined last
+    out[1] = pick(7.0, 10.0)  # the float overload
+    out[2] = float(pick(wp.int8(2), wp.int8(3)))  # only the generic one takes int8
+    v = pick(wp.vec2(1.0, 2.0), wp.vec2(10.0, 20.0))
+    out[3] = v[1]
+
+
+def test_concrete_overloads_win_over_generic_ones_whatever_the_order():
+    out = wp.zeros(4, dtype=float)
+    wp.launch(k_overload_order, dim=1, inputs=[out])
+    np.testing.assert_array_equal(out.numpy(), [-8.0, 70.0, 5.0, 22.0])

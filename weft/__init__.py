@@ -106,7 +106,7 @@ from .interop import (
     torch_kernel,
 )
 from .log import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING
-from .kernel import Function, Kernel, func, func_grad, func_replay, kernel
+from .kernel import Function, Kernel, func, func_grad, func_replay, kernel, overload
 from .runtime.aot import compile_aot_module, load_aot_module
 from .runtime.device import (
     Device,
@@ -148,6 +148,9 @@ from .runtime.stream import (
 from .struct import struct
 from .tape import Tape
 from .types import (
+    Float,
+    Int,
+    Scalar,
     bool,
     dtype_from_numpy,
     dtype_to_numpy,

@@ -537,7 +537,7 @@ class array:
         self._require_data("fill")
         if self.size:
             np_dtype, trailing = _np_layout(self.dtype)
-            if isinstance(value, types.Scalar):
+            if isinstance(value, types.scalar_base):
                 value = value.value
             try:
                 v = np.asarray(value, dtype=np_dtype)

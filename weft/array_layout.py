@@ -62,7 +62,7 @@ def _dtype_name(dtype) -> str:
 
 def _infer_scalar_dtype(value):
     """The weft dtype of a Python / NumPy / weft scalar value (used by ``full``)."""
-    if isinstance(value, types.Scalar):
+    if isinstance(value, types.scalar_base):
         return type(value)
     if isinstance(value, (bool, np.bool_)):
         return types.bool

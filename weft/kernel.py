@@ -8,12 +8,13 @@ instances into native code. Nothing here renders C++.
 
 from __future__ import annotations
 
+import ast
+import copy
 import hashlib
 import inspect
 import typing
 
 from . import types as wt
-from . import vector_types as vt
 from .codegen import adjoint as ad
 from .codegen import frontend, ir, pipeline
 from .codegen import typing_rules as tr
@@ -83,7 +84,9 @@ class FuncInstance(ir.FuncCallee):
 
     def _lower_custom_replay(self, replay_fn):
         names = list(_signature(replay_fn).parameters)
-        ir_, _ = frontend.lower_function(Source(replay_fn), dict(zip(names, self.arg_types)), False, f"{self.symbol}_replay")
+        ir_, _ = frontend.lower_function(
+            Source(replay_fn), dict(zip(names, self.arg_types)), False, f"{self.symbol}_replay"
+        )
         if ir_.ret_type != self.ret_type:
             raise TypeError(f"@wp.func_replay({self.function.key}) must return what the func returns")
         return ir_
@@ -140,9 +143,21 @@ class Function:
         return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
 
     def specialize(self, args, make_const):
-        """Pick the overload for ``args`` (IR vars) and return ``(FuncInstance, adapted args)``."""
+        """Pick the overload for ``args`` (IR vars) and return ``(FuncInstance, adapted args)``.
+
+        As in Warp, an overload with concrete annotations that the argument types match exactly
+        wins, then a generic one (``Any``, ``wp.Float`` ...), whatever the definition order; last,
+        weft lets an untyped literal take a concrete parameter's type (``f(1)`` for ``x: float``).
+        """
         errors = []
-        for k, pyfunc in enumerate(self.overloads):
+        overloads = list(enumerate(self.overloads))
+        generic = {k for k, f in overloads if any(tr.is_generic(t) for t in self._annotations(f))}
+        phases = (
+            [(k, f, False) for k, f in overloads if k not in generic]
+            + [(k, f, True) for k, f in overloads if k in generic]
+            + [(k, f, True) for k, f in overloads if k not in generic]
+        )
+        for k, pyfunc, literals in phases:
             params = list(_signature(pyfunc).parameters.values())
             args_k = list(args)
             if len(args_k) < len(params):
@@ -157,8 +172,9 @@ class Function:
             for p, a in zip(params, args_k):
                 ann = tr.annotation_type(p.annotation) if p.annotation is not inspect.Parameter.empty else typing.Any
                 t = tr.param_accepts(ann, a)
-                if t is None:
-                    errors.append(f"parameter '{p.name}' expects {wt.type_repr(ann)}, got {wt.type_repr(a.type)}")
+                if t is None or (not literals and t != a.type):
+                    if literals:
+                        errors.append(f"parameter '{p.name}' expects {wt.type_repr(ann)}, got {wt.type_repr(a.type)}")
                     break
                 types_.append(t)
             else:
@@ -166,7 +182,9 @@ class Function:
                     a if a.type == t else make_const(tr.convert_literal(a.const, t), t) for a, t in zip(args_k, types_)
                 ]
                 return self.instance(k, pyfunc, tuple(types_)), args_k
-        raise TypeError(f"no overload of func '{self.key}' matches these arguments: " + "; ".join(errors))
+        raise TypeError(
+            f"no overload of func '{self.key}' matches these arguments: " + "; ".join(dict.fromkeys(errors))
+        )
 
     def instance(self, k, pyfunc, types_) -> FuncInstance:
         key = (k, types_)
@@ -288,9 +306,11 @@ class Kernel:
                     f"kernel '{self.key}' parameter '{p.name}' has an unsupported annotation {p.annotation!r}"
                 )
             self.arg_types.append(t)
-        self.is_generic = any(_is_generic(t) for t in self.arg_types)
+        self.is_generic = any(tr.is_generic(t) for t in self.arg_types)
         self._arg_types_key = tuple(self.arg_types)
         self._instances: dict = {}
+        self.overloads: dict = {}  # concrete arg types -> Kernel, from wp.overload
+        self.generic_parent = None
         # Kernels made by a factory share a qualname; the index keeps their symbols apart.
         self.index = self.module.add_kernel(self)
 
@@ -328,6 +348,39 @@ class Kernel:
         self.module.add_instance(fresh)
         return fresh
 
+    def add_overload(self, arg_types) -> Kernel:
+        """The instance of this generic kernel for the concrete ``arg_types`` (one per parameter),
+        as a kernel that ``wp.launch`` takes; it is built with the rest of the module.
+
+        Raises:
+            RuntimeError: the kernel is not generic, or the number of types is wrong.
+            TypeError: a type is itself generic or does not fit its parameter.
+        """
+        if not self.is_generic:
+            raise RuntimeError(f"Only generic kernels can be overloaded; kernel '{self.key}' is not generic")
+        if len(arg_types) != len(self.arg_types):
+            raise RuntimeError(
+                f"kernel '{self.key}' has {len(self.arg_types)} parameters, the overload gives {len(arg_types)} types"
+            )
+        concrete = []
+        for name, template, given in zip(self.arg_names, self.arg_types, arg_types):
+            t = tr.annotation_type(given)
+            if t is None or tr.is_generic(t):
+                raise TypeError(f"kernel '{self.key}' argument '{name}' cannot be generic, got {given!r}")
+            if not tr.template_accepts(template, t):
+                raise TypeError(
+                    f"kernel '{self.key}' argument '{name}' type mismatch: expected {wt.type_repr(template)}, got {wt.type_repr(t)}"
+                )
+            concrete.append(t)
+        key = tuple(concrete)
+        ovl = self.overloads.get(key)
+        if ovl is None:
+            ovl = copy.copy(self)  # same function, module, options and instances; concrete types
+            ovl.arg_types, ovl._arg_types_key = list(key), key
+            ovl.is_generic, ovl.overloads, ovl.generic_parent = False, {}, self
+            self.overloads[key] = ovl
+        return ovl
+
     def default_instance(self) -> KernelInstance:
         if self.is_generic:
             raise TypeError(f"kernel '{self.key}' is generic; its types come from the launch arguments")
@@ -354,11 +407,6 @@ def _module_for(pyfunc, module):
     if isinstance(module, str):
         return mod.get_module(module)
     return module
-
-
-def _is_generic(t) -> bool:
-    """A kernel parameter whose concrete type comes from the launch argument."""
-    return t is typing.Any or isinstance(t, vt.GenericComposite) or (isinstance(t, wt.ArrayType) and t.dtype is typing.Any)
 
 
 def kernel(
@@ -403,7 +451,9 @@ def kernel(
     }
     given = [k for k, v in unsupported.items() if v is not None]
     if given or entry_point_abi not in (None, "warp"):
-        what = ", ".join(given + ([f"entry_point_abi={entry_point_abi!r}"] if entry_point_abi not in (None, "warp") else []))
+        what = ", ".join(
+            given + ([f"entry_point_abi={entry_point_abi!r}"] if entry_point_abi not in (None, "warp") else [])
+        )
         raise NotImplementedError(f"@wp.kernel({what}): not supported by weft")
     if name is not None and not (isinstance(name, str) and name.isidentifier() and name.isascii()):
         raise ValueError(f"@wp.kernel(name={name!r}): the kernel name must be a valid C++ identifier")
@@ -420,6 +470,83 @@ def kernel(
         return k
 
     return wrap(f) if f is not None else wrap
+
+
+def overload(kernel, arg_types=None):
+    """Declare a concrete instance of a generic kernel, built with its module.
+
+    ``wp.overload(k, [wp.array[float], float])`` (types in parameter order) or
+    ``wp.overload(k, {"value": float})`` (by name; the other parameters keep their annotations)
+    returns the instance, a kernel ``wp.launch`` takes. As a decorator on a function of the same
+    name whose body is only ``...``, ``pass`` or a docstring, the function's annotations give
+    the types and the generic kernel is returned.
+
+    Raises:
+        RuntimeError: the kernel is not generic, a name is not one of its parameters, the stub
+            has a body or a parameter without annotation, or no kernel (or several) has the
+            stub's name.
+        TypeError: a type is generic or does not fit its parameter.
+    """
+    if isinstance(kernel, Kernel):
+        if isinstance(arg_types, dict):
+            types_ = list(kernel.arg_types)
+            for name, t in arg_types.items():
+                if name not in kernel.arg_names:
+                    raise RuntimeError(f"Invalid argument name '{name}' in overload of kernel '{kernel.key}'")
+                types_[kernel.arg_names.index(name)] = t
+        elif isinstance(arg_types, (list, tuple)):
+            types_ = list(arg_types)
+        elif arg_types is None:
+            types_ = []
+        else:
+            raise TypeError("Kernel overload types must be given in a list or dict")
+        return kernel.add_overload(types_)
+    if not inspect.isfunction(kernel):
+        raise RuntimeError(f"wp.overload() takes a kernel or a function stub, got {kernel!r}")
+    stub = kernel
+    target = _find_kernel(stub)
+    src = Source(stub)
+    body = src.tree.body
+    if not all(_is_stub_statement(st) for st in body):
+        raise RuntimeError(
+            f"Illegal statement in kernel overload definition '{stub.__name__}'. Only pass, ellipsis (...), "
+            "comments, or docstrings are allowed"
+        )
+    sig = _signature(stub)
+    if any(p.annotation is inspect.Parameter.empty for p in sig.parameters.values()):
+        raise RuntimeError(f"Incomplete argument annotations on kernel overload {stub.__name__}")
+    if sig.return_annotation not in (inspect.Signature.empty, None, type(None)):
+        raise TypeError(
+            "Return annotations are not allowed on @wp.overload stubs; omit the return annotation or use `-> None`."
+        )
+    target.add_overload([p.annotation for p in sig.parameters.values()])
+    return target
+
+
+def _is_stub_statement(st) -> bool:
+    return isinstance(st, ast.Pass) or (
+        isinstance(st, ast.Expr)
+        and isinstance(st.value, ast.Constant)
+        and (isinstance(st.value.value, str) or st.value.value is ...)
+    )
+
+
+def _find_kernel(stub) -> Kernel:
+    """The kernel a ``@wp.overload`` stub names: the latest of its qualified name in the stub's
+    module, else the one kernel made from a function of that name under a custom key."""
+    module = mod.get_module(stub.__module__)
+    by_key = [k for k in module.kernels if k.key == stub.__qualname__ and k.generic_parent is None]
+    if by_key:
+        return by_key[-1]
+    named = {k.key: k for k in module.kernels if k.pyfunc.__qualname__ == stub.__qualname__}
+    if len(named) > 1:
+        raise RuntimeError(
+            f"Ambiguous kernel lookup for '{stub.__qualname__}': it matches several custom-named kernels "
+            f"({', '.join(repr(k) for k in named)}). Pass the kernel object to wp.overload() instead of using the decorator form."
+        )
+    if not named:
+        raise RuntimeError(f"Failed to find a kernel named '{stub.__name__}' in module {stub.__module__}")
+    return next(iter(named.values()))
 
 
 def _launch_bounds(value) -> tuple:

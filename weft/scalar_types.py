@@ -1,7 +1,7 @@
 """Scalar types and the kernel-level type vocabulary.
 
 Contract: every value that flows through the compiler has a *weft type*, which is one of
-  - a scalar type class (``float32``, ``int32``, ``bool`` ...), a subclass of ``Scalar``;
+  - a scalar type class (``float32``, ``int32``, ``bool`` ...), a subclass of ``scalar_base``;
   - an ``ArrayType(dtype, ndim)`` for array parameters;
   - a ``TupleType`` for multiple return values of funcs.
 Python's ``float``/``int``/``bool`` annotations map to ``float32``/``int32``/``bool`` as in Warp.
@@ -11,13 +11,14 @@ attributes are what the renderer and the runtime read.
 
 from __future__ import annotations
 
-import ctypes
 import builtins as _py
+import ctypes
+import typing as _typing
 
 import numpy as np
 
 
-class Scalar:
+class scalar_base:
     """Base class of scalar types. ``wp.float32(1.5)`` makes a typed Python-side value."""
 
     ctype = None
@@ -31,7 +32,7 @@ class Scalar:
 
     @classmethod
     def _convert(cls, x):
-        if isinstance(x, Scalar):
+        if isinstance(x, scalar_base):
             x = x.value
         return cls.np_dtype.type(x).item()
 
@@ -48,7 +49,7 @@ class Scalar:
         return int(self.value)
 
     def __eq__(self, other):
-        other = other.value if isinstance(other, Scalar) else other
+        other = other.value if isinstance(other, scalar_base) else other
         return self.value == other
 
     def __hash__(self):
@@ -59,7 +60,7 @@ class Scalar:
 
 
 def _scalar(name, ctype, np_dtype, kind):
-    cls = type(name, (Scalar,), {})
+    cls = type(name, (scalar_base,), {})
     cls.ctype = ctype
     cls.np_dtype = np.dtype(np_dtype)
     cls.cname = name
@@ -84,18 +85,23 @@ float32 = _scalar("float32", ctypes.c_float, np.float32, "float")
 float64 = _scalar("float64", ctypes.c_double, np.float64, "float")
 
 half = float16
-Int = int32  # not a Warp name; the default integer type
 
 scalar_types = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64)
 float_types = (float16, float32, float64)
 int_types = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+
+# Generic scalar annotations, as Warp's: a parameter annotated ``wp.Float`` (or a composite of
+# ``dtype=wp.Float``) takes any of the listed types, one func or kernel instance per type.
+Int = _typing.TypeVar("Int", *int_types)
+Float = _typing.TypeVar("Float", *float_types)
+Scalar = _typing.TypeVar("Scalar", *int_types, *float_types)
 
 _python_to_weft = {_py.float: float32, _py.int: int32, _py.bool: bool}
 _np_to_weft = {t.np_dtype: t for t in scalar_types}
 
 
 def is_scalar(t) -> _py.bool:
-    return isinstance(t, type) and issubclass(t, Scalar) and t is not Scalar
+    return isinstance(t, type) and issubclass(t, scalar_base) and t is not scalar_base
 
 
 def is_float(t) -> _py.bool:
@@ -175,6 +181,8 @@ def type_repr(t) -> str:
     """Short readable name of a weft type, used in error messages."""
     if is_scalar(t):
         return t.cname
+    if isinstance(t, (type, _typing.TypeVar)):
+        return t.__name__  # vector, matrix and struct classes; wp.Float and kin
     return str(t)
 
 

@@ -157,7 +157,7 @@ class Struct:
             return value
         if vt.is_composite(t):
             return value if isinstance(value, t) else t(value)
-        if isinstance(value, wt.Scalar):
+        if isinstance(value, wt.scalar_base):
             value = value.value
         # Like Warp: a number is required, and an int field does not silently truncate a float.
         if not isinstance(value, (int, float, bool, np.number, np.bool_)):

@@ -34,7 +34,7 @@ def _to_py(dtype, raw):
 
 
 def _from_py(dtype, value):
-    if isinstance(value, wt.Scalar):
+    if isinstance(value, wt.scalar_base):
         value = value.value
     if isinstance(value, (str, bytes)):
         raise TypeError(f"must be real number, not {type(value).__name__}")
@@ -66,7 +66,11 @@ class _Composite:
         super().__init__()
         if not args:
             return
-        if len(args) == 1 and isinstance(args[0], (int, float, wt.Scalar, np.number)) and not isinstance(args[0], bool):
+        if (
+            len(args) == 1
+            and isinstance(args[0], (int, float, wt.scalar_base, np.number))
+            and not isinstance(args[0], bool)
+        ):
             self._set_flat([args[0]] * self._length_)
             return
         if len(args) == 1 and isinstance(args[0], (bool, np.bool_)):  # vec3(True) fills, like Warp
@@ -75,7 +79,9 @@ class _Composite:
         flat = []
         for a in args:
             if isinstance(a, (_Composite, list, tuple, np.ndarray)):
-                flat.extend(np.asarray(a._flat() if isinstance(a, _Composite) else a, dtype=np.float64).ravel().tolist())
+                flat.extend(
+                    np.asarray(a._flat() if isinstance(a, _Composite) else a, dtype=np.float64).ravel().tolist()
+                )
             else:
                 flat.append(a)
         self._set_flat(flat)
@@ -110,8 +116,10 @@ class _Composite:
         return str(self.__array__().tolist())
 
     def __repr__(self):
-        return f"{type(self).__name__}({self.__array__().ravel().tolist()})" if self._kind != "matrix" else (
-            f"{type(self).__name__}({self.__array__().tolist()})"
+        return (
+            f"{type(self).__name__}({self.__array__().ravel().tolist()})"
+            if self._kind != "matrix"
+            else (f"{type(self).__name__}({self.__array__().tolist()})")
         )
 
     def _new(self, values):
@@ -125,7 +133,7 @@ class _Composite:
             if other._shape != self._shape:
                 return NotImplemented
             b = other.__array__()
-        elif isinstance(other, (int, float, wt.Scalar, np.number)):
+        elif isinstance(other, (int, float, wt.scalar_base, np.number)):
             b = float(other) if wt.is_float(self._scalar) else int(other)
         else:
             return NotImplemented
@@ -366,7 +374,7 @@ class GenericComposite:
             and t._kind == self.kind
             and len(t._shape) == len(self.shape)
             and all(s is typing.Any or s == ts for s, ts in zip(self.shape, t._shape))
-            and (self.dtype is typing.Any or t._scalar is self.dtype)
+            and dtype_fits(self.dtype, t._scalar)
         )
 
     def _key(self):
@@ -390,46 +398,70 @@ class GenericComposite:
         return f"{'transformation' if self.kind == 'transform' else self.kind}(dtype={dtype})"
 
 
+def is_generic_dtype(dtype) -> bool:
+    """``typing.Any`` or a constrained type variable such as ``wp.Float``."""
+    return dtype is typing.Any or isinstance(dtype, typing.TypeVar)
+
+
+def dtype_fits(template, dtype) -> bool:
+    if template is typing.Any:
+        return True
+    if isinstance(template, typing.TypeVar):
+        return not template.__constraints__ or dtype in template.__constraints__
+    return dtype is template
+
+
 def _generic_dtype(dtype):
-    return typing.Any if dtype is typing.Any else (wt.type_from_annotation(dtype) or dtype)
+    return dtype if is_generic_dtype(dtype) else (wt.type_from_annotation(dtype) or dtype)
 
 
 def vector(length: int, dtype=wt.float32):
     """The vector type of ``length`` components of scalar ``dtype`` (``wp.types.vector``); with
     ``typing.Any`` for either, a generic annotation (``GenericComposite``)."""
-    if length is typing.Any or dtype is typing.Any:
+    if length is typing.Any or is_generic_dtype(dtype):
         return GenericComposite("vector", (length,), _generic_dtype(dtype))
     dtype = wt.type_from_annotation(dtype) or dtype
     name = f"vec{length}{_suffix.get(dtype, dtype.cname)}"
-    return _make(("vector", length, dtype), VectorBase, name, (length,), dtype, f"weft::vec_t<{length}, {_ctype_name(dtype)}>")
+    return _make(
+        ("vector", length, dtype), VectorBase, name, (length,), dtype, f"weft::vec_t<{length}, {_ctype_name(dtype)}>"
+    )
 
 
 def matrix(shape, dtype=wt.float32):
     """The matrix type of ``shape = (rows, cols)`` with scalar ``dtype`` (``wp.types.matrix``);
     with ``typing.Any`` in the shape or as the dtype, a generic annotation."""
-    if typing.Any in tuple(shape) or dtype is typing.Any:
+    if typing.Any in tuple(shape) or is_generic_dtype(dtype):
         return GenericComposite("matrix", tuple(shape), _generic_dtype(dtype))
     dtype = wt.type_from_annotation(dtype) or dtype
     r, c = shape
     name = f"mat{r}{c}{_suffix.get(dtype, dtype.cname)}"
-    return _make(("matrix", r, c, dtype), MatrixBase, name, (r, c), dtype, f"weft::mat_t<{r}, {c}, {_ctype_name(dtype)}>")
+    return _make(
+        ("matrix", r, c, dtype), MatrixBase, name, (r, c), dtype, f"weft::mat_t<{r}, {c}, {_ctype_name(dtype)}>"
+    )
 
 
 def quaternion(dtype=wt.float32):
     """The quaternion type (x, y, z, w) with scalar ``dtype`` (``typing.Any``: generic)."""
-    if dtype is typing.Any:
-        return GenericComposite("quaternion", (4,), typing.Any)
+    if is_generic_dtype(dtype):
+        return GenericComposite("quaternion", (4,), dtype)
     dtype = wt.type_from_annotation(dtype) or dtype
-    return _make(("quat", dtype), QuaternionBase, f"quat{_suffix[dtype]}", (4,), dtype, f"weft::quat_t<{_ctype_name(dtype)}>")
+    return _make(
+        ("quat", dtype), QuaternionBase, f"quat{_suffix[dtype]}", (4,), dtype, f"weft::quat_t<{_ctype_name(dtype)}>"
+    )
 
 
 def transformation(dtype=wt.float32):
     """The rigid transform type (p: vec3, q: quat) with scalar ``dtype`` (``typing.Any``: generic)."""
-    if dtype is typing.Any:
-        return GenericComposite("transform", (7,), typing.Any)
+    if is_generic_dtype(dtype):
+        return GenericComposite("transform", (7,), dtype)
     dtype = wt.type_from_annotation(dtype) or dtype
     return _make(
-        ("transform", dtype), TransformBase, f"transform{_suffix[dtype]}", (7,), dtype, f"weft::transform_t<{_ctype_name(dtype)}>"
+        ("transform", dtype),
+        TransformBase,
+        f"transform{_suffix[dtype]}",
+        (7,),
+        dtype,
+        f"weft::transform_t<{_ctype_name(dtype)}>",
     )
 
 

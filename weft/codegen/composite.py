@@ -65,7 +65,12 @@ def construct(lw, cls, args, node):
             if p.type._scalar is not dtype or q.type._scalar is not dtype:
                 raise lw.error(f"{name}(p, q) needs {wt.type_repr(dtype)} parts", node, WarpCodegenTypeError)
             return build("transform_make", args)
-    if kind == "vector" and n == 6 and len(args) == 2 and all(vt.is_vector(a.type) and a.type._length == 3 for a in args):
+    if (
+        kind == "vector"
+        and n == 6
+        and len(args) == 2
+        and all(vt.is_vector(a.type) and a.type._length == 3 for a in args)
+    ):
         if any(a.type._scalar is not dtype for a in args):
             raise lw.error(f"{name}(w, v) needs {wt.type_repr(dtype)} parts", node, WarpCodegenTypeError)
         return build("spatial_vector_from_parts", args)
@@ -97,7 +102,9 @@ def from_rows_or_cols(lw, args, node, cols: bool):
         raise lw.error("matrix_from_rows/cols takes vectors", node, WarpCodegenTypeError)
     t0 = args[0].type
     if any(a.type is not t0 for a in args):
-        raise lw.error("all vectors passed to matrix_from_rows/cols must have the same type", node, WarpCodegenTypeError)
+        raise lw.error(
+            "all vectors passed to matrix_from_rows/cols must have the same type", node, WarpCodegenTypeError
+        )
     shape = (t0._length, len(args)) if cols else (len(args), t0._length)
     cls = vt.matrix(shape, t0._scalar)
     return lw.call(intr.CONSTRUCT, args, cls, attr="mat_from_cols" if cols else "mat_from_rows", node=node)
@@ -110,7 +117,9 @@ def _check_index(lw, i, node, size=None):
         raise lw.error(f"component indices must be integers, got {wt.type_repr(i.type)}", node, WarpCodegenTypeError)
     if size is not None and i.is_const and not -size <= int(i.const) < size:
         raise lw.error(
-            f"component index {int(i.const)} is out of range for a dimension of size {size}", node, WarpCodegenIndexError
+            f"component index {int(i.const)} is out of range for a dimension of size {size}",
+            node,
+            WarpCodegenIndexError,
         )
     return i
 
@@ -197,14 +206,18 @@ def is_struct(t) -> bool:
 def struct_get(lw, base, field, node):
     t = base.type
     if field not in t.vars:
-        raise lw.error(f"struct {t.key} has no field '{field}' (fields: {', '.join(t.vars)})", node, WarpCodegenTypeError)
+        raise lw.error(
+            f"struct {t.key} has no field '{field}' (fields: {', '.join(t.vars)})", node, WarpCodegenTypeError
+        )
     return lw.call(intr.GET_FIELD, [base], t.vars[field], attr=(t, field), node=node)
 
 
 def struct_set(lw, base, field, value, node):
     t = base.type
     if field not in t.vars:
-        raise lw.error(f"struct {t.key} has no field '{field}' (fields: {', '.join(t.vars)})", node, WarpCodegenTypeError)
+        raise lw.error(
+            f"struct {t.key} has no field '{field}' (fields: {', '.join(t.vars)})", node, WarpCodegenTypeError
+        )
     want = t.vars[field]
     if value.type != want:
         if value.literal and tr.literal_fits(value.const, want):
@@ -219,9 +232,16 @@ def struct_set(lw, base, field, value, node):
 
 
 def struct_construct(lw, t, args, kwargs, node):
-    if args:
-        raise lw.error(f"struct {t.key}(...) takes field values by keyword, e.g. {t.key}(x=1.0)", node)
-    v = lw.call(intr.CONSTRUCT, [], t, attr="struct_zero", node=node)
+    """``S()`` (zero fields), ``S(a, b)`` (fields in declaration order) or ``S(x=a)``."""
+    names = list(t.vars)
+    if len(args) > len(names):
+        raise lw.error(f"struct {t.key} has {len(names)} fields, {len(args)} values were given", node)
+    fields = dict(zip(names, args))
     for name, value in kwargs.items():
+        if name in fields:
+            raise lw.error(f"struct {t.key}(...) got field '{name}' twice", node)
+        fields[name] = value
+    v = lw.call(intr.CONSTRUCT, [], t, attr="struct_zero", node=node)
+    for name, value in fields.items():
         v = struct_set(lw, v, name, value, node)
     return v

@@ -18,6 +18,7 @@ import ast
 import typing
 
 from .. import types as wt
+from .. import vector_types as vt
 from ..builtins import registry as reg
 from ..builtins import scalar as sb
 from . import composite, ir, special_calls
@@ -61,6 +62,21 @@ _cmpops = {
 }
 _unops = {ast.USub: sb.neg, ast.UAdd: sb.pos, ast.Invert: sb.invert}
 _augops_atomic = {ast.Add: "atomic_add", ast.Sub: "atomic_sub"}
+
+
+_MISSING = object()
+
+
+def _type_attribute(t, attr):
+    """What ``x.dtype`` / ``x.length`` mean for a value type ``t`` in kernels, as in Warp: the
+    scalar type of its components and their number (1 for a scalar); ``_MISSING`` otherwise."""
+    if not (wt.is_scalar(t) or vt.is_composite(t)):
+        return _MISSING
+    if attr == "dtype":
+        return t if wt.is_scalar(t) else t._scalar
+    if attr == "length":
+        return 1 if wt.is_scalar(t) else t._length_
+    return _MISSING
 
 
 class Lowerer(ControlFlow, ast.NodeVisitor):
@@ -349,7 +365,11 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             raise self.error(self.undefined_after[node.id], node, WarpCodegenKeyError)
         value = self.src.lookup(node.id)
         if Source.is_missing(value):
-            raise self.error(f"unknown name '{node.id}'", node, WarpCodegenKeyError)
+            raise self.error(
+                f"Referencing undefined symbol: {node.id} (no local, global or builtin has this name)",
+                node,
+                WarpCodegenKeyError,
+            )
         result = self.from_python(value, node.id, node)
         if isinstance(result, ir.Var) and node.id not in self.src.closure and node.id in self.src.globals:
             # A module global baked in as a constant: launches check it has not changed since.
@@ -361,7 +381,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if isinstance(value, (bool, int, float)) and not isinstance(value, type):
             self.captures[name] = value
             return self.const(value, _literal_type(value))
-        if isinstance(value, wt.Scalar):
+        if isinstance(value, wt.scalar_base):
             self.captures[name] = value.value
             return self.const(value.value, type(value))
         if composite.is_composite(type(value)):
@@ -375,6 +395,9 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             try:
                 return self.from_python(getattr(base.value, node.attr), node.attr, node)
             except AttributeError:
+                found = _type_attribute(base.value, node.attr)
+                if found is not _MISSING:
+                    return self.from_python(found, node.attr, node)
                 raise self.error(
                     f"'{ast.unparse(node.value)}' has no attribute '{node.attr}'", node, WarpCodegenAttributeError
                 ) from None
@@ -384,12 +407,19 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             v = composite.read_attribute(self, base, node.attr, node)
             if v is not None:
                 return v
+            found = _type_attribute(base.type, node.attr)
+            if found is not _MISSING:
+                return self.from_python(found, node.attr, node)
             raise self.error(f"{base.type.__name__} has no attribute '{node.attr}'", node, WarpCodegenAttributeError)
         if isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType):
             if node.attr == "shape":
                 return StaticTuple([self.call(intr.SHAPE, [base], wt.int32, attr=d) for d in range(base.type.ndim)])
             if node.attr == "ndim":
                 return self.const(base.type.ndim, wt.int32)
+            if node.attr == "dtype":
+                return Static(base.type.dtype)
+        if isinstance(base, ir.Var) and wt.is_scalar(base.type) and node.attr in ("dtype", "length"):
+            return self.from_python(_type_attribute(base.type, node.attr), node.attr, node)
         raise self.error(f"unknown attribute '{node.attr}'", node, WarpCodegenAttributeError)
 
     def static_value(self, node):
@@ -607,4 +637,3 @@ def lower_function(
     fn = lw.lower()
     ir.verify(fn)
     return fn, lw
-

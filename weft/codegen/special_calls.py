@@ -53,7 +53,9 @@ def _call_print(lw: Lowerer, node):
         v = lw.visit(a)
         if isinstance(v, str):
             lw.call(intr.PRINT_STR, [], None, attr=v, node=node)
-        elif isinstance(v, ir.Var) and (wt.is_scalar(v.type) or getattr(v.type, "_kind", None) in ("vector", "matrix", "quaternion", "transform")):
+        elif isinstance(v, ir.Var) and (
+            wt.is_scalar(v.type) or getattr(v.type, "_kind", None) in ("vector", "matrix", "quaternion", "transform")
+        ):
             lw.call(intr.PRINT_VALUE, [v], None, node=node)
         else:
             raise lw.error("print() in kernels takes strings and scalar values", a, UnsupportedConstruct)
@@ -116,15 +118,33 @@ from . import composite  # noqa: E402
 from . import typing_rules as tr  # noqa: E402
 
 
+def _build_time_value(lw: Lowerer, node):
+    """A keyword argument known when the kernel is built: a Python expression of globals and
+    constants (``length=3``, ``shape=(2, 2)``) or a kernel expression naming a type or a constant
+    (``dtype=type(a)``, ``dtype=x.dtype``, ``length=v.length``)."""
+    from .errors import WarpCodegenError
+
+    try:
+        return lw.static_eval(node)
+    except WarpCodegenError:
+        pass
+    value = lw.visit(node)
+    if isinstance(value, Static):
+        return value.value
+    if isinstance(value, ir.Var) and value.is_const:
+        return value.const
+    raise lw.error(f"'{ast.unparse(node)}' must be known when the kernel is built (a type or a constant)", node)
+
+
 def _static_kwargs(lw: Lowerer, node, names, defaults):
     """Evaluate constant arguments (sizes, dtypes) at build time."""
     values = dict(defaults)
     for name, a in zip(names, node.args):
-        values[name] = lw.static_eval(a)
+        values[name] = _build_time_value(lw, a)
     for k in node.keywords:
         if k.arg not in values:
             raise lw.error(f"unexpected keyword argument '{k.arg}'", node)
-        values[k.arg] = lw.static_eval(k.value)
+        values[k.arg] = _build_time_value(lw, k.value)
     return values
 
 
@@ -174,7 +194,9 @@ def _call_with_outputs(builtin):
             )
         result = lw.call_builtin(builtin, [lw.expr(a) for a in node.args[:n_in]], node)
         for k, (target, t) in enumerate(zip(node.args[n_in:], result.type.types)):
-            lw.assign_to(ast.Name(id=target.id, ctx=ast.Store()), lw.call(intr.TUPLE_GET, [result], t, attr=k, node=node))
+            lw.assign_to(
+                ast.Name(id=target.id, ctx=ast.Store()), lw.call(intr.TUPLE_GET, [result], t, attr=k, node=node)
+            )
 
     return handler
 
@@ -193,7 +215,7 @@ def _generic_constructor(kind):
 
     def handler(lw: Lowerer, node):
         args = [lw.expr(a) for a in node.args]
-        kw = {k.arg: lw.static_eval(k.value) for k in node.keywords}
+        kw = {k.arg: _build_time_value(lw, k.value) for k in node.keywords}
         dtype = kw.get("dtype")
         if dtype is not None:
             dtype = _dtype_arg(lw, dtype, node)

@@ -91,7 +91,7 @@ def _first_fit(builtin, arg_types):
 
 def annotation_type(annotation):
     """Map a parameter annotation to a weft type, ``typing.Any`` for generic, or None if unknown."""
-    if annotation is typing.Any or isinstance(annotation, vt.GenericComposite):
+    if annotation is typing.Any or isinstance(annotation, (vt.GenericComposite, wt.ArrayType, typing.TypeVar)):
         return annotation
     if getattr(annotation, "_kind", None) and getattr(annotation, "_scalar", None) is not None:
         return annotation  # vector / matrix / quaternion / transform classes
@@ -101,15 +101,43 @@ def annotation_type(annotation):
     return wt.type_from_annotation(annotation)
 
 
+def is_generic(t) -> bool:
+    """A parameter type that each use makes concrete: ``Any``, a type variable (``wp.Float``), a
+    composite or an array with a generic part."""
+    return (
+        t is typing.Any
+        or isinstance(t, (vt.GenericComposite, typing.TypeVar))
+        or (isinstance(t, wt.ArrayType) and vt.is_generic_dtype(t.dtype))
+    )
+
+
+def template_accepts(template, concrete) -> bool:
+    """Whether the concrete type ``concrete`` instantiates the (maybe generic) parameter type
+    ``template``: ``Any`` takes anything, ``array(dtype=Any)`` an array of its dimensions, a
+    generic composite the composites it accepts, a concrete type only itself."""
+    if template is typing.Any:
+        return True
+    if isinstance(template, typing.TypeVar):
+        return wt.is_scalar(concrete) and vt.dtype_fits(template, concrete)
+    if isinstance(template, vt.GenericComposite):
+        return template.accepts(concrete)
+    if isinstance(template, wt.ArrayType) and vt.is_generic_dtype(template.dtype):
+        return (
+            isinstance(concrete, wt.ArrayType)
+            and concrete.ndim == template.ndim
+            and vt.dtype_fits(template.dtype, concrete.dtype)
+        )
+    return template == concrete
+
+
 def param_accepts(param_type, arg) -> typing.Optional[object]:
     """Whether a func parameter of ``param_type`` takes ``arg``; returns the arg's adapted type."""
     if param_type is typing.Any or param_type is None:
         return arg.type
-    if isinstance(param_type, vt.GenericComposite):
-        return arg.type if param_type.accepts(arg.type) else None
-    if isinstance(param_type, wt.ArrayType) and isinstance(arg.type, wt.ArrayType):
-        dtype_ok = param_type.dtype is typing.Any or param_type.dtype == arg.type.dtype
-        return arg.type if dtype_ok and param_type.ndim == arg.type.ndim else None
+    if isinstance(param_type, (vt.GenericComposite, typing.TypeVar)) or (
+        isinstance(param_type, wt.ArrayType) and isinstance(arg.type, wt.ArrayType)
+    ):
+        return arg.type if template_accepts(param_type, arg.type) else None
     if param_type == arg.type:
         return param_type
     if arg.literal and literal_fits(arg.const, param_type):

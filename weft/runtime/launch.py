@@ -16,6 +16,7 @@ import numpy as np
 from .. import config
 from .. import types as wt
 from .. import vector_types as vt
+from ..codegen import typing_rules as tr
 from . import device as _device
 from . import module as mod
 from . import recording
@@ -35,11 +36,11 @@ def _scalar_converter(t):
     if t is wt.float16:
         return lambda v: int(np.float16(v).view(np.uint16))
     if t is wt.bool:
-        return lambda v: bool(v.value if isinstance(v, wt.Scalar) else v)
+        return lambda v: bool(v.value if isinstance(v, wt.scalar_base) else v)
     py = float if wt.is_float(t) else int
 
     def convert(v):
-        if isinstance(v, wt.Scalar):
+        if isinstance(v, wt.scalar_base):
             v = v.value
         return py(v)
 
@@ -299,22 +300,24 @@ def _lookup_instance(kernel, params):
         return inst if inst is not None else kernel.default_instance()
     types_ = []
     for name, t, v in zip(kernel.arg_names, kernel.arg_types, params):
-        if isinstance(t, vt.GenericComposite):
-            concrete = type(v)
-            if not t.accepts(concrete):
-                raise TypeError(f"kernel '{kernel.key}' argument '{name}' expects {t!r}, got {type(v).__name__} {v!r}")
-            types_.append(concrete)
-        elif t is typing.Any or (isinstance(t, wt.ArrayType) and t.dtype is typing.Any):
-            if hasattr(v, "kernel_type"):
-                types_.append(v.kernel_type())
-            elif isinstance(v, wt.Scalar):
-                types_.append(type(v))
-            elif isinstance(v, (bool, int, float)):
-                types_.append(wt.type_from_annotation(type(v)))
-            else:
-                raise TypeError(f"kernel '{kernel.key}': cannot infer a type for argument {v!r}")
-        else:
+        if not tr.is_generic(t):
             types_.append(t)
+            continue
+        if hasattr(v, "kernel_type"):
+            concrete = v.kernel_type()
+        elif isinstance(v, wt.scalar_base) or vt.is_composite(type(v)):
+            concrete = type(v)
+        elif getattr(v, "_struct", None) is not None:  # a @wp.struct instance
+            concrete = v._struct
+        elif isinstance(v, (bool, int, float)):
+            concrete = wt.type_from_annotation(type(v))
+        else:
+            raise TypeError(f"kernel '{kernel.key}': cannot infer a type for argument '{name}' from {v!r}")
+        if not tr.template_accepts(t, concrete):
+            raise TypeError(
+                f"kernel '{kernel.key}' argument '{name}' expects {wt.type_repr(t)}, got {wt.type_repr(concrete)} {v!r}"
+            )
+        types_.append(concrete)
     return kernel.instance_for(types_)
 
 

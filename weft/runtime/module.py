@@ -189,15 +189,19 @@ class Module:
         return self
 
     def lower_unlaunched_kernels(self):
-        """Prepare every non-generic kernel of the module so that one build covers them all (a
-        module's kernels usually launch together). A kernel that fails to compile is left out
-        here; it reports its error when it is launched itself."""
+        """Prepare every non-generic kernel of the module and every declared overload of its
+        generic ones (``wp.overload``) so that one build covers them all (a module's kernels
+        usually launch together). A kernel that fails to compile is left out here; it reports its
+        error when it is launched itself."""
         from ..codegen.errors import WarpCodegenError
 
         for k in self.kernels:
-            if not k.is_generic and not k._instances:
+            declared = list(k.overloads.values()) if k.is_generic else [k]  # wp.overload instances
+            for kernel in declared:
+                if kernel._arg_types_key in kernel._instances:
+                    continue
                 try:
-                    k.default_instance()
+                    kernel.default_instance()
                 except (WarpCodegenError, TypeError, ValueError, KeyError, AttributeError, RuntimeError):
                     pass
 
