@@ -352,3 +352,38 @@ def test_concrete_overloads_win_over_generic_ones_whatever_the_order():
     out = wp.zeros(4, dtype=float)
     wp.launch(k_overload_order, dim=1, inputs=[out])
     np.testing.assert_array_equal(out.numpy(), [-8.0, 70.0, 5.0, 22.0])
+
+
+def test_subscript_annotations_name_the_same_types():
+    from typing import Literal
+
+    assert wp.types.Vector[wp.float32, Literal[3]] is wp.vec3
+    assert wp.types.Vector[wp.float16, 5] is wp.types.vector(5, wp.float16)
+    assert wp.types.Matrix[wp.float64, Literal[2], Literal[3]] is wp.types.matrix((2, 3), wp.float64)
+    assert wp.types.Quaternion[wp.float32] is wp.quat and wp.types.Transformation[wp.float64] is wp.transformd
+    assert wp.types.Vector[wp.Float, Any] == wp.types.vector(Any, wp.Float)
+    assert wp.vec3d._shape_ == (3,) and wp.types.matrix((2, 3), float)._shape_ == (2, 3) and wp.quat._wp_scalar_type_ is wp.float32
+    assert wp.float64._type_ is __import__("ctypes").c_double
+    with pytest.raises(TypeError, match="2 parameters"):
+        wp.types.Vector[wp.float32]
+    with pytest.raises(TypeError, match="positive integer"):
+        wp.types.Matrix[wp.float32, Literal[0], Literal[2]]
+
+
+@wp.func
+def _subscript_length(v: wp.types.Vector[wp.Float, Any]):
+    return wp.length(v)
+
+
+@wp.kernel
+def _subscript_lengths(a: wp.array(dtype=wp.vec3d), b: wp.array(dtype=wp.vec2), out: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    out[i] = _subscript_length(a[i]) + wp.float64(_subscript_length(b[i]))
+
+
+def test_subscript_generic_annotation_takes_each_concrete_type():
+    a = wp.array([[3.0, 4.0, 0.0], [1.0, 2.0, 2.0]], dtype=wp.vec3d)
+    b = wp.array([[6.0, 8.0], [0.0, 0.5]], dtype=wp.vec2)
+    out = wp.zeros(2, dtype=wp.float64)
+    wp.launch(_subscript_lengths, 2, [a, b, out])
+    np.testing.assert_allclose(out.numpy(), [15.0, 3.5])

@@ -62,6 +62,7 @@ class scalar_base:
 def _scalar(name, ctype, np_dtype, kind):
     cls = type(name, (scalar_base,), {})
     cls.ctype = ctype
+    cls._type_ = ctype  # Warp's name for the ctypes type
     cls.np_dtype = np.dtype(np_dtype)
     cls.cname = name
     cls.kind = kind

@@ -7,4 +7,4 @@ on ``scalar_types`` alone, so neither imports this module back.
 """
 
 from .scalar_types import *  # noqa: F403 (the scalar vocabulary, re-exported whole)
-from .vector_types import matrix, quaternion, transformation, vector  # noqa: F401
+from .vector_types import Matrix, Quaternion, Transformation, Vector, matrix, quaternion, transformation, vector  # noqa: F401

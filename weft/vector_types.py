@@ -340,6 +340,8 @@ def _make(key, base, name, shape, dtype, cname):
         "_length_": n,
         "_type_": _component_ctype(dtype),
         "_shape": tuple(shape),
+        "_shape_": tuple(shape),  # Warp's spelling of the shape and the scalar type
+        "_wp_scalar_type_": dtype,
         "_scalar": dtype,
         "_length": n,
         "cname": cname,
@@ -463,6 +465,52 @@ def transformation(dtype=wt.float32):
         dtype,
         f"weft::transform_t<{_ctype_name(dtype)}>",
     )
+
+
+def _literal_int(value, what):
+    """``Literal[3]`` or ``3`` -> 3 (the parameters of ``Vector[...]`` and ``Matrix[...]``)."""
+    if typing.get_origin(value) is typing.Literal:
+        (value,) = typing.get_args(value)
+    if value is typing.Any or isinstance(value, typing.TypeVar):
+        return typing.Any
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise TypeError(f"{what} must be a positive integer, got {value!r}")
+    return value
+
+
+class Vector:
+    """Subscript-style vector annotation: ``Vector[wp.float32, Literal[3]]`` is ``wp.vec3``;
+    ``Any`` or a type variable (``wp.Float``) in either place gives the generic annotation."""
+
+    def __class_getitem__(cls, params):
+        if not isinstance(params, tuple) or len(params) != 2:
+            raise TypeError("Vector requires 2 parameters (dtype, length)")
+        dtype, length = params
+        return vector(_literal_int(length, "Vector length"), dtype)
+
+
+class Matrix:
+    """Subscript-style matrix annotation: ``Matrix[wp.float64, Literal[2], Literal[3]]``."""
+
+    def __class_getitem__(cls, params):
+        if not isinstance(params, tuple) or len(params) != 3:
+            raise TypeError("Matrix requires 3 parameters (dtype, rows, cols)")
+        dtype, rows, cols = params
+        return matrix((_literal_int(rows, "Matrix rows"), _literal_int(cols, "Matrix cols")), dtype)
+
+
+class Quaternion:
+    """Subscript-style quaternion annotation: ``Quaternion[wp.float32]`` is ``wp.quat``."""
+
+    def __class_getitem__(cls, dtype):
+        return quaternion(dtype)
+
+
+class Transformation:
+    """Subscript-style transform annotation: ``Transformation[wp.float32]`` is ``wp.transform``."""
+
+    def __class_getitem__(cls, dtype):
+        return transformation(dtype)
 
 
 def is_composite(t) -> bool:
