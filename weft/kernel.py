@@ -19,7 +19,10 @@ from .codegen import adjoint as ad
 from .codegen import frontend, ir, pipeline
 from .codegen import typing_rules as tr
 from .codegen.access import array_access
+from .codegen.errors import WarpCodegenError
 from .codegen.source import Source
+from .native_func import native_instance
+from .reference import is_reference
 from .runtime import module as mod
 from .runtime.binding import Binding
 
@@ -40,20 +43,42 @@ def _c_ident(name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name)
 
 
+def _value_ret_type(ret_type, n_refs):
+    """What a call of the func gives its caller: its IR result, less the ``n_refs`` final values
+    of reference parameters that follow the result in a func with ``wp.ref[T]`` parameters."""
+    if not n_refs:
+        return ret_type
+    extra = len(ret_type.types) - n_refs
+    return ret_type.types[0] if extra else None
+
+
+def _ref_flags(pyfunc) -> tuple:
+    return tuple(is_reference(p.annotation) for p in _signature(pyfunc).parameters.values())
+
+
 class FuncInstance(ir.FuncCallee):
     """A func specialised for concrete argument types (what a call of the func names in the IR)."""
 
     def __init__(self, function, overload_index, pyfunc, arg_types):
         self.function = function
         self.arg_types = tuple(arg_types)
-        self.symbol = f"{_c_ident(pyfunc.__name__)}_{_short_hash(function.module.name, pyfunc.__qualname__, function.index, overload_index, self.arg_types)}"
+        self.symbol = f"{_c_ident(pyfunc.__name__)}_{_short_hash(function.module.name, pyfunc.__qualname__, function.index, overload_index, self.arg_types, function.native)}"
+        if function.native is not None:
+            native_instance(self, function, pyfunc, arg_types)
+            return
         src = Source(pyfunc)
-        names = list(_signature(pyfunc).parameters)
-        ret_ann = _signature(pyfunc).return_annotation
+        sig = _signature(pyfunc)
+        names = list(sig.parameters)
+        ret_ann = sig.return_annotation
         ret_ann = None if ret_ann is inspect.Signature.empty else ret_ann
-        self.compiled = pipeline.compile_function(src, dict(zip(names, arg_types)), False, self.symbol, ret_ann)
+        refs = [n for n, p in sig.parameters.items() if is_reference(p.annotation)]
+        self.ref_params = tuple(names.index(n) for n in refs)
+        self.compiled = pipeline.compile_function(
+            src, dict(zip(names, arg_types)), False, self.symbol, ret_ann, ref_params=refs
+        )
         self.ir = self.compiled.ir
         self.ret_type = self.ir.ret_type
+        self.value_ret_type = _value_ret_type(self.ret_type, len(refs))
         self.has_side_effects = self.ir.has_side_effects
         self.differentiable = ad.is_differentiable_function(self.ir, self.compiled.reverse)
         self.source = src.text
@@ -100,7 +125,7 @@ class Function:
 
     _weft_kind = "func"
 
-    def __init__(self, pyfunc, module):
+    def __init__(self, pyfunc, module, native=None):
         self.key = pyfunc.__qualname__
         self.__name__ = pyfunc.__name__
         self.__qualname__ = pyfunc.__qualname__
@@ -112,12 +137,18 @@ class Function:
         self._in_progress: set = set()
         self.custom_grad = None  # set by @wp.func_grad
         self.custom_replay = None  # set by @wp.func_replay
+        self.native = native  # ir.NativeSnippets of a @wp.func_native, else None
         self.index = module.add_func(self)
         self.add_overload(pyfunc)
 
     def add_overload(self, pyfunc):
         sig = self._annotations(pyfunc)
         for k, existing in enumerate(self.overloads):
+            if self._annotations(existing) == sig and _ref_flags(existing) != _ref_flags(pyfunc):
+                raise RuntimeError(
+                    f"func '{self.key}': overloads cannot differ only in which parameters are wp.ref[T]; "
+                    "rename one of them"
+                )
             if self._annotations(existing) == sig:
                 self.overloads[k] = pyfunc  # redefinition replaces
                 self._instances.clear()
@@ -134,6 +165,15 @@ class Function:
             tr.annotation_type(p.annotation) if p.annotation is not inspect.Parameter.empty else typing.Any
             for p in params
         )
+
+    def reference_param_names(self) -> dict:
+        """``{name: position}`` of the ``wp.ref[T]`` parameters of any overload."""
+        out = {}
+        for f in self.overloads:
+            for k, (name, p) in enumerate(_signature(f).parameters.items()):
+                if is_reference(p.annotation):
+                    out[name] = k
+        return out
 
     def param_names(self) -> list:
         return list(_signature(self.overloads[0]).parameters)
@@ -222,6 +262,8 @@ class KernelInstance:
         self.facts = self.compiled.facts
         self.backward_enabled = kernel.enable_backward
         self.funcs = _func_closure(self.ir)
+        if self.backward_enabled:
+            _check_native_references(kernel, self.funcs)
         self.generation = mod.generation()
         self.global_captures = [c for f in [self.ir] + [f.ir for f in self.funcs] for c in f.global_captures]
         self.fingerprint = "\n".join([str(self.ir)] + [str(f.ir) for f in self.funcs])
@@ -238,6 +280,30 @@ class KernelInstance:
     @property
     def tid_ndim(self) -> int:
         return self.ir.tid_ndim
+
+
+def _check_native_references(kernel, funcs):
+    """A native snippet writing through a ``wp.ref[T]`` parameter with no ``adj_snippet`` would
+    cut the gradient of what it writes: refused in kernels with a backward pass, as in Warp."""
+    for f in funcs:
+        if f.native is not None and f.ref_params and f.native.adjoint is None:
+            raise WarpCodegenError(
+                f"Cannot call '{f.function.key}' with wp.ref[T] parameters from kernel '{kernel.key}', whose "
+                "backward pass is enabled: the snippet has no adj_snippet, so the gradient of what it writes "
+                "would be lost. Give it an adj_snippet, or declare the kernel with enable_backward=False",
+                kernel.key,
+                *_definition_site(kernel.pyfunc),
+            )
+
+
+def _definition_site(pyfunc) -> tuple:
+    """``(file, line, col, line text)`` of a function's definition, for error messages."""
+    code = pyfunc.__code__
+    try:
+        text = inspect.getsourcelines(pyfunc)[0][0]
+    except (OSError, TypeError):
+        text = ""
+    return code.co_filename, code.co_firstlineno, 0, text
 
 
 def _func_closure(fn_ir) -> list:
@@ -572,6 +638,11 @@ def func(f):
     fn = Function(f, mod.get_module(f.__module__))
     _funcs[key] = fn
     return fn
+
+
+def native_function(pyfunc, snippets) -> Function:
+    """The ``Function`` of a ``@wp.func_native`` stub (see native_func.py)."""
+    return Function(pyfunc, mod.get_module(pyfunc.__module__), native=snippets)
 
 
 def func_grad(forward):

@@ -8,3 +8,4 @@ on ``scalar_types`` alone, so neither imports this module back.
 
 from .scalar_types import *  # noqa: F403 (the scalar vocabulary, re-exported whole)
 from .vector_types import Matrix, Quaternion, Transformation, Vector, matrix, quaternion, transformation, vector  # noqa: F401
+from .reference import Reference, ref  # noqa: F401 (wp.ref[T], Warp's warp.types.Reference)

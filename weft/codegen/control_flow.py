@@ -256,12 +256,37 @@ class ControlFlow:
                     names.update(a.id for a in n.args[-n_out:] if isinstance(a, ast.Name))
         return names
 
+    def reference_argument_roots(self, body) -> set:
+        """Names a call of a func with ``wp.ref[T]`` parameters writes back to: ``x`` in ``f(x)``,
+        ``v`` in ``f(v[0])`` (any overload's reference positions count)."""
+        names = set()
+        for s in body:
+            for n in ast.walk(s):
+                if not isinstance(n, ast.Call) or not isinstance(n.func, (ast.Name, ast.Attribute)):
+                    continue
+                try:
+                    f = self.static_value(n.func)
+                except Exception:
+                    continue
+                ref_names = getattr(f, "reference_param_names", None)
+                if ref_names is None:
+                    continue
+                positions = ref_names()
+                args = [a for k, a in enumerate(n.args) if k in positions.values()]
+                args += [kw.value for kw in n.keywords if kw.arg in positions]
+                for a in args:
+                    while isinstance(a, (ast.Subscript, ast.Attribute)):
+                        a = a.value
+                    if isinstance(a, ast.Name):
+                        names.add(a.id)
+        return names
+
     def dynamic_loop(self, node, kind, bounds=None):
         brk, cont = self.new_loop_flags()
         assigned = _assigned_names(node.body) | self.names_rebound_by_calls(node.body)
-        assigned |= {  # `v[0] = x`, `s.f = x` rebind value-type locals; arrays are written in place
+        assigned |= {  # `v[0] = x`, `s.f = x`, `f(ref_param=x)` rebind value-type locals; arrays are written in place
             n
-            for n in _component_store_roots(node.body)
+            for n in _component_store_roots(node.body) | self.reference_argument_roots(node.body)
             if isinstance(self.env.get(n), ir.Var) and not isinstance(self.env[n].type, wt.ArrayType)
         }
         may_break = _has_jump(node.body, ast.Break)

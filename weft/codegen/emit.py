@@ -379,6 +379,8 @@ class CStyleRenderer:
         return ", ".join(f"{ctype_name(p.var.type)} {self.v(p.var)}" for p in fn.params)
 
     def render_func(self, inst) -> str:
+        if inst.native is not None:
+            return self.render_native_func(inst)
         fn = inst.ir
         ret_t = ctype_name(fn.ret_type) if fn.ret_type is not None else "void"
         params = self.func_params(fn)
@@ -413,6 +415,55 @@ class CStyleRenderer:
                 out.append(f"    {self.a(fn.ret)} += adj_ret;")
             self.reverse_list(body, inst.compiled.adjoint(), out, "    ")
             out.append("}")
+        return "\n".join(out)
+
+    def render_native_func(self, inst) -> str:
+        """A ``@wp.func_native``: its snippets as C++ function bodies, parameters named as in
+        Python. With ``wp.ref[T]`` parameters the snippet function takes them by reference and a
+        wrapper returns ``(result, their final values)``, the calling convention of funcs with
+        references; the adjoint wrapper hands the snippet the adjoint of each final value in
+        ``adj_<name>`` and accumulates what the snippet leaves there."""
+        fn, nat, q, sym = inst.ir, inst.native, self.fn_qualifier, inst.symbol
+        refs = set(inst.ref_params)
+        has_ret = inst.native_ret_type is not None
+        r_t = ctype_name(inst.native_ret_type) if has_ret else "void"
+        ps = [(p.name, ctype_name(p.var.type)) for p in fn.params]
+        raw = ", ".join(f"{t}{'&' if k in refs else ''} {n}" for k, (n, t) in enumerate(ps))
+        by_value = ", ".join(f"{t} {n}" for n, t in ps)
+        names = ", ".join(n for n, _ in ps)
+        ref_names = [ps[k][0] for k in inst.ref_params]
+        out = []
+        for suffix, body in (("", nat.forward), ("_replay", nat.replay or nat.forward)):
+            if not refs:
+                out.append(f"{q} {r_t} {sym}{suffix}({raw}) {{\n{body}\n}}")
+                continue
+            out.append(f"{q} {r_t} {sym}{suffix}_native({raw}) {{\n{body}\n}}")
+            items = (["weft_native_result"] if has_ret else []) + ref_names
+            keep = f"{r_t} weft_native_result = " if has_ret else ""
+            out.append(
+                f"{q} {ctype_name(fn.ret_type)} {sym}{suffix}({by_value}) {{ {keep}{sym}{suffix}_native({names}); "
+                f"return weft::make_tuple({', '.join(items)}); }}"
+            )
+        if "backward" not in self.passes or nat.adjoint is None:
+            return "\n".join(out)
+        adjs = [f"{t}& adj_{n}" for n, t in ps]
+        adj_ret = [f"{r_t} adj_ret"] if has_ret else []
+        if not refs:
+            out.append(f"{q} void adj_{sym}({', '.join([by_value] + adjs + adj_ret)}) {{\n{nat.adjoint}\n}}")
+            return "\n".join(out)
+        out.append(f"{q} void adj_{sym}_native({', '.join([raw] + adjs + adj_ret)}) {{\n{nat.adjoint}\n}}")
+        body = []
+        if has_ret:
+            body.append(f"{r_t} weft_adj_result = weft::tuple_get<0>(adj_ret);")
+        for j, k in enumerate(inst.ref_params):
+            n, t = ps[k]
+            body.append(f"{t} weft_adj_{n} = weft::tuple_get<{j + int(has_ret)}>(adj_ret);")
+        call_adjs = [f"weft_adj_{n}" if k in refs else f"adj_{n}" for k, (n, _) in enumerate(ps)]
+        call_adjs += ["weft_adj_result"] if has_ret else []
+        body.append(f"adj_{sym}_native({', '.join([names] + call_adjs)});")
+        body += [f"adj_{n} += weft_adj_{n};" for n in ref_names]
+        sig = ", ".join([by_value] + adjs + [f"{ctype_name(fn.ret_type)} adj_ret"])
+        out.append(f"{q} void adj_{sym}({sig}) {{\n    " + "\n    ".join(body) + "\n}")
         return "\n".join(out)
 
     def render_custom_adjoint(self, inst) -> str:

@@ -83,7 +83,14 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
     """Lowers one function. Use ``lower(...)``; the instance is single-use."""
 
     def __init__(
-        self, src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None, adjoint_targets=None
+        self,
+        src: Source,
+        param_types: dict,
+        is_kernel: bool,
+        symbol: str,
+        ret_annotation=None,
+        adjoint_targets=None,
+        ref_params=(),
     ):
         self.src = src
         self.is_kernel = is_kernel
@@ -98,6 +105,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         self.loop_counter = 0
         self.undefined_after: dict = {}  # name -> why it is no longer visible
         self.adjoint_targets = adjoint_targets  # in a @wp.func_grad body: forward param name -> index
+        self.ref_params = tuple(ref_params)  # wp.ref[T] parameters: their final values are returned too
         self.node = src.tree
 
     # ----------------------------------------------------------------- infrastructure
@@ -187,9 +195,12 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
 
     def finish_return(self):
         rv = self.env.get("$retval")
+        if rv is None and self.ret_type not in (None, type(None)):
+            raise self.error(f"func '{self.src.name}' is annotated to return a value but does not return one")
+        if self.ref_params:  # copy-out: (result, final value of each wp.ref parameter)
+            items = ([rv] if rv is not None else []) + [self.env[n] for n in self.ref_params]
+            rv = self.call(intr.TUPLE_MAKE, items, wt.TupleType([x.type for x in items]))
         if rv is None:
-            if self.ret_type not in (None, type(None)):
-                raise self.error(f"func '{self.src.name}' is annotated to return a value but does not return one")
             return
         self.fn.ret_type = rv.type
         self.fn.ret = rv
@@ -230,6 +241,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if isinstance(target, ast.Name):
             if isinstance(v, StaticTuple):
                 raise self.error("assign a tuple by unpacking it: a, b = ...", target, UnsupportedConstruct)
+            if isinstance(v, ir.Var) and target.id in self.ref_params:
+                v = self.ref_value(target.id, v, target, "assignment")
             if isinstance(v, ir.Var) and v.literal:
                 v = self.const(v.const, v.type)  # a named literal takes its type (x = 0.1 is float32)
             self.env[target.id] = v
@@ -313,7 +326,24 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if not isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)):
             raise self.error("augmented assignment target must be a name or an element", target, UnsupportedConstruct)
         cur = self.expr(target)
-        self.assign_to(target, self.binop(op, cur, self.expr(node.value), node))
+        new = self.binop(op, cur, self.expr(node.value), node)
+        if isinstance(target, ast.Name) and target.id in self.ref_params:
+            new = self.ref_value(target.id, new, node, "augmented assignment")
+        self.assign_to(target, new)
+
+    def ref_value(self, name, v, node, what):
+        """``v`` as the value of the ``wp.ref[T]`` parameter ``name``: of type T, a literal converted."""
+        t = self.param_types[name]
+        if v.type == t:
+            return v
+        if v.literal and tr.literal_fits(v.const, t):
+            return self.const(tr.convert_literal(v.const, t), t)
+        raise self.error(
+            f"{what} to ref parameter '{name}' gives {wt.type_repr(v.type)}, but '{name}' is a "
+            f"wp.ref[{wt.type_repr(t)}]; cast the value, e.g. {wt.type_repr(t)}(...)",
+            node,
+            WarpCodegenTypeError,
+        )
 
     def emit_store(self, arr, idx, v, node):
         v = self.coerce_store_value(arr, v, node)
@@ -614,11 +644,60 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             self.fn.callees.append(inst)
         if inst.has_side_effects:
             self.fn.has_side_effects = True
+        if inst.ref_params:
+            return self.call_with_references(func, inst, args, node)
         return (
             self.call(inst, args, inst.ret_type, node=node)
             if inst.ret_type is not None
             else self.call(inst, args, None, node=node)
         )
+
+    def call_with_references(self, func, inst, args, node):
+        """A call of a func with ``wp.ref[T]`` parameters: it returns its result followed by the
+        final value of each reference parameter, which is stored back where the argument lives
+        (a local, an array element, a struct field or a vector component)."""
+        names = func.param_names()
+        by_name = dict(zip(names, node.args))
+        by_name.update({k.arg: k.value for k in node.keywords})
+        targets = []
+        for k in inst.ref_params:
+            arg = by_name.get(names[k])
+            if arg is None or not self.is_addressable(arg):
+                shown = ast.unparse(arg) if arg is not None else "its default value"
+                raise self.error(
+                    f"Cannot pass {shown} to the wp.ref[{wt.type_repr(inst.arg_types[k])}] parameter "
+                    f"'{names[k]}' of '{func.key}': a reference needs a variable, an array element, a struct "
+                    "field or a vector component to write to; assign the value to a variable first",
+                    node,
+                )
+            if args[k].type != inst.arg_types[k]:
+                raise self.error(
+                    f"the wp.ref[{wt.type_repr(inst.arg_types[k])}] parameter '{names[k]}' of '{func.key}' "
+                    f"needs a {wt.type_repr(inst.arg_types[k])} to write to, got {wt.type_repr(args[k].type)}",
+                    node,
+                    WarpCodegenTypeError,
+                )
+            targets.append(arg)
+        result = self.call(inst, args, inst.ret_type, node=node)
+        items = [self.call(intr.TUPLE_GET, [result], t, attr=j, node=node) for j, t in enumerate(result.type.types)]
+        value = items[0] if inst.value_ret_type is not None else None
+        for target, v in zip(targets, items[len(items) - len(targets) :]):
+            self.assign_to(target, v)
+        return value
+
+    def is_addressable(self, node) -> bool:
+        """Whether an argument names storage a reference can write back to: a local variable, or
+        an element, field or component reached from a local or an array."""
+        if isinstance(node, ast.Name):
+            return isinstance(self.env.get(node.id), ir.Var)
+        if isinstance(node, ast.Attribute):
+            return self.is_addressable(node.value)
+        if isinstance(node, ast.Subscript):
+            base = node.value
+            if isinstance(base, ast.Name) and isinstance(self.env.get(base.id), ir.Var):
+                return True
+            return self.is_addressable(base)
+        return False
 
     def tid(self, n, node):
         if self.tid_ndim and self.tid_ndim != n:
@@ -630,10 +709,10 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
 
 
 def lower_function(
-    src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None, adjoint_targets=None
+    src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None, adjoint_targets=None, ref_params=()
 ):
     """Lower ``src`` with the given parameter types. Returns ``(ir.Function, Lowerer)``."""
-    lw = Lowerer(src, param_types, is_kernel, symbol, ret_annotation, adjoint_targets)
+    lw = Lowerer(src, param_types, is_kernel, symbol, ret_annotation, adjoint_targets, ref_params)
     fn = lw.lower()
     ir.verify(fn)
     return fn, lw

@@ -52,13 +52,29 @@ class Loc:
 class FuncCallee:
     """What a call of a user ``@wp.func`` names: the func specialised for its argument types
     (``kernel.FuncInstance`` derives from this). Attributes: ``ir`` (its ``Function``), ``symbol``
-    (its C++ name), ``differentiable``, ``has_side_effects`` and ``has_replay_variant``."""
+    (its C++ name), ``differentiable``, ``has_side_effects`` and ``has_replay_variant``.
+    ``ref_params``: indices of its ``wp.ref[T]`` parameters; when there are any, it returns a
+    tuple of its result (``value_ret_type``, None for none) and their final values.
+    ``native``: a ``NativeSnippets`` for ``@wp.func_native``, whose body is C++ text."""
 
     ir: Function
     symbol: str
     differentiable: bool
     has_side_effects: bool
     has_replay_variant: bool
+    ref_params: tuple = ()
+    value_ret_type = None
+    native = None
+
+
+@dataclasses.dataclass(frozen=True)
+class NativeSnippets:
+    """The C++ of a ``@wp.func_native``: its forward body, its adjoint body (None: no gradient
+    passes through it) and the body the backward pass replays in place of the forward."""
+
+    forward: str
+    adjoint: Optional[str] = None
+    replay: Optional[str] = None
 
 
 def is_intrinsic(callee) -> bool:

@@ -48,14 +48,17 @@ class Compiled:
         return self.reverse
 
 
-def compile_function(src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None) -> Compiled:
-    """Run the compiler's stages on one function, in order.
+def compile_function(
+    src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None, ref_params=()
+) -> Compiled:
+    """Run the compiler's stages on one function, in order. ``ref_params``: the names of a
+    func's ``wp.ref[T]`` parameters (returned after its result, see ``frontend.Lowerer``).
 
     Raises:
         WarpCodegenError: the source is not a valid kernel or func (from the frontend, with the
             file, line and what is wrong).
     """
-    fn = lower(src, param_types, is_kernel, symbol, ret_annotation)
+    fn = lower(src, param_types, is_kernel, symbol, ret_annotation, ref_params)
     unchanged = _IRGuard(fn, symbol)
     facts = access.analyze(fn)
     reverse, reverse_error = differentiate(fn)
@@ -64,9 +67,11 @@ def compile_function(src: Source, param_types: dict, is_kernel: bool, symbol: st
     return Compiled(fn, facts, reverse, reverse_error, plan)
 
 
-def lower(src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None) -> ir.Function:
+def lower(
+    src: Source, param_types: dict, is_kernel: bool, symbol: str, ret_annotation=None, ref_params=()
+) -> ir.Function:
     """Python source -> typed IR (frontend), checked by ``ir.verify``."""
-    fn, _ = frontend.lower_function(src, param_types, is_kernel, symbol, ret_annotation)
+    fn, _ = frontend.lower_function(src, param_types, is_kernel, symbol, ret_annotation, ref_params=ref_params)
     return fn
 
 

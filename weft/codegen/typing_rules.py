@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import types as wt
 from .. import vector_types as vt
+from ..reference import Reference
 
 
 def literal_fits(value, target) -> bool:
@@ -95,6 +96,8 @@ def annotation_type(annotation):
         return annotation
     if getattr(annotation, "_kind", None) and getattr(annotation, "_scalar", None) is not None:
         return annotation  # vector / matrix / quaternion / transform classes
+    if isinstance(annotation, Reference):  # a by-reference func parameter has its value's type
+        return annotation_type(annotation.dtype)
     kernel_type = getattr(annotation, "kernel_type", None)
     if callable(kernel_type):
         return kernel_type()
