@@ -387,3 +387,86 @@ def test_subscript_generic_annotation_takes_each_concrete_type():
     out = wp.zeros(2, dtype=wp.float64)
     wp.launch(_subscript_lengths, 2, [a, b, out])
     np.testing.assert_allclose(out.numpy(), [15.0, 3.5])
+
+
+@wp.func
+def _twice(x: float):
+    return x * 2.0
+
+
+@wp.func
+def _cube(x: float):
+    return x * x * x
+
+
+@wp.func
+def _apply(g: wp.Function, x: float):
+    return g(x)
+
+
+@wp.func
+def _apply_default(g: wp.Function = _twice, x: float = 3.0):
+    return g(x)
+
+
+@wp.func
+def _apply_pair(g: wp.Function, x: float, y: float):
+    h = g  # a local naming the function
+    return h(x, y)
+
+
+@wp.kernel
+def _function_arguments(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    f = _cube
+    out[i] = _apply(_twice, x[i]) + _apply(f, x[i]) + _apply(g=wp.sin, x=x[i])
+    out[i] += _apply_default() + _apply_pair(wp.max, x[i], 0.25)
+
+
+def test_funcs_and_builtins_as_function_arguments():
+    xs = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    x = wp.array(xs, dtype=float, requires_grad=True)
+    out = wp.zeros(3, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_function_arguments, 3, [x, out])
+    expected = 2 * xs + xs**3 + np.sin(xs) + 6.0 + np.maximum(xs, 0.25)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+    tape.backward(grads={out: wp.ones(3, dtype=float)})
+    np.testing.assert_allclose(x.grad.numpy(), 2 + 3 * xs**2 + np.cos(xs) + (xs > 0.25), rtol=1e-6)
+
+
+def test_a_function_parameter_refuses_a_value_and_a_value_parameter_refuses_a_function():
+    @wp.kernel(module="unique")
+    def value_for_function(out: wp.array(dtype=float)):
+        out[0] = _apply(1.0, 2.0)
+
+    @wp.kernel(module="unique")
+    def function_for_value(out: wp.array(dtype=float)):
+        out[0] = _twice(_cube)
+
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="expects Function, got float32"):
+        wp.launch(value_for_function, 1, [wp.zeros(1, dtype=float)])
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="got the function"):
+        wp.launch(function_for_value, 1, [wp.zeros(1, dtype=float)])
+
+
+_explicit_module = wp.Module("weft_tests_explicit_module")
+
+
+@wp.func(module=_explicit_module, name="renamed_offset")
+def _offset(x: float):
+    return x + 1.0
+
+
+@wp.kernel(module=_explicit_module)
+def _in_explicit_module(out: wp.array(dtype=float)):
+    out[0] = _offset(2.0)
+
+
+def test_funcs_and_kernels_join_an_explicit_module():
+    assert _offset.key == "renamed_offset" and _offset.module is _explicit_module
+    assert _in_explicit_module.module is _explicit_module
+    out = wp.zeros(1, dtype=float)
+    wp.launch(_in_explicit_module, 1, [out])
+    assert out.numpy()[0] == 3.0

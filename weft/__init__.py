@@ -133,7 +133,7 @@ from .runtime.device import (
 from .runtime.graph import Graph, ScopedCapture, capture_begin, capture_end, capture_launch
 from .runtime.launch import launch
 from .runtime.launch_object import Launch
-from .runtime.module import clear_kernel_cache, get_module, get_module_options, load_module, set_module_options
+from .runtime.module import Module, clear_kernel_cache, get_module, get_module_options, load_module, set_module_options
 from .runtime.stream import (
     Event,
     ScopedStream,

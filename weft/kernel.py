@@ -21,6 +21,7 @@ from .codegen import typing_rules as tr
 from .codegen.access import array_access
 from .codegen.errors import WarpCodegenError
 from .codegen.source import Source
+from .codegen.statics import Static
 from .native_func import native_instance
 from .reference import is_reference
 from .runtime import module as mod
@@ -50,6 +51,17 @@ def _value_ret_type(ret_type, n_refs):
         return ret_type
     extra = len(ret_type.types) - n_refs
     return ret_type.types[0] if extra else None
+
+
+def _default_argument(value, make_const):
+    """A parameter's default as an argument: a function (for ``wp.Function``) or a constant."""
+    if tr.is_function_target(value):
+        return Static(value)
+    return make_const(value, wt.type_from_annotation(type(value)))
+
+
+def _describe(arg) -> str:
+    return f"the function {arg.value!r}" if isinstance(arg, Static) else wt.type_repr(arg.type)
 
 
 def _ref_flags(pyfunc) -> tuple:
@@ -125,8 +137,8 @@ class Function:
 
     _weft_kind = "func"
 
-    def __init__(self, pyfunc, module, native=None):
-        self.key = pyfunc.__qualname__
+    def __init__(self, pyfunc, module, native=None, key=None):
+        self.key = key or pyfunc.__qualname__
         self.__name__ = pyfunc.__name__
         self.__qualname__ = pyfunc.__qualname__
         self.__doc__ = pyfunc.__doc__
@@ -204,7 +216,7 @@ class Function:
                 for p in params[len(args_k) :]:
                     if p.default is inspect.Parameter.empty:
                         break
-                    args_k.append(make_const(p.default, wt.type_from_annotation(type(p.default))))
+                    args_k.append(_default_argument(p.default, make_const))
             if len(args_k) != len(params):
                 errors.append(f"{len(params)} parameters, got {len(args)} arguments")
                 continue
@@ -212,14 +224,15 @@ class Function:
             for p, a in zip(params, args_k):
                 ann = tr.annotation_type(p.annotation) if p.annotation is not inspect.Parameter.empty else typing.Any
                 t = tr.param_accepts(ann, a)
-                if t is None or (not literals and t != a.type):
+                if t is None or (not literals and not isinstance(a, Static) and t != a.type):
                     if literals:
-                        errors.append(f"parameter '{p.name}' expects {wt.type_repr(ann)}, got {wt.type_repr(a.type)}")
+                        errors.append(f"parameter '{p.name}' expects {wt.type_repr(ann)}, got {_describe(a)}")
                     break
                 types_.append(t)
             else:
                 args_k = [
-                    a if a.type == t else make_const(tr.convert_literal(a.const, t), t) for a, t in zip(args_k, types_)
+                    a if isinstance(a, Static) or a.type == t else make_const(tr.convert_literal(a.const, t), t)
+                    for a, t in zip(args_k, types_)
                 ]
                 return self.instance(k, pyfunc, tuple(types_)), args_k
         raise TypeError(
@@ -626,16 +639,24 @@ def _launch_bounds(value) -> tuple:
 _funcs: dict = {}
 
 
-def func(f):
+def func(f=None, *, name=None, module=None):
     """Decorator: a function callable from kernels and other funcs. Defining another ``@wp.func``
-    with the same name and different annotations adds an overload."""
-    key = (f.__module__, f.__qualname__)
+    with the same name and different annotations adds an overload.
+
+    Args:
+        name: the func's name in messages and symbols (default: the function's qualname).
+        module: the weft module it belongs to: a ``wp.Module``, a module name, ``"unique"`` (one
+            of its own), or None for the function's Python module.
+    """
+    if f is None:
+        return lambda g: func(g, name=name, module=module)
+    key = (f.__module__, name or f.__qualname__, None if module is None else _module_for(f, module).name)
     existing = _funcs.get(key)
     # Funcs made inside a function (closures, factories) are distinct objects, never overloads.
     if existing is not None and "<locals>" not in f.__qualname__:
         existing.add_overload(f)
         return existing
-    fn = Function(f, mod.get_module(f.__module__))
+    fn = Function(f, _module_for(f, module), key=name)
     _funcs[key] = fn
     return fn
 

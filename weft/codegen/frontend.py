@@ -182,6 +182,9 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             raise self.error("expected a function definition", tree)
         for a in tree.args.args:
             t = self.param_types[a.arg]
+            if isinstance(t, tr.FunctionValue):  # g: wp.Function names the function it was given
+                self.env[a.arg] = Static(t.value)
+                continue
             v = self.fn.new_var(t, label=a.arg)
             self.fn.params.append(ir.Param(a.arg, v))
             self.env[a.arg] = v
@@ -215,7 +218,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             for t, v in zip(target.elts, value.items):
                 self.assign_to(t, v)
             return
-        self.assign_to(target, self.expr(node.value))
+        self.assign_to(target, self.argument(node.value))
 
     def visit_AnnAssign(self, node):
         if node.value is None:
@@ -455,7 +458,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
     def static_value(self, node):
         """The Python object a name / attribute chain refers to, or None if it is a local value."""
         if isinstance(node, ast.Name) and node.id in self.env:
-            return None
+            v = self.env[node.id]  # a local naming a function (g: wp.Function, f = some_func)
+            return v.value if isinstance(v, Static) else None
         if isinstance(node, (ast.Name, ast.Attribute)):
             v = self.visit(node)
             return v.value if isinstance(v, Static) else None
@@ -602,21 +606,29 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
     def call_args(self, node, names, defaults=None):
         """Positional arguments, then keywords placed by parameter name; a parameter skipped
         by keywords takes its default (``defaults``) or is an error."""
-        args = [self.expr(a) for a in node.args]
+        args = [self.argument(a) for a in node.args]
         if node.keywords:
-            by_name = {k.arg: self.expr(k.value) for k in node.keywords}
+            by_name = {k.arg: self.argument(k.value) for k in node.keywords}
             for n in names[len(args) :]:
                 if not by_name:
                     break
                 if n in by_name:
                     args.append(by_name.pop(n))
                 elif defaults is not None and n in defaults:
-                    args.append(self.const(defaults[n]))
+                    d = defaults[n]
+                    args.append(Static(d) if tr.is_function_target(d) else self.const(d))
                 else:
                     raise self.error(f"missing argument '{n}' before keyword argument(s) {', '.join(by_name)}", node)
             if by_name:
                 raise self.error(f"unexpected keyword argument(s): {', '.join(by_name)}", node)
         return args
+
+    def argument(self, node):
+        """A call argument: a value, or a func or builtin passed to a ``wp.Function`` parameter."""
+        v = self.expr_or_tuple(node)
+        if isinstance(v, Static) and tr.is_function_target(v.value):
+            return v
+        return self.expr(node) if not isinstance(v, ir.Var) else v
 
     def cast(self, v, t):
         if v.type == t:
@@ -646,6 +658,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             self.fn.has_side_effects = True
         if inst.ref_params:
             return self.call_with_references(func, inst, args, node)
+        args = [a for a in args if not isinstance(a, Static)]  # wp.Function arguments are built in
         return (
             self.call(inst, args, inst.ret_type, node=node)
             if inst.ret_type is not None
@@ -678,6 +691,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                     WarpCodegenTypeError,
                 )
             targets.append(arg)
+        args = [a for a in args if not isinstance(a, Static)]
         result = self.call(inst, args, inst.ret_type, node=node)
         items = [self.call(intr.TUPLE_GET, [result], t, attr=j, node=node) for j, t in enumerate(result.type.types)]
         value = items[0] if inst.value_ret_type is not None else None

@@ -14,7 +14,9 @@ import numpy as np
 
 from .. import types as wt
 from .. import vector_types as vt
+from ..builtins import registry as reg
 from ..reference import Reference
+from .statics import Static
 
 
 def literal_fits(value, target) -> bool:
@@ -90,8 +92,49 @@ def _first_fit(builtin, arg_types):
     return None
 
 
+class FunctionParam:
+    """The type of a ``g: wp.Function`` func parameter: a func or builtin chosen at build time.
+    Generic: each function passed makes its own instance, where ``g`` names that function."""
+
+    def __repr__(self):
+        return "Function"
+
+
+FUNCTION = FunctionParam()
+
+
+class FunctionValue:
+    """The concrete type of a ``wp.Function`` parameter: the function passed (a weft func or a
+    builtin), compared by identity; its repr names it stably (it enters generated symbols)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, FunctionValue) and other.value is self.value
+
+    def __hash__(self):
+        return id(self.value)
+
+    def __repr__(self):
+        v = self.value
+        module = getattr(getattr(v, "module", None), "name", "")
+        return f"Function({module}:{getattr(v, 'key', getattr(v, 'name', v))}#{getattr(v, 'index', 0)})"
+
+
+def is_function_target(value) -> bool:
+    """A value a ``wp.Function`` parameter takes: a weft func or a builtin."""
+    if isinstance(value, reg.Builtin):
+        return True
+    return getattr(value, "_weft_kind", None) == "func" and not isinstance(value, type)
+
+
 def annotation_type(annotation):
     """Map a parameter annotation to a weft type, ``typing.Any`` for generic, or None if unknown."""
+    if isinstance(annotation, type) and getattr(annotation, "_weft_kind", None) == "func":
+        return FUNCTION  # g: wp.Function
     if annotation is typing.Any or isinstance(annotation, (vt.GenericComposite, wt.ArrayType, typing.TypeVar)):
         return annotation
     if getattr(annotation, "_kind", None) and getattr(annotation, "_scalar", None) is not None:
@@ -109,6 +152,7 @@ def is_generic(t) -> bool:
     composite or an array with a generic part."""
     return (
         t is typing.Any
+        or t is FUNCTION
         or isinstance(t, (vt.GenericComposite, typing.TypeVar))
         or (isinstance(t, wt.ArrayType) and vt.is_generic_dtype(t.dtype))
     )
@@ -134,7 +178,11 @@ def template_accepts(template, concrete) -> bool:
 
 
 def param_accepts(param_type, arg) -> typing.Optional[object]:
-    """Whether a func parameter of ``param_type`` takes ``arg``; returns the arg's adapted type."""
+    """Whether a func parameter of ``param_type`` takes ``arg``; returns the arg's adapted type.
+    A function (``statics.Static`` of a func or builtin) fits only a ``wp.Function`` parameter."""
+    if param_type is FUNCTION or isinstance(arg, Static):
+        fits = param_type is FUNCTION and isinstance(arg, Static) and is_function_target(arg.value)
+        return FunctionValue(arg.value) if fits else None
     if param_type is typing.Any or param_type is None:
         return arg.type
     if isinstance(param_type, (vt.GenericComposite, typing.TypeVar)) or (
