@@ -470,3 +470,34 @@ def test_funcs_and_kernels_join_an_explicit_module():
     out = wp.zeros(1, dtype=float)
     wp.launch(_in_explicit_module, 1, [out])
     assert out.numpy()[0] == 3.0
+
+
+@wp.kernel
+def _math_constants(f: wp.array(dtype=float), d: wp.array(dtype=wp.float64)):
+    f[0] = wp.pi
+    f[1] = wp.inf
+    f[2] = -wp.INF
+    f[3] = wp.nan
+    f[4] = wp.tau * 0.5
+    v = wp.vec3d(wp.PI, wp.E, wp.half_pi)  # a global number adapts to its use: full double precision
+    d[0] = v[0]
+    d[1] = v[1]
+    d[2] = wp.float64(wp.ln2) + wp.float64(wp.log2e) * wp.float64(wp.ln10) * wp.float64(wp.log10e)
+    d[3] = wp.float64(wp.phi)
+
+
+def test_math_constants_in_kernels():
+    f = wp.zeros(5, dtype=float)
+    d = wp.zeros(4, dtype=wp.float64)
+    wp.launch(_math_constants, 1, [f, d])
+    np.testing.assert_array_equal(f.numpy()[:3], np.array([np.pi, np.inf, -np.inf], dtype=np.float32))
+    assert np.isnan(f.numpy()[3]) and f.numpy()[4] == np.float32(np.pi)
+    assert d.numpy()[0] == np.pi and d.numpy()[1] == np.e
+    np.testing.assert_allclose(d.numpy()[2:], [np.log(2.0) + 1.0, (1 + 5**0.5) / 2], rtol=1e-15)
+
+
+def test_constant_accepts_values_kernels_hold():
+    assert wp.constant(2.5) == 2.5 and wp.constant(wp.vec2(1.0, 2.0))[1] == 2.0
+    with pytest.raises(TypeError, match="Invalid constant type: <class 'tuple'>"):
+        wp.constant((1, 2))
+    assert isinstance(bool(wp.bool(False)), bool) and bool(wp.float32(0.5))

@@ -164,6 +164,14 @@ def ref_step(x):
     return np.where(x < 0, 1, 0).astype(x.dtype)
 
 
+def ref_nonzero(x):
+    return np.where(x != 0, 1, 0).astype(x.dtype)
+
+
+def away_from_zeros(a, b):
+    return (np.abs(a) > KINK_MARGIN) & (np.abs(b) > KINK_MARGIN)
+
+
 def ref_clamp(x, lo, hi):
     return np.minimum(np.maximum(lo, x), hi)
 
@@ -356,6 +364,8 @@ SPECS = [
         exact=True,
     ),
     Spec("step", V(wp.step), ref_step, (R(-5, 5),), (ZSMALL,), away=away_from_zero, extra=ROUNDING_POINTS, exact=True),
+    Spec("nonzero", V(wp.nonzero), ref_nonzero, (R(-5, 5),), (ZSMALL,), away=away_from_zero, extra=ROUNDING_POINTS, exact=True),
+    Spec("copysign", V(wp.copysign), np.copysign, (R(-5, 5), R(-5, 5)), away=away_from_zeros, exact=True),
     # ------------------------------------------------------------------ float math
     Spec("sqrt", V(wp.sqrt), np.sqrt, (R(0.01, 10),)),
     Spec("cbrt", V(wp.cbrt), np.cbrt, (R(-10, 10),), away=lambda x: np.abs(x) > 0.1),
@@ -1013,6 +1023,13 @@ FLOAT_POINTS = [
     ("step", (0.0,), 0.0),
     ("step", (-1.0,), 1.0),
     ("step", (1.0,), 0.0),
+    ("nonzero", (0.0,), 0.0),
+    ("nonzero", (-0.0,), 0.0),
+    ("nonzero", (float("nan"),), 1.0),
+    ("nonzero", (-2.5,), 1.0),
+    ("copysign", (3.0, -0.0), -3.0),
+    ("copysign", (-3.0, 0.0), 3.0),
+    ("copysign", (-0.0, 1.0), 0.0),
     ("smoothstep", (0.0, 1.0, 0.25), 0.15625),
     ("smoothstep", (0.0, 1.0, 0.5), 0.5),
     ("smoothstep", (0.0, 1.0, -1.0), 0.0),

@@ -105,6 +105,7 @@ from .interop import (
     torch_function,
     torch_kernel,
 )
+from .constants import *  # noqa: F403 (wp.pi, wp.inf, ...)
 from .reference import ref
 from .log import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING
 from .kernel import Function, Kernel, func, func_grad, func_replay, kernel, overload

@@ -43,7 +43,7 @@ class scalar_base:
         return int(self.value)
 
     def __bool__(self):
-        return bool(self.value)
+        return _py.bool(self.value)
 
     def __index__(self):
         return int(self.value)

@@ -49,6 +49,7 @@ class StructInstance:
     """A Python-side struct value. Fields are attributes; arrays are held by reference."""
 
     __slots__ = ("_struct", "_values")
+    _weft_struct_instance = True  # what wp.constant and other codegen-side checks look for
 
     def __init__(self, struct, **fields):
         object.__setattr__(self, "_struct", struct)

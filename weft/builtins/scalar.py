@@ -218,6 +218,12 @@ step = builtin("step", "1 when x < 0, else 0 (Warp's convention)", "scalar math"
     p("x", Float), Float
 )
 step.add(p("x", Int), Int, differentiable=False)
+nonzero = builtin(
+    "nonzero", "1 when x is not zero (NaN included), else 0", "scalar math", lambda x: type(x)(0 if x == 0 else 1)
+).add(p("x", Scalar), Scalar, differentiable=False)
+copysign = builtin(
+    "copysign", "The magnitude of x with the sign of y (signed zeros too)", "scalar math", math.copysign
+).add(p("x", Float, "y", Float), Float)
 
 # The public builtins (``weft.<name>``): every declaration above outside the "internal" group.
 __all__ = sorted(

@@ -412,8 +412,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
     def from_python(self, value, name, node):
         """A global/closure value used in a kernel: numbers become constants, the rest stays static."""
         if isinstance(value, (bool, int, float)) and not isinstance(value, type):
-            self.captures[name] = value
-            return self.const(value, _literal_type(value))
+            self.captures[name] = value  # an untyped literal: wp.vec3d(wp.pi) keeps double precision
+            return self.const(value)
         if isinstance(value, wt.scalar_base):
             self.captures[name] = value.value
             return self.const(value.value, type(value))

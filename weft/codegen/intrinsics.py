@@ -198,7 +198,20 @@ def static(expr):
 
 
 def constant(x):
-    """Mark a global as a compile-time constant captured by kernels; returns ``x``."""
+    """Mark a global as a compile-time constant captured by kernels; returns ``x``.
+
+    Raises:
+        TypeError: ``x`` is not a value kernels can hold (a bool, int or float, a weft scalar,
+            vector, matrix, quaternion or transform, or a struct instance).
+    """
+    from .. import vector_types as vt
+
+    if not (
+        isinstance(x, (_py.bool, _py.int, _py.float, wt.scalar_base))
+        or vt.is_composite(type(x))
+        or getattr(type(x), "_weft_struct_instance", False)
+    ):
+        raise TypeError(f"Invalid constant type: {type(x)}")
     return x
 
 

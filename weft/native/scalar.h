@@ -21,7 +21,7 @@
 //   - min/max ignore a NaN operand like C fmin/fmax (min(1, nan) == 1); clamp(x, lo, hi) is
 //     min(max(lo, x), hi), so clamp(nan, lo, hi) == lo and lo > hi gives hi.
 //   - sign(x) = -1 if x < 0 else 1 (sign(0) == sign(-0.0) == sign(nan) == 1, ints too);
-//     step(x) = 1 if x < 0 else 0.
+//     step(x) = 1 if x < 0 else 0; nonzero(x) = 1 if x != 0 else 0 (NaN too).
 //   - round: halfway away from zero (C round); rint: halfway to even; frac(x) = x - trunc(x).
 //   - asin/acos clamp their argument to [-1, 1] (asin(2) == pi/2), like Warp.
 //   - lerp(a, b, t) = a * (1 - t) + b * t, no clamping of t.
@@ -132,6 +132,10 @@ WEFT_FMATH1(trunc, truncf, trunc)
 WEFT_FMATH1(fabs, fabsf, fabs)
 #undef WEFT_FMATH1
 
+WEFT_FN float copysign(float x, float y) { return ::copysignf(x, y); }
+WEFT_FN double copysign(double x, double y) { return ::copysign(x, y); }
+WEFT_FN bool signbit(float x) { return ::signbit(x); }
+WEFT_FN bool signbit(double x) { return ::signbit(x); }
 WEFT_FN float pow(float x, float y) { return ::powf(x, y); }
 WEFT_FN double pow(double x, double y) { return ::pow(x, y); }
 WEFT_FN float atan2(float y, float x) { return ::atan2f(y, x); }
@@ -695,6 +699,26 @@ WEFT_FN T step(T x) {
 }
 template <typename T>
 WEFT_FN void adj_step(T x, T& adj_x, T adj_ret) {}
+
+// nonzero(x) = 1 if x != 0 else 0 (NaN counts as nonzero); gradient 0.
+template <typename T>
+WEFT_FN T nonzero(T x) {
+    return compute_t<T>(x) != compute_t<T>(0) ? T(1) : T(0);
+}
+template <typename T>
+WEFT_FN void adj_nonzero(T x, T& adj_x, T adj_ret) {}
+
+// copysign(x, y): |x| with the sign bit of y (signed zeros and NaN included).
+// d/dx = +1 when the sign bits of x and y agree, else -1; d/dy = 0.
+template <typename T>
+WEFT_FN T copysign(T x, T y) {
+    return T(fmath::copysign(compute_t<T>(x), compute_t<T>(y)));
+}
+template <typename T>
+WEFT_FN void adj_copysign(T x, T y, T& adj_x, T& adj_y, T adj_ret) {
+    typedef compute_t<T> R;
+    accum(adj_x, fmath::signbit(R(x)) == fmath::signbit(R(y)) ? R(adj_ret) : -R(adj_ret));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Casts: float(x), int(x), wp.float16(x), ... To int truncates toward zero; to bool is truth(x).
