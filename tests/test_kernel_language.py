@@ -493,7 +493,7 @@ def test_math_constants_in_kernels():
     np.testing.assert_array_equal(f.numpy()[:3], np.array([np.pi, np.inf, -np.inf], dtype=np.float32))
     assert np.isnan(f.numpy()[3]) and f.numpy()[4] == np.float32(np.pi)
     assert d.numpy()[0] == np.pi and d.numpy()[1] == np.e
-    np.testing.assert_allclose(d.numpy()[2:], [np.log(2.0) + 1.0, (1 + 5**0.5) / 2], rtol=1e-15)
+    np.testing.assert_allclose(d.numpy()[2:], [np.log(2.0) + 1.0 / np.log(2.0), (1 + 5**0.5) / 2], rtol=1e-15)
 
 
 def test_constant_accepts_values_kernels_hold():
