@@ -501,3 +501,18 @@ def test_constant_accepts_values_kernels_hold():
     with pytest.raises(TypeError, match="Invalid constant type: <class 'tuple'>"):
         wp.constant((1, 2))
     assert isinstance(bool(wp.bool(False)), bool) and bool(wp.float32(0.5))
+
+
+def test_host_scalar_arithmetic_computes_in_the_type():
+    assert (wp.int8(100) + wp.int8(100)) == -56 and type(wp.int8(1) + 1) is wp.int8  # wraps, keeps the type
+    assert wp.uint8(1) - 5 == 252 and -wp.uint32(1) == 2**32 - 1
+    assert wp.int32(-7) % wp.int32(2) == -1 and wp.int32(-7) / wp.int32(2) == -3  # C truncation
+    assert wp.int32(7) / 0 == 0 and wp.int64(7) % 0 == 0  # as in kernels
+    assert wp.float32(1.0) / wp.float32(3.0) == np.float32(1.0) / np.float32(3.0)
+    assert wp.float16(2.0) * 3 == 6.0 and 24 / wp.float64(2.0) == 12.0 and wp.float32(2.0) ** 3 == 8.0
+    assert wp.float32(-7.5) % 2.0 == -1.5 and abs(wp.int16(-3)) == 3 and +wp.float64(1.5) == 1.5
+    assert wp.float32(1.0) < 2 and wp.int8(3) >= wp.int8(3)
+    with pytest.raises(TypeError, match="float types"):
+        wp.int32(2) ** wp.int32(3)
+    with pytest.raises(TypeError, match="cannot combine float32 and float64"):
+        wp.float32(1.0) + wp.float64(1.0)

@@ -58,6 +58,127 @@ class scalar_base:
     def __repr__(self):
         return f"{type(self).__name__}({self.value!r})"
 
+    # Arithmetic on the host computes what a kernel computes in this type: floats rounded to it,
+    # integers wrapping around, integer division truncating and x / 0 == x % 0 == 0 for integers.
+    def _binary(self, other, op, reflected=False):
+        cls = type(self)
+        if isinstance(other, scalar_base):
+            if type(other) is not cls:
+                raise TypeError(
+                    f"cannot combine {cls.__name__} and {type(other).__name__}; convert one, e.g. {cls.__name__}(x)"
+                )
+            other = other.value
+        elif not isinstance(other, (_py.int, _py.float)):
+            return NotImplemented
+        a, b = (other, self.value) if reflected else (self.value, other)
+        return _wrap(cls, op(cls, a, b))
+
+    def __add__(self, o):
+        return self._binary(o, _arith(lambda a, b: a + b))
+
+    def __radd__(self, o):
+        return self._binary(o, _arith(lambda a, b: a + b), True)
+
+    def __sub__(self, o):
+        return self._binary(o, _arith(lambda a, b: a - b))
+
+    def __rsub__(self, o):
+        return self._binary(o, _arith(lambda a, b: a - b), True)
+
+    def __mul__(self, o):
+        return self._binary(o, _arith(lambda a, b: a * b))
+
+    def __rmul__(self, o):
+        return self._binary(o, _arith(lambda a, b: a * b), True)
+
+    def __truediv__(self, o):
+        return self._binary(o, _divide)
+
+    def __rtruediv__(self, o):
+        return self._binary(o, _divide, True)
+
+    def __mod__(self, o):
+        return self._binary(o, _remainder)
+
+    def __rmod__(self, o):
+        return self._binary(o, _remainder, True)
+
+    def __pow__(self, o):
+        return self._binary(o, _power)
+
+    def __rpow__(self, o):
+        return self._binary(o, _power, True)
+
+    def __neg__(self):
+        return _wrap(type(self), _arith(lambda a, b: -a)(type(self), self.value, 0))
+
+    def __pos__(self):
+        return type(self)(self.value)
+
+    def __abs__(self):
+        return _wrap(type(self), _arith(lambda a, b: abs(a))(type(self), self.value, 0))
+
+    def __lt__(self, o):
+        return self.value < (o.value if isinstance(o, scalar_base) else o)
+
+    def __le__(self, o):
+        return self.value <= (o.value if isinstance(o, scalar_base) else o)
+
+    def __gt__(self, o):
+        return self.value > (o.value if isinstance(o, scalar_base) else o)
+
+    def __ge__(self, o):
+        return self.value >= (o.value if isinstance(o, scalar_base) else o)
+
+
+def _wrap(cls, v):
+    """``v`` as a value of ``cls``: integers wrap around modulo 2**bits, floats round."""
+    if cls.kind in ("int", "uint"):
+        bits = 8 * cls.np_dtype.itemsize
+        v = _py.int(v) % (1 << bits)
+        if cls.kind == "int" and v >= 1 << (bits - 1):
+            v -= 1 << bits
+    return cls(v)
+
+
+def _arith(f):
+    """A +, -, * or negation: exact for integers (wrapped after), in the float type for floats."""
+
+    def op(cls, a, b):
+        if cls.kind == "float":
+            with np.errstate(all="ignore"):
+                return f(cls.np_dtype.type(a), cls.np_dtype.type(b))
+        return f(a, b)
+
+    return op
+
+
+def _trunc_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _divide(cls, a, b):
+    if cls.kind == "float":
+        with np.errstate(all="ignore"):
+            return cls.np_dtype.type(a) / cls.np_dtype.type(b)
+    return 0 if b == 0 else _trunc_div(_py.int(a), _py.int(b))
+
+
+def _remainder(cls, a, b):
+    if cls.kind == "float":
+        with np.errstate(all="ignore"):
+            return np.fmod(cls.np_dtype.type(a), cls.np_dtype.type(b))
+    a, b = _py.int(a), _py.int(b)
+    return 0 if b == 0 else a - b * _trunc_div(a, b)
+
+
+def _power(cls, a, b):
+    if cls.kind != "float":
+        raise TypeError(f"** is defined for float types, not {cls.__name__}; convert to a float type first")
+    with np.errstate(all="ignore"):
+        return np.power(cls.np_dtype.type(a), cls.np_dtype.type(b))
+
 
 def _scalar(name, ctype, np_dtype, kind):
     cls = type(name, (scalar_base,), {})
