@@ -516,3 +516,16 @@ def test_host_scalar_arithmetic_computes_in_the_type():
         wp.int32(2) ** wp.int32(3)
     with pytest.raises(TypeError, match="cannot combine float32 and float64"):
         wp.float32(1.0) + wp.float64(1.0)
+
+
+@wp.kernel
+def _bare_builtin_names(out: wp.array(dtype=float)):
+    a = vec3(1.0, 2.0, 3.0)  # noqa: F821 (Warp resolves builtins and types without wp.)
+    m = mat22(1.0, 2.0, 3.0, 4.0)  # noqa: F821
+    out[0] = dot(a, a) + m[1, 1] + float32(0.5)  # noqa: F821
+
+
+def test_builtins_and_types_resolve_without_the_wp_prefix():
+    out = wp.zeros(1, dtype=float)
+    wp.launch(_bare_builtin_names, 1, [out])
+    assert out.numpy()[0] == 18.5

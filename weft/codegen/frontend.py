@@ -576,7 +576,9 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
 
     # ----------------------------------------------------------------- calls
     def visit_Call(self, node):
-        fn = self.visit(node.func)
+        fn = self.builtin_by_bare_name(node.func)
+        if fn is None:
+            fn = self.visit(node.func)
         if not isinstance(fn, Static):
             raise self.error(f"'{ast.unparse(node.func)}' is not callable in a kernel", node, WarpCodegenTypeError)
         target = fn.value
@@ -602,6 +604,22 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         raise self.error(
             f"'{ast.unparse(node.func)}' ({target!r}) cannot be called in a kernel", node, WarpCodegenTypeError
         )
+
+    def builtin_by_bare_name(self, func_node):
+        """As in Warp, a call may name a builtin or a value type without the ``wp.`` prefix
+        (``dot(a, b)``, ``vec3(...)``) when no local or global has that name."""
+        if not isinstance(func_node, ast.Name) or func_node.id in self.env:
+            return None
+        if not Source.is_missing(self.src.lookup(func_node.id)):
+            return None
+        name = func_node.id
+        builtin = reg.registry.get(name)
+        if builtin is not None and builtin.group != "internal":
+            return Static(builtin)
+        value = getattr(wt, name, None) or getattr(vt, name, None)
+        if wt.is_scalar(value) or composite.is_composite(value):
+            return Static(value)
+        return None
 
     def call_args(self, node, names, defaults=None):
         """Positional arguments, then keywords placed by parameter name; a parameter skipped
