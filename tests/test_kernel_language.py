@@ -529,3 +529,51 @@ def test_builtins_and_types_resolve_without_the_wp_prefix():
     out = wp.zeros(1, dtype=float)
     wp.launch(_bare_builtin_names, 1, [out])
     assert out.numpy()[0] == 18.5
+
+
+@wp.func
+def _weighted(values: tuple[wp.vec3d, wp.float64]) -> wp.float64:
+    return wp.length(values[0]) * values[1]
+
+
+@wp.func
+def _alternating(values: tuple[wp.float64, ...]):
+    out = wp.float64(0.0)
+    for i in range(len(values)):  # unrolled: len of a tuple is known at build time
+        out += values[-1 - i] * wp.float64(i + 1)
+    return out
+
+
+@wp.func
+def _split(x: wp.float64) -> tuple[wp.float64, wp.float64]:
+    return x * x, wp.sin(x)
+
+
+@wp.kernel
+def _tuple_values(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    a = x[i]
+    t = (wp.vec3d(a, 2.0, a * a), a, 3)  # a tuple as one value
+    y[i] = _weighted((t[0], t[1])) + wp.float64(len(t) + wp.static(len(t)))
+    s = _split(a)
+    sq, sn = s
+    y[i] += _alternating((sq, sn, a)) + s[-1] * wp.float64(t[2])
+
+
+def test_tuples_as_values_arguments_and_results():
+    from tests import fd_check
+
+    xs = np.array([0.3, -1.2, 2.0])
+    inner = np.sqrt(xs**2 + 4.0 + xs**4) * xs + 6.0
+    expected = inner + (xs * 1 + np.sin(xs) * 2 + xs * xs * 3) + np.sin(xs) * 3.0
+    fd_check.tape_vs_fd(_tuple_values, xs, (3,), np.random.default_rng(5), expected=expected)
+
+
+def test_tuple_index_must_be_known_at_build_time():
+    @wp.kernel(module="unique")
+    def dynamic_index(n: int, out: wp.array(dtype=float)):
+        t = (1.0, 2.0)
+        out[0] = t[n]
+
+    with pytest.raises(wp.codegen.WarpCodegenKeyError, match="indexed with a constant"):
+        wp.launch(dynamic_index, 1, [1, wp.zeros(1, dtype=float)])

@@ -243,7 +243,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
     def assign_to(self, target, v):
         if isinstance(target, ast.Name):
             if isinstance(v, StaticTuple):
-                raise self.error("assign a tuple by unpacking it: a, b = ...", target, UnsupportedConstruct)
+                v = self.tuple_var(v)
             if isinstance(v, ir.Var) and target.id in self.ref_params:
                 v = self.ref_value(target.id, v, target, "assignment")
             if isinstance(v, ir.Var) and v.literal:
@@ -473,6 +473,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         for k, v in self.env.items():
             if isinstance(v, ir.Var) and v.is_const and not k.startswith("$"):
                 scope[k] = v.const
+            elif isinstance(v, ir.Var) and isinstance(v.type, wt.TupleType):
+                scope[k] = tuple(v.type.types)  # what build-time code may ask of it: len(t)
         try:
             return eval(code, scope)
         except Exception as e:
@@ -538,10 +540,31 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             if not k.is_const:
                 raise self.error("a tuple can only be indexed with a constant", node)
             return base.items[int(k.const)]
+        if isinstance(base, ir.Var) and isinstance(base.type, wt.TupleType):
+            n = len(base.type.types)
+            j = self.constant_index(node.slice)
+            if j is None or not -n <= j < n:
+                raise self.error(
+                    f"a tuple of {n} values is indexed with a constant in [-{n}, {n})", node, WarpCodegenKeyError
+                )
+            j %= n
+            return self.call(intr.TUPLE_GET, [base], base.type.types[j], attr=j, node=node)
         if isinstance(base, ir.Var) and composite.is_composite(base.type):
             return composite.read(self, base, self.index_list(node), node)
         arr, idx = self.array_and_index(node, base)
         return self.call(intr.LOAD, [arr] + idx, arr.type.dtype, node=node)
+
+    def constant_index(self, node):
+        """The value of an integer index known at build time (``t[i]`` in an unrolled loop,
+        ``t[-1 - i]``), else None."""
+        k = self.expr(node)
+        if k.is_const and wt.is_int(k.type):
+            return int(k.const)
+        try:
+            value = self.static_eval(node)
+        except WarpCodegenError:
+            return None
+        return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
     def index_list(self, node) -> list:
         sl = node.slice
@@ -646,7 +669,15 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         v = self.expr_or_tuple(node)
         if isinstance(v, Static) and tr.is_function_target(v.value):
             return v
+        if isinstance(v, StaticTuple):
+            return self.tuple_var(v)
         return self.expr(node) if not isinstance(v, ir.Var) else v
+
+    def tuple_var(self, st: StaticTuple) -> ir.Var:
+        """A tuple as one value (``t = (1, 2.0, v)``, a tuple argument): untyped literals take
+        their own type, as a named literal does."""
+        items = [self.const(x.const, x.type) if x.literal else x for x in st.items]
+        return self.call(intr.TUPLE_MAKE, items, wt.TupleType([x.type for x in items]))
 
     def cast(self, v, t):
         if v.type == t:

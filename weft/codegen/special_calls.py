@@ -75,11 +75,13 @@ def _call_printf(lw: Lowerer, node):
 
 
 def _call_len(lw: Lowerer, node):
-    v = lw.expr(node.args[0])
+    v = lw.argument(node.args[0])
+    if isinstance(v.type, wt.TupleType):
+        return lw.const(len(v.type.types), wt.int32)
     if getattr(v.type, "_kind", None) in ("vector", "matrix", "quaternion", "transform"):
         return lw.const(v.type._shape[0], wt.int32)
     if not isinstance(v.type, wt.ArrayType):
-        raise lw.error("len() takes an array, vector or matrix in kernels", node)
+        raise lw.error("len() takes an array, vector, matrix or tuple in kernels", node)
     return lw.call(intr.SHAPE, [v], wt.int32, attr=0)
 
 

@@ -131,8 +131,43 @@ def is_function_target(value) -> bool:
     return getattr(value, "_weft_kind", None) == "func" and not isinstance(value, type)
 
 
+class TupleTemplate:
+    """A generic tuple parameter: ``tuple`` (any tuple) or ``tuple[T, ...]`` (any length, items
+    of type T)."""
+
+    def __init__(self, item=None):
+        self.item = item
+
+    def accepts(self, t) -> bool:
+        return isinstance(t, wt.TupleType) and (self.item is None or all(x == self.item for x in t.types))
+
+    def __eq__(self, other):
+        return isinstance(other, TupleTemplate) and other.item == self.item
+
+    def __hash__(self):
+        return hash((TupleTemplate, self.item))
+
+    def __repr__(self):
+        return "tuple" if self.item is None else f"tuple[{wt.type_repr(self.item)}, ...]"
+
+
+def _tuple_annotation(annotation):
+    """``tuple[int, float]`` -> TupleType; ``tuple`` / ``tuple[T, ...]`` -> TupleTemplate."""
+    args = typing.get_args(annotation)
+    if not args:
+        return TupleTemplate()
+    if len(args) == 2 and args[1] is Ellipsis:
+        return TupleTemplate(annotation_type(args[0]))
+    types_ = [annotation_type(a) for a in args]
+    if any(t is None or is_generic(t) for t in types_):
+        return None
+    return wt.TupleType(types_)
+
+
 def annotation_type(annotation):
     """Map a parameter annotation to a weft type, ``typing.Any`` for generic, or None if unknown."""
+    if annotation is tuple or typing.get_origin(annotation) is tuple:
+        return _tuple_annotation(annotation)
     if isinstance(annotation, type) and getattr(annotation, "_weft_kind", None) == "func":
         return FUNCTION  # g: wp.Function
     if annotation is typing.Any or isinstance(annotation, (vt.GenericComposite, wt.ArrayType, typing.TypeVar)):
@@ -153,7 +188,7 @@ def is_generic(t) -> bool:
     return (
         t is typing.Any
         or t is FUNCTION
-        or isinstance(t, (vt.GenericComposite, typing.TypeVar))
+        or isinstance(t, (vt.GenericComposite, typing.TypeVar, TupleTemplate))
         or (isinstance(t, wt.ArrayType) and vt.is_generic_dtype(t.dtype))
     )
 
@@ -166,7 +201,7 @@ def template_accepts(template, concrete) -> bool:
         return True
     if isinstance(template, typing.TypeVar):
         return wt.is_scalar(concrete) and vt.dtype_fits(template, concrete)
-    if isinstance(template, vt.GenericComposite):
+    if isinstance(template, (vt.GenericComposite, TupleTemplate)):
         return template.accepts(concrete)
     if isinstance(template, wt.ArrayType) and vt.is_generic_dtype(template.dtype):
         return (
@@ -185,7 +220,7 @@ def param_accepts(param_type, arg) -> typing.Optional[object]:
         return FunctionValue(arg.value) if fits else None
     if param_type is typing.Any or param_type is None:
         return arg.type
-    if isinstance(param_type, (vt.GenericComposite, typing.TypeVar)) or (
+    if isinstance(param_type, (vt.GenericComposite, typing.TypeVar, TupleTemplate)) or (
         isinstance(param_type, wt.ArrayType) and isinstance(arg.type, wt.ArrayType)
     ):
         return arg.type if template_accepts(param_type, arg.type) else None
