@@ -802,6 +802,23 @@ def test_print_and_printf(capfd):
     assert out == "1.5\n3\n2.25\nhello\nTrue\n3|0.250000|2.250\n"
 
 
+@wp.kernel
+def k_wp_print(n: int, b: wp.bool):
+    wp.print(wp.uint8(n))  # Warp's builtin spelling of print(x)
+    wp.print(wp.float16(n))
+    wp.print(not b)
+    wp.print("done")
+
+
+def test_wp_print_prints_one_value_per_line(capfd):
+    capfd.readouterr()
+    wp.launch(k_wp_print, dim=1, inputs=[-1, True])
+    assert capfd.readouterr().out == "255\n-1\nFalse\ndone\n"
+    assert str(wp.bool(-1)) == "True" and str(wp.float32(2.5)) == "2.5"  # print(x) on the host
+    with pytest.raises(RuntimeError, match="inside a @wp.kernel"):
+        wp.print(1.0)
+
+
 # ---------------------------------------------------------------------------------------------
 # compile errors: WarpCodegenError subclasses naming the kernel and file:line
 # ---------------------------------------------------------------------------------------------

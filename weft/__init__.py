@@ -83,6 +83,7 @@ from .codegen.errors import (
     WeftCompileError,
 )
 from .codegen.intrinsics import adjoint, atomic_add, atomic_max, atomic_min, atomic_sub, constant, printf, static, tid
+from .codegen.intrinsics import print_value as print  # noqa: A004 (Warp's wp.print)
 from .interop import (
     device_from_jax,
     device_from_torch,

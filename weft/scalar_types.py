@@ -58,6 +58,9 @@ class scalar_base:
     def __repr__(self):
         return f"{type(self).__name__}({self.value!r})"
 
+    def __str__(self):
+        return str(self.value)
+
     # Arithmetic on the host computes what a kernel computes in this type: floats rounded to it,
     # integers wrapping around, integer division truncating and x / 0 == x % 0 == 0 for integers.
     def _binary(self, other, op, reflected=False):

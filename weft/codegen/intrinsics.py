@@ -167,6 +167,8 @@ def _kernel_only(name):
 
 tid = _kernel_only("tid")
 tid.__doc__ = "The index of the current thread; ``i, j = wp.tid()`` for 2-D launches."
+print_value = _kernel_only("print")
+print_value.__doc__ = "Print one value and a newline from a kernel: ``wp.print(x)`` (as Python's print(x))."
 printf = _kernel_only("printf")
 printf.__doc__ = "C-style formatted printing from a kernel: ``wp.printf('%d %f\\n', i, x)``."
 atomic_add = _kernel_only("atomic_add")

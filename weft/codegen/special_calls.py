@@ -106,6 +106,7 @@ def _call_constant(lw: Lowerer, node):
 register_special(intr.tid, _call_tid)
 register_special(intr.static, _call_static)
 register_special(print, _call_print)
+register_special(intr.print_value, _call_print)
 register_special(intr.printf, _call_printf)
 register_special(len, _call_len)
 register_special(intr.constant, _call_constant)
