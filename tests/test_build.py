@@ -240,6 +240,40 @@ def test_gcc_only_flags_are_not_passed_to_clang(tmp_path):
     assert cpu.compiler_flags(cpu.compiler_identity(str(tmp_path)))[: len(cpu.BASE_FLAGS)] == tuple(cpu.BASE_FLAGS)
 
 
+def test_optimization_level_and_instruction_set_flags():
+    identity = "/usr/bin/c++\ng++ (Debian 12.2.0-14) 12.2.0\nx86_64"
+    assert "-O1" in cpu.compiler_flags(identity, (1, None)) and "-O3" not in cpu.compiler_flags(identity, (1, None))
+    generic = cpu.compiler_flags(identity, (None, ""))
+    assert "-march=native" not in generic and "-O3" in generic
+    assert cpu.compiler_flags(identity, (None, "-march=x86-64-v2 -mtune=generic"))[-3:-1] == (
+        "-march=x86-64-v2",
+        "-mtune=generic",
+    )
+    with pytest.raises(ValueError, match="optimization_level"):
+        cpu.compiler_flags(identity, (7, None))
+
+
+@wp.kernel(module="tb_tuned")
+def k_tuned(x: wp.array(dtype=float)):
+    x[wp.tid()] = x[wp.tid()] * 3.0
+
+
+def test_module_options_choose_the_cpu_flags_and_key_the_cache(monkeypatch):
+    m = wp.get_module("tb_tuned")
+    assert m.options["optimization_level"] is None and m.options["cpu_compiler_flags"] is None
+    monkeypatch.setattr(wp.config, "optimization_level", 2)
+    assert weft_module.cpu_tuning(m.options) == (2, None)  # the config, unless the module says otherwise
+    wp.set_module_options({"optimization_level": 1, "cpu_compiler_flags": ""}, module="tb_tuned")
+    try:
+        assert weft_module.cpu_tuning(m.options) == (1, "")
+        x = wp.array([1.0, 2.0], dtype=float)
+        wp.launch(k_tuned, 2, [x])  # built with -O1 and no -march=native
+        assert x.numpy().tolist() == [3.0, 6.0]
+        assert weft_module.cache_entry("s", "src", (), (), (1, "")) != weft_module.cache_entry("s", "src", ())
+    finally:
+        wp.set_module_options({"optimization_level": None, "cpu_compiler_flags": None}, module="tb_tuned")
+
+
 @wp.kernel(module="tb_units")
 def k_units_axpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float), out: wp.array(dtype=float)):
     i = wp.tid()

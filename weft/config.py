@@ -15,6 +15,11 @@ Attributes:
     verify_cuda: synchronise after every GPU launch and raise its kernel errors right away
         (otherwise they are raised at the next ``wp.synchronize``/``wp.synchronize_device``).
     cuda_output: "ptx", "cubin" or None (choose per device: see ``runtime/cuda.py`` ``module_format``).
+    optimization_level: the C++ optimisation level of CPU builds, 0-3 (None: 3); a module's
+        ``optimization_level`` option overrides it.
+    cpu_compiler_flags: flags choosing the instruction set of CPU builds, in place of
+        ``-march=native`` (None: native; ``""``: any processor of the architecture); a module's
+        ``cpu_compiler_flags`` option overrides it.
     verify_ir: check after the compiler's stages that none changed the IR it was given (a
         development switch, on in weft's test suite; ``codegen/pipeline.py``).
 """
@@ -39,3 +44,5 @@ cpu_adaptive = True
 verify_cuda = False
 cuda_output = None
 verify_ir = False
+optimization_level = None
+cpu_compiler_flags = None

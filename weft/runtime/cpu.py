@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import shlex
 import tempfile
 import threading
 
@@ -29,10 +30,23 @@ BASE_FLAGS = ["-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-
 GCC_FLAGS = ["--param=inline-unit-growth=200"]
 
 
-def compiler_flags(identity: str) -> tuple:
+def compiler_flags(identity: str, tuning=(None, None)) -> tuple:
     """The flags for the compiler ``compiler_identity`` describes: BASE_FLAGS, plus GCC_FLAGS
-    unless it is clang (its version line is memoised, so this starts no process)."""
-    return tuple(BASE_FLAGS) + (() if "clang" in identity.lower() else tuple(GCC_FLAGS))
+    unless it is clang (its version line is memoised, so this starts no process).
+
+    ``tuning``: ``(optimization_level, isa_flags)`` from ``wp.config`` or the module's options:
+    a level 0-3 replaces ``-O3``; a string of flags replaces ``-march=native`` (``""``: code for
+    any processor of the architecture). None keeps the default."""
+    level, isa = tuning
+    flags = list(BASE_FLAGS)
+    if level is not None:
+        if int(level) not in (0, 1, 2, 3):
+            raise ValueError(f"optimization_level must be 0, 1, 2, 3 or None, got {level!r}")
+        flags[flags.index("-O3")] = f"-O{int(level)}"
+    if isa is not None:
+        flags.remove("-march=native")
+        flags += shlex.split(isa)
+    return tuple(flags) + (() if "clang" in identity.lower() else tuple(GCC_FLAGS))
 
 
 @functools.lru_cache(maxsize=None)
@@ -103,14 +117,14 @@ def _cpu_model() -> str:
     return platform.machine() + " " + platform.processor()
 
 
-def compile_shared(source_path: str, output_path: str, defines=(), include_dirs=()) -> None:
+def compile_shared(source_path: str, output_path: str, defines=(), include_dirs=(), tuning=(None, None)) -> None:
     """Compile ``source_path`` into the shared library ``output_path``."""
     cxx = find_compiler()
     out_dir = os.path.dirname(output_path)
     fd, tmp = tempfile.mkstemp(prefix=".build_", suffix=".so", dir=out_dir)
     os.close(fd)
     includes = [f"-I{d}" for d in (NATIVE_DIR, *include_dirs)]
-    flags = compiler_flags(compiler_identity(out_dir))
+    flags = compiler_flags(compiler_identity(out_dir), tuning)
     cmd = [cxx, *flags, *[f"-D{d}" for d in defines], *includes, source_path, "-o", tmp]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -136,13 +150,13 @@ def unit_count(kernel_chars: int, kernels: int) -> int:
     return max(1, min(os.cpu_count() or 1, kernels, kernel_chars // MIN_UNIT_CHARS))
 
 
-def compile_units(unit_paths: list, output_path: str, defines=(), include_dirs=()) -> None:
+def compile_units(unit_paths: list, output_path: str, defines=(), include_dirs=(), tuning=(None, None)) -> None:
     """Compile the translation units ``unit_paths`` side by side (one compiler process each) and
     link them into the shared library ``output_path``."""
     cxx = find_compiler()
     out_dir = os.path.dirname(output_path)
     includes = [f"-I{d}" for d in (NATIVE_DIR, *include_dirs)]
-    flags = [f for f in compiler_flags(compiler_identity(out_dir)) if f != "-shared"]
+    flags = [f for f in compiler_flags(compiler_identity(out_dir), tuning) if f != "-shared"]
     objects = [p[: -len(".cpp")] + ".o" for p in unit_paths]
     fd, tmp = tempfile.mkstemp(prefix=".build_", suffix=".so", dir=out_dir)
     os.close(fd)

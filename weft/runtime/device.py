@@ -318,6 +318,42 @@ def is_device_available(device) -> bool:
     return device in _devices.values()
 
 
+def is_peer_access_supported(target_device, peer_device) -> bool:
+    """Whether ``peer_device`` can read and write the memory of ``target_device`` directly: two
+    CUDA devices the driver reports as peers, or one CUDA device and itself; never the CPU."""
+    target, peer = get_device(target_device), get_device(peer_device)
+    if not (target.is_cuda and peer.is_cuda):
+        return False
+    if target is peer:
+        return True
+    from . import cuda_driver
+
+    driver = cuda_driver.api()
+    err, can = driver.cuDeviceCanAccessPeer(peer.ordinal, target.ordinal)
+    return bool(can) if int(err) == 0 else False
+
+
+def is_peer_access_enabled(target_device, peer_device) -> bool:
+    """Whether ``peer_device`` currently accesses ``target_device``'s memory directly. weft
+    does not enable access between two GPUs, so this holds for a CUDA device and itself only."""
+    target, peer = get_device(target_device), get_device(peer_device)
+    return target.is_cuda and target is peer
+
+
+def is_mempool_access_supported(target_device, peer_device) -> bool:
+    """Whether ``peer_device`` could access the memory pool of ``target_device``: a CUDA device
+    with a memory pool and itself (weft does not share pools between GPUs); never the CPU."""
+    target, peer = get_device(target_device), get_device(peer_device)
+    return target.is_cuda and target is peer and target.is_mempool_supported
+
+
+def is_mempool_access_enabled(target_device, peer_device) -> bool:
+    """Whether ``peer_device`` accesses the memory pool of ``target_device``: a CUDA device whose
+    pool is enabled, and itself."""
+    target, peer = get_device(target_device), get_device(peer_device)
+    return is_mempool_access_supported(target, peer) and target.is_mempool_enabled
+
+
 def get_preferred_device() -> Device:
     """Return the first CUDA device if there is one, otherwise the CPU."""
     cuda = get_cuda_devices()

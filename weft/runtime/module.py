@@ -78,22 +78,35 @@ def build_options() -> tuple:
     return defines
 
 
-def cache_entry(stem: str, source: str, defines, include_dirs=()) -> str:
+def cpu_tuning(options: dict) -> tuple:
+    """``(optimization_level, cpu_compiler_flags)`` of a module: its options, else ``wp.config``."""
+    level = options.get("optimization_level")
+    isa = options.get("cpu_compiler_flags")
+    return (
+        config.optimization_level if level is None else level,
+        config.cpu_compiler_flags if isa is None else isa,
+    )
+
+
+def cache_entry(stem: str, source: str, defines, include_dirs=(), tuning=(None, None)) -> str:
     """The cache path (without extension) of the library built from ``source`` with these options."""
     d = cache_dir()
+    tuned = [repr(tuning)] if tuning != (None, None) else []
     key = hashlib.sha256(
         "\n".join(
             [VERSION, source, headers_digest(), cpu.compiler_identity(d), " ".join(cpu.BASE_FLAGS + cpu.GCC_FLAGS)]
             + [*defines, *include_dirs]
+            + tuned
         ).encode()
     ).hexdigest()[:16]
     return os.path.join(d, f"{stem}_{key}")
 
 
-def cached_library(stem: str, source: str, defines, include_dirs=(), units=None) -> ctypes.CDLL:
+def cached_library(stem: str, source: str, defines, include_dirs=(), units=None, tuning=(None, None)) -> ctypes.CDLL:
     """Build (or reuse from the cache) a shared library for ``source``; return it loaded.
-    ``units``: the same code as several translation units, compiled side by side when building."""
-    base = cache_entry(stem, source, defines, include_dirs)
+    ``units``: the same code as several translation units, compiled side by side when building.
+    ``tuning``: ``cpu_tuning`` of the module."""
+    base = cache_entry(stem, source, defines, include_dirs, tuning)
     so_path, sum_path, cpp_path = base + ".so", base + ".sha256", base + ".cpp"
     lib = _load_verified(so_path, sum_path)
     if lib is not None:
@@ -106,10 +119,10 @@ def cached_library(stem: str, source: str, defines, include_dirs=(), units=None)
         for path, text in zip(paths, units):
             with open(path, "w") as f:
                 f.write(text)
-        cpu.compile_units(paths, so_path, defines, include_dirs)
+        cpu.compile_units(paths, so_path, defines, include_dirs, tuning)
         shutil.rmtree(unit_dir, ignore_errors=True)  # kept when the build fails: its errors name them
     else:
-        cpu.compile_shared(cpp_path, so_path, defines, include_dirs)
+        cpu.compile_shared(cpp_path, so_path, defines, include_dirs, tuning)
     with open(so_path, "rb") as f:
         _write_atomic(sum_path, hashlib.sha256(f.read()).hexdigest().encode())
     return ctypes.CDLL(so_path)
@@ -131,7 +144,7 @@ class Module:
         self.name = name
         self.kernels: list = []
         self.pending: list = []
-        self.options: dict = {"enable_backward": True}
+        self.options: dict = {"enable_backward": True, "optimization_level": None, "cpu_compiler_flags": None}
         self.lazy_backward: list = []  # _Batch objects whose backward library is not built yet
         self.cuda_loaded: dict = {}  # device alias -> aot.AotModule (set by load_aot_module)
         self._func_names: dict = {}
@@ -225,7 +238,7 @@ class Module:
         both = recording.active_tape() is not None
         renderer = CPURenderer(("forward", "backward") if both else ("forward",))
         source, units = module_units(renderer, instances, self.funcs_of(instances))
-        lib = cached_library(self.stem(), source, build_options(), units=units)
+        lib = cached_library(self.stem(), source, build_options(), units=units, tuning=cpu_tuning(self.options))
         if not both and any(inst.backward_enabled for inst in instances):
             self.lazy_backward.append(_Batch(instances, renderer))
         for inst in instances:
@@ -294,7 +307,9 @@ class _Batch:
         todo = [inst for inst in self.instances if inst.backward_enabled and inst.binding.forward_ptr is not None]
         self.renderer.passes = ("backward",)
         source, units = module_units(self.renderer, todo, module.funcs_of(todo))
-        lib = cached_library(module.stem() + "_adj", source, build_options(), units=units)
+        lib = cached_library(
+            module.stem() + "_adj", source, build_options(), units=units, tuning=cpu_tuning(module.options)
+        )
         for inst in todo:  # (ctypes never unloads a library: the addresses stay valid)
             inst.binding.backward_ptr = _entry_address(lib, inst, "backward")
 
