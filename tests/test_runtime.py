@@ -701,3 +701,15 @@ def test_kernel_decorator_options_warp_programs_pass():
     with pytest.raises(NotImplementedError, match="external_constant_params"):
         wp.kernel(entry_point_abi="external_constant_params")(_double_it)
     assert wp.kernel(grid_stride=False, entry_point_abi="warp")(_double_it).key == "_double_it"
+
+
+def test_device_availability_and_peer_queries_on_the_cpu():
+    assert wp.is_device_available("cpu") and wp.is_device_available(wp.get_device("cpu"))
+    assert not wp.is_device_available("cuda:99")
+    for query in (
+        wp.is_peer_access_supported,
+        wp.is_peer_access_enabled,
+        wp.is_mempool_access_supported,
+        wp.is_mempool_access_enabled,
+    ):
+        assert query("cpu", "cpu") is False  # the CPU has no peer or pool access
