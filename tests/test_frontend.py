@@ -1074,3 +1074,33 @@ def test_error_does_not_poison_module_or_later_launches():
     y = wp.zeros(3, dtype=float)
     wp.launch(scale2, dim=3, inputs=[wp.array([1.0, 2.0, 3.0], dtype=float), y])
     np.testing.assert_array_equal(y.numpy(), f32([3.0, 5.0, 7.0]))
+
+
+@wp.kernel
+def k_array_truth(arr: wp.array(dtype=int), result: wp.array(dtype=int)):
+    tid = wp.tid()
+    if arr and arr[tid] == 0:  # a null array is false; arr[tid] is never read then
+        result[tid] = -1
+    elif not arr:
+        result[tid] = 2
+    else:
+        result[tid] = 1
+
+
+@wp.kernel
+def k_constant_conditions(result: wp.array(dtype=int)):
+    if 123:  # a constant condition keeps only the branch it takes
+        x = 123
+    if 0:
+        x = 7
+    result[0] = x
+
+
+def test_arrays_and_constants_as_conditions():
+    r = wp.zeros(2, dtype=int)
+    wp.launch(k_array_truth, 2, [None, r])
+    assert r.numpy().tolist() == [2, 2]
+    wp.launch(k_array_truth, 2, [wp.array([0, 5], dtype=int), r])
+    assert r.numpy().tolist() == [-1, 1]
+    wp.launch(k_constant_conditions, 1, [r])
+    assert r.numpy()[0] == 123

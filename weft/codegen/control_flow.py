@@ -121,8 +121,15 @@ class ControlFlow:
         )
 
     def to_bool(self, v: ir.Var) -> ir.Var:
+        """A condition's truth: a scalar's (a constant folded: ``if 123:``), an array's when it
+        holds elements (``if arr and arr[i] > 0`` with a null or empty array)."""
         if v.type is wt.bool:
             return v
+        if isinstance(v.type, wt.ArrayType):
+            n = self.call(intr.SHAPE, [v], wt.int32, attr=0)
+            return self.call_builtin(sb._cmp["ne"], [n, self.const(0, wt.int32)])
+        if v.is_const and wt.is_scalar(v.type):
+            return self.const(bool(v.const), wt.bool)
         if not wt.is_scalar(v.type):
             raise self.error(f"a condition must be a scalar, got {wt.type_repr(v.type)}", cls=WarpCodegenTypeError)
         return self.call_builtin(sb.truth, [v])

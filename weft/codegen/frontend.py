@@ -495,6 +495,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
     def visit_UnaryOp(self, node):
         v = self.expr(node.operand)
         if isinstance(node.op, ast.Not):
+            if isinstance(v.type, wt.ArrayType) or v.is_const:
+                v = self.to_bool(v)  # an array is true when it holds elements
             return self.call_builtin(sb.logical_not, [v], node)
         if v.literal and isinstance(node.op, ast.USub):
             return self.const(-v.const)
