@@ -347,6 +347,8 @@ def test_list_len_str_repr():
     b = array([[1, 2], [3, 4]], dtype=int)
     assert b.list() == [1, 2, 3, 4]
     assert len(b) == 2
+    v = array([[1, 2, 3], [4, 5, 6]], dtype=wp.vec3).list()  # composite values, as in Warp
+    assert type(v[1]) is wp.vec3 and v[1] == wp.vec3(4.0, 5.0, 6.0)
     assert str(a) == str(np.array([1.5, 2.5], dtype=np.float32))
     assert repr(a) == "array([1.5, 2.5], dtype=float32)"
     assert repr(b) == "array([[1, 2],\n       [3, 4]], dtype=int32)"

@@ -258,6 +258,14 @@ def test_array_of_structs_numpy_has_field_names():
     assert got["b"].shape == (2, 3)
 
 
+def test_array_of_structs_list_gives_instances():
+    recs = wp.zeros(3, dtype=Inner)
+    wp.launch(fill_records_kernel, 3, inputs=[recs])
+    items = recs.list()
+    assert [type(r).__name__ for r in items] == ["StructInstance"] * 3
+    assert [r.a for r in items] == [0.0, 0.5, 1.0] and items[2].b == wp.vec3(2.0, recs.numpy()["b"][2, 1], recs.numpy()["b"][2, 2])
+
+
 def test_array_of_structs_from_instances():
     r = Inner()
     r.a = 1.5

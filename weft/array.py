@@ -494,10 +494,15 @@ class array:
         return a.copy() if copy else a
 
     def list(self):
-        """The elements as a flat Python list (vector elements stay NumPy rows)."""
+        """The elements as a flat Python list: numbers, vector / matrix values, struct instances."""
         a = self.numpy()
         _, trailing = _np_layout(self.dtype)
-        return list(a.reshape((self.size,) + trailing))
+        rows = a.reshape((self.size,) + trailing)
+        if getattr(self.dtype, "_kind", None) == "struct":
+            return [self.dtype.from_record(r) for r in rows]
+        if trailing:
+            return [self.dtype(*r.reshape(-1).tolist()) for r in rows]
+        return rows.tolist()
 
     def __len__(self):
         self._require_data("take the length of")

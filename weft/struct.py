@@ -136,6 +136,25 @@ class Struct:
     def __call__(self, **fields):
         return StructInstance(self, **fields)
 
+    def from_record(self, record) -> StructInstance:
+        """An instance holding the values of one element of a NumPy array of this struct
+        (``a.numpy()[i]``); array fields, which only hold device pointers there, are None."""
+        inst = StructInstance(self)
+        for name, t in self.vars.items():
+            v = record[name]
+            if isinstance(t, wt.ArrayType):
+                continue
+            if isinstance(t, Struct):
+                value = t.from_record(v)
+            elif vt.is_composite(t):
+                value = t(*np.asarray(v).reshape(-1).tolist())
+            elif t is wt.float16:
+                value = float(np.asarray(v).view(np.float16))
+            else:
+                value = np.asarray(v).item()
+            setattr(inst, name, value)
+        return inst
+
     def _default(self, t):
         if isinstance(t, wt.ArrayType):
             return None
