@@ -1104,3 +1104,32 @@ def test_arrays_and_constants_as_conditions():
     assert r.numpy().tolist() == [-1, 1]
     wp.launch(k_constant_conditions, 1, [r])
     assert r.numpy()[0] == 123
+
+
+@wp.func
+def f_check_one(value: int):
+    assert value == 1, "element must be 1"
+
+
+@wp.kernel(module="tf_assert")
+def k_assert(a: wp.array(dtype=int), check_func: int):
+    i = wp.tid()
+    if check_func:
+        f_check_one(a[i])
+    else:
+        assert a[i] > 0 and a[i] < 2
+
+
+def test_assert_raises_in_debug_builds_and_is_compiled_out_in_release():
+    wp.launch(k_assert, 2, [wp.ones(2, dtype=int), 0])
+    wp.launch(k_assert, 2, [wp.ones(2, dtype=int), 1])
+    with pytest.raises(AssertionError, match=r"kernel 'k_assert' at .*test_frontend.py:\d+: assert a\[i\] > 0"):
+        wp.launch(k_assert, 2, [wp.full(2, value=3, dtype=int), 0])
+    with pytest.raises(AssertionError, match=r"assert value == 1, \"element must be 1\""):
+        wp.launch(k_assert, 2, [wp.zeros(2, dtype=int), 1])
+    assert wp.get_module_options("tf_assert")["mode"] is None
+    wp.set_module_options({"mode": "release"}, module="tf_assert")
+    try:
+        wp.launch(k_assert, 2, [wp.zeros(2, dtype=int), 1])  # the module's mode: no check
+    finally:
+        wp.set_module_options({"mode": None}, module="tf_assert")

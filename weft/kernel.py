@@ -279,7 +279,9 @@ class KernelInstance:
             _check_native_references(kernel, self.funcs)
         self.generation = mod.generation()
         self.global_captures = [c for f in [self.ir] + [f.ir for f in self.funcs] for c in f.global_captures]
-        self.fingerprint = "\n".join([str(self.ir)] + [str(f.ir) for f in self.funcs])
+        # the module's options are part of what was built (mode, optimisation, backward)
+        options = repr(sorted((k, repr(v)) for k, v in kernel.module.options.items()))
+        self.fingerprint = "\n".join([str(self.ir)] + [str(f.ir) for f in self.funcs] + [options])
         self.binding = Binding()  # the runtime's: native code, entry points, launcher (runtime/binding.py)
         self._access = None
 

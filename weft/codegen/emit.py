@@ -118,6 +118,7 @@ forward_formats = {
     intr.PRINT_STR: lambda r, b, s, a: f"weft::print_str({c_format(s.attr)})",
     intr.PRINT_NEWLINE: lambda r, b, s, a: "weft::print_newline()",
     intr.PRINTF: lambda r, b, s, a: f"weft::printf_flush({', '.join([c_format(s.attr)] + a)})",
+    intr.ASSERT: lambda r, b, s, a: f"weft::kernel_assert({a[0]}, {r.loc(b, s)})",
 }
 
 

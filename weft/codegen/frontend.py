@@ -306,6 +306,14 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 )
         self.assign_to(target.value, new)
 
+    def visit_Assert(self, node):
+        """``assert cond[, "message"]``: checked in debug builds (a failure raises AssertionError
+        naming the line, the process goes on), compiled out in release builds."""
+        if node.msg is not None and not (isinstance(node.msg, ast.Constant) and isinstance(node.msg.value, str)):
+            raise self.error("an assert message in a kernel must be a string literal", node.msg, UnsupportedConstruct)
+        cond = self.to_bool(self.expr(node.test))
+        self.call(intr.ASSERT, [cond], None, node=node)
+
     def visit_AugAssign(self, node):
         op = type(node.op)
         target = node.target

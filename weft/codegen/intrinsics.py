@@ -33,6 +33,7 @@ PRINT_VALUE = "print_value"
 PRINT_STR = "print_str"
 PRINT_NEWLINE = "print_newline"
 PRINTF = "printf"
+ASSERT = "assert"  # debug builds: a false condition ends the launch with an AssertionError
 CONSTRUCT = "construct"  # attr: C++ constructor name, templated on the result type
 EXTRACT = "extract"
 ASSIGN_COPY = "assign_copy"
@@ -114,6 +115,7 @@ OPS: dict = {
     PRINT_STR: _PRINT,
     PRINT_NEWLINE: _PRINT,
     PRINTF: _PRINT,
+    ASSERT: OpInfo(_never, side_effect=True),
 }
 
 

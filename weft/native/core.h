@@ -244,6 +244,23 @@ __device__ inline void raise_kernel_error(const kernel_error& e) {
 #else
 #define WEFT_COLD_PATH
 #endif
+// `assert cond` in a kernel or func (code 5): in debug builds a false condition ends the launch
+// and Python raises AssertionError naming the line; release builds (WEFT_RELEASE) drop the test.
+WEFT_COLD_PATH WEFT_FN void raise_assert_error(int32 loc) {
+    kernel_error e = {};
+    e.code = 5;
+    e.loc = loc;
+    raise_kernel_error(e);
+}
+WEFT_FN void kernel_assert(bool cond, int32 loc) {
+#ifndef WEFT_RELEASE
+    if (!cond) raise_assert_error(loc);
+#else
+    (void)cond;
+    (void)loc;
+#endif
+}
+
 template <typename T>
 WEFT_COLD_PATH WEFT_FN void raise_index_error(const array_t<T>& a, int32 loc, int32 dim, const int64* idx, int32 nidx) {
     kernel_error e;

@@ -594,7 +594,7 @@ def launch_kernel(inst, device, bounds, args_struct, adjoint, stream=None, block
     params.ptrs[0] = ctypes.addressof(bounds)
     params.ptrs[1] = ctypes.addressof(args_struct)
     params.ptrs[2] = ctypes.addressof(params) + _Params.ctx.offset
-    if config.mode != "release":
+    if (inst.kernel.module.options.get("mode") or config.mode) != "release":
         params.ctx = device.error_slot(inst, stream)
     if device._captures:
         capture = device._captures.get(stream.cuda_stream)

@@ -446,7 +446,8 @@ def run(inst, bounds, args_struct, adjoint: bool):
 
 
 def kernel_error(inst, ctx):
-    """The ``IndexError`` for the error a kernel recorded in its launch context."""
+    """The exception for the error a kernel recorded in its launch context: ``IndexError`` for an
+    index out of bounds, ``AssertionError`` for a failed ``assert``, ``MemoryError``."""
     e = ctx.error
     if e.code == 3:
         return MemoryError(
@@ -459,6 +460,8 @@ def kernel_error(inst, ctx):
             "accumulates into (set wp.config.cpu_threads = 1 to run it on one thread)"
         )
     file, line, text = inst.binding.module_locs[inst.binding.loc_base + e.loc]
+    if e.code == 5:
+        return AssertionError(f"assertion failed in kernel '{inst.kernel.key}' at {file}:{line}: {text}")
     if e.code == 2:
         return IndexError(
             f"component index {e.index[0]} is out of range for a vector/matrix/quaternion of size {e.shape[0]} "

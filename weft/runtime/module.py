@@ -73,9 +73,13 @@ def get_module(name: str) -> "Module":
     return m
 
 
-def build_options() -> tuple:
-    defines = ("WEFT_RELEASE",) if config.mode == "release" else ()
-    return defines
+def build_options(options=None) -> tuple:
+    """The preprocessor defines of a build: ``WEFT_RELEASE`` in release mode (the module's
+    ``mode`` option, else ``wp.config.mode``)."""
+    mode = (options or {}).get("mode") or config.mode
+    if mode not in ("debug", "release"):
+        raise ValueError(f"mode must be 'debug' or 'release', got {mode!r}")
+    return ("WEFT_RELEASE",) if mode == "release" else ()
 
 
 def cpu_tuning(options: dict) -> tuple:
@@ -137,6 +141,9 @@ def _load_verified(so_path, sum_path):
         return None
 
 
+_UNSET = object()
+
+
 class Module:
     """All kernels defined in one Python module."""
 
@@ -144,10 +151,25 @@ class Module:
         self.name = name
         self.kernels: list = []
         self.pending: list = []
-        self.options: dict = {"enable_backward": True, "optimization_level": None, "cpu_compiler_flags": None}
+        self.options: dict = {
+            "enable_backward": True,
+            "mode": None,  # None: wp.config.mode
+            "optimization_level": None,
+            "cpu_compiler_flags": None,
+        }
         self.lazy_backward: list = []  # _Batch objects whose backward library is not built yet
         self.cuda_loaded: dict = {}  # device alias -> aot.AotModule (set by load_aot_module)
         self._func_names: dict = {}
+
+    def set_options(self, options: dict):
+        """Update the module's options; kernels built with the old ones are built again at
+        their next launch (launches and tapes recorded before keep the code they ran)."""
+        changed = any(self.options.get(k, _UNSET) != v for k, v in options.items())
+        self.options.update(options)
+        if changed:  # the next launch of each kernel checks its instance (kernel.py: fingerprint)
+            for k in self.kernels:
+                for inst in k._instances.values():
+                    inst.generation = -1
 
     def add_kernel(self, kernel) -> int:
         """Register a kernel; returns how many kernels of the same name came before it."""
@@ -238,7 +260,9 @@ class Module:
         both = recording.active_tape() is not None
         renderer = CPURenderer(("forward", "backward") if both else ("forward",))
         source, units = module_units(renderer, instances, self.funcs_of(instances))
-        lib = cached_library(self.stem(), source, build_options(), units=units, tuning=cpu_tuning(self.options))
+        lib = cached_library(
+            self.stem(), source, build_options(self.options), units=units, tuning=cpu_tuning(self.options)
+        )
         if not both and any(inst.backward_enabled for inst in instances):
             self.lazy_backward.append(_Batch(instances, renderer))
         for inst in instances:
@@ -273,7 +297,7 @@ class Module:
 
         renderer = CUDARenderer()
         source = renderer.render_module(instances, self.funcs_of(instances))
-        image = nvrtc.cached_image(self.stem(), source, int(arch), use_ptx, build_options())
+        image = nvrtc.cached_image(self.stem(), source, int(arch), use_ptx, build_options(self.options))
         entries = {inst.symbol: renderer.entry_points(inst) for inst in instances}
         return CudaBuild(image, entries, list(renderer.locs), source)
 
@@ -308,7 +332,7 @@ class _Batch:
         self.renderer.passes = ("backward",)
         source, units = module_units(self.renderer, todo, module.funcs_of(todo))
         lib = cached_library(
-            module.stem() + "_adj", source, build_options(), units=units, tuning=cpu_tuning(module.options)
+            module.stem() + "_adj", source, build_options(module.options), units=units, tuning=cpu_tuning(module.options)
         )
         for inst in todo:  # (ctypes never unloads a library: the addresses stay valid)
             inst.binding.backward_ptr = _entry_address(lib, inst, "backward")
@@ -510,7 +534,7 @@ def set_module_options(options: dict, module=None):
     if module is None:
         module = inspect.stack()[1].frame.f_globals.get("__name__", "__main__")
     name = module if isinstance(module, str) else getattr(module, "__name__", str(module))
-    get_module(name).options.update(options)
+    get_module(name).set_options(options)
 
 
 def get_module_options(module=None) -> dict:
