@@ -595,3 +595,37 @@ def k_struct_on_one_branch(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.f
 def test_struct_assigned_on_one_branch_has_gradients(kernel):
     x = np.array([-1.3, -0.4, 0.5, 1.7])
     tape_vs_fd(kernel, x, (4,), np.random.default_rng(5))
+
+
+@wp.struct
+class SharedInner:
+    w: wp.vec2
+
+
+@wp.struct
+class SharedRecord:
+    value: float
+    n: int
+    inner: SharedInner
+
+
+@wp.kernel
+def shared_struct_reads(idx: wp.array(dtype=int), data: wp.array(dtype=SharedRecord), out: wp.array(dtype=float)):
+    i = wp.tid()
+    s = data[idx[i]]  # several threads read the same element: its gradient is added atomically
+    out[i] = s.value * s.value + s.inner.w[1] * 3.0
+
+
+def test_gradient_of_struct_elements_read_by_several_threads():
+    records = wp.zeros(2, dtype=SharedRecord)
+    view = records.numpy()
+    view["value"] = [2.0, 5.0]
+    data = wp.array(view, dtype=SharedRecord, requires_grad=True)
+    out = wp.zeros(3, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(shared_struct_reads, 3, [wp.array([0, 0, 1], dtype=int), data, out])
+    tape.backward(grads={out: wp.ones(3, dtype=float)})
+    g = data.grad.numpy()
+    np.testing.assert_allclose(g["value"], [8.0, 10.0])
+    np.testing.assert_allclose(g["inner"]["w"], [[0.0, 6.0], [0.0, 3.0]])

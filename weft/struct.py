@@ -190,9 +190,17 @@ class Struct:
         # Fields are prefixed so that names like `do` or `new` cannot clash with C++.
         fields = "\n".join(f"    {_cpp_type(t)} f_{n};" for n, t in self.vars.items())
         acc = "\n".join(f"    weft::accumulate_field(a.f_{n}, b.f_{n});" for n in self.vars)
+        # the gradient of a read of an element other threads may read too: field by field
+        atomic = "\n".join(
+            f"    atomic_add_raw(&p->f_{n}, v.f_{n});"
+            for n, t in self.vars.items()
+            if not isinstance(t, wt.ArrayType) and t is not wt.bool
+        )
         return (
             f"struct {self.cname} {{\n{fields}\n}};\n"
             f"WEFT_FN {self.cname}& operator+=({self.cname}& a, const {self.cname}& b) {{\n{acc}\n    return a;\n}}\n"
+            f"WEFT_FN {self.cname} atomic_add_raw({self.cname}* p, {self.cname} v) {{\n"
+            f"    using weft::atomic_add_raw;\n{atomic}\n    return {self.cname}{{}};\n}}\n"
             + _SELECT_ADJOINTS.replace("STRUCT", self.cname)
         )
 
