@@ -1133,3 +1133,33 @@ def test_assert_raises_in_debug_builds_and_is_compiled_out_in_release():
         wp.launch(k_assert, 2, [wp.zeros(2, dtype=int), 1])  # the module's mode: no check
     finally:
         wp.set_module_options({"mode": None}, module="tf_assert")
+
+
+@wp.struct
+class PinnedRecord:
+    value: float
+
+
+@wp.func
+def f_counted_index(counter: wp.array(dtype=int), i: int) -> int:
+    wp.atomic_add(counter, 0, 1)
+    return i
+
+
+@wp.kernel
+def k_augassign_index_once(counter: wp.array(dtype=int), data: wp.array(dtype=PinnedRecord), vs: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    data[f_counted_index(counter, i)].value += 5.0
+    v = vs[i]
+    v[f_counted_index(counter, 1)] *= 2.0
+    vs[i] = v
+
+
+def test_augmented_assignment_evaluates_its_target_indices_once():
+    counter = wp.zeros(1, dtype=int)
+    data = wp.zeros(2, dtype=PinnedRecord)
+    vs = wp.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=wp.vec3)
+    wp.launch(k_augassign_index_once, 2, [counter, data, vs])
+    assert counter.numpy()[0] == 4  # two augmented assignments per thread
+    np.testing.assert_allclose(data.numpy()["value"], [5.0, 5.0])
+    np.testing.assert_allclose(vs.numpy(), [[1.0, 4.0, 3.0], [4.0, 10.0, 6.0]])

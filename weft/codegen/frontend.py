@@ -15,6 +15,7 @@ Contract:
 from __future__ import annotations
 
 import ast
+import contextlib
 import typing
 
 from .. import types as wt
@@ -336,11 +337,43 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return
         if not isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)):
             raise self.error("augmented assignment target must be a name or an element", target, UnsupportedConstruct)
-        cur = self.expr(target)
-        new = self.binop(op, cur, self.expr(node.value), node)
-        if isinstance(target, ast.Name) and target.id in self.ref_params:
-            new = self.ref_value(target.id, new, node, "augmented assignment")
-        self.assign_to(target, new)
+        with self.pinned(target) as target:  # `a[f(i)].x += v` calls f once
+            cur = self.expr(target)
+            new = self.binop(op, cur, self.expr(node.value), node)
+            if isinstance(target, ast.Name) and target.id in self.ref_params:
+                new = self.ref_value(target.id, new, node, "augmented assignment")
+            self.assign_to(target, new)
+
+    @contextlib.contextmanager
+    def pinned(self, target):
+        """``target`` with the index expressions of its subscripts evaluated once, now: an
+        element read and then written back (``+=``, a ``wp.ref`` argument) is addressed by the
+        same values, and an index with side effects runs once."""
+        names = []
+
+        def pin(e):
+            if isinstance(e, (ast.Name, ast.Constant, ast.Slice)):
+                return e
+            name = f"$pin{len(self.env)}_{len(names)}"
+            self.env[name] = self.expr(e)
+            names.append(name)
+            return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), e)
+
+        def walk(t):
+            if isinstance(t, ast.Subscript):
+                sl = t.slice
+                elts = [pin(e) for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl])]
+                new_slice = ast.Tuple(elts=elts, ctx=ast.Load()) if isinstance(sl, ast.Tuple) else elts[0]
+                return ast.copy_location(ast.Subscript(value=walk(t.value), slice=new_slice, ctx=t.ctx), t)
+            if isinstance(t, ast.Attribute):
+                return ast.copy_location(ast.Attribute(value=walk(t.value), attr=t.attr, ctx=t.ctx), t)
+            return t
+
+        try:
+            yield walk(target)
+        finally:
+            for name in names:
+                self.env.pop(name, None)
 
     def ref_value(self, name, v, node, what):
         """``v`` as the value of the ``wp.ref[T]`` parameter ``name``: of type T, a literal converted."""
@@ -751,11 +784,13 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 )
             targets.append(arg)
         args = [a for a in args if not isinstance(a, Static)]
-        result = self.call(inst, args, inst.ret_type, node=node)
-        items = [self.call(intr.TUPLE_GET, [result], t, attr=j, node=node) for j, t in enumerate(result.type.types)]
-        value = items[0] if inst.value_ret_type is not None else None
-        for target, v in zip(targets, items[len(items) - len(targets) :]):
-            self.assign_to(target, v)
+        with contextlib.ExitStack() as stack:
+            targets = [stack.enter_context(self.pinned(t)) for t in targets]  # indices evaluated once
+            result = self.call(inst, args, inst.ret_type, node=node)
+            items = [self.call(intr.TUPLE_GET, [result], t, attr=j, node=node) for j, t in enumerate(result.type.types)]
+            value = items[0] if inst.value_ret_type is not None else None
+            for target, v in zip(targets, items[len(items) - len(targets) :]):
+                self.assign_to(target, v)
         return value
 
     def is_addressable(self, node) -> bool:
