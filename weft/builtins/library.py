@@ -42,10 +42,10 @@ def quat_to_rpy(q: Any):
 
 
 @func
-def transform_to_matrix(t: Any):
+def transform_to_matrix(xform: Any):
     """The 4x4 homogeneous matrix of a rigid transform."""
-    r = vb.quat_to_matrix(t.q)
-    p = t.p
+    r = vb.quat_to_matrix(xform.q)
+    p = xform.p
     return vt.matrix(
         r[0, 0], r[0, 1], r[0, 2], p[0],
         r[1, 0], r[1, 1], r[1, 2], p[1],
@@ -56,10 +56,10 @@ def transform_to_matrix(t: Any):
 
 
 @func
-def transform_from_matrix(m: Any):
+def transform_from_matrix(mat: Any):
     """The rigid transform of a 4x4 homogeneous matrix (its rotation part must be orthonormal)."""
-    p = vt.vector(m[0, 3], m[1, 3], m[2, 3])
-    return vt.transformation(p, vb.quat_from_matrix(m))
+    p = vt.vector(mat[0, 3], mat[1, 3], mat[2, 3])
+    return vt.transformation(p, vb.quat_from_matrix(mat))
 
 
 @func
@@ -71,9 +71,10 @@ def quat_twist(axis: Any, q: Any):
 
 
 @func
-def transform_compose(p: Any, q: Any, s: Any):
-    """The 4x4 matrix of translation p, rotation q and per-axis scale s (columns scaled)."""
-    r = vb.quat_to_matrix(q)
+def transform_compose(position: Any, rotation: Any, scale: Any):
+    """The 4x4 matrix of a translation, a rotation and a per-axis scale (columns scaled)."""
+    r = vb.quat_to_matrix(rotation)
+    p, s = position, scale
     return vt.matrix(
         r[0, 0] * s[0], r[0, 1] * s[1], r[0, 2] * s[2], p[0],
         r[1, 0] * s[0], r[1, 1] * s[1], r[1, 2] * s[2], p[1],
