@@ -577,3 +577,34 @@ def test_tuple_index_must_be_known_at_build_time():
 
     with pytest.raises(wp.codegen.WarpCodegenKeyError, match="indexed with a constant"):
         wp.launch(dynamic_index, 1, [1, wp.zeros(1, dtype=float)])
+
+
+@wp.struct
+class _Pun:
+    f: wp.float16
+    i: wp.int16
+
+
+@wp.kernel
+def _bit_casts(out: wp.array(dtype=wp.int32), f: wp.array(dtype=float)):
+    f[0] = wp.cast(wp.int32(0x3FA00000), wp.float32)
+    p = _Pun()
+    p.f = wp.float16(2.0)
+    p.i = wp.int16(123)
+    out[0] = wp.cast(p, wp.int32)  # a struct's bytes
+    out[1] = wp.cast(wp.vec2h(wp.float16(1.0), wp.float16(0.0)), int)
+
+
+def test_cast_reinterprets_bytes():
+    out = wp.zeros(2, dtype=wp.int32)
+    f = wp.zeros(1, dtype=float)
+    wp.launch(_bit_casts, 1, [out, f])
+    assert f.numpy()[0] == 1.25
+    assert out.numpy().tolist() == [0x007B4000, 0x3C00]
+
+    @wp.kernel(module="unique")
+    def wrong_size(out: wp.array(dtype=float)):
+        out[0] = wp.cast(wp.int64(1), wp.float32)
+
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="int64 has 8 bytes, float32 4"):
+        wp.launch(wrong_size, 1, [wp.zeros(1, dtype=float)])

@@ -119,6 +119,7 @@ forward_formats = {
     intr.PRINT_NEWLINE: lambda r, b, s, a: "weft::print_newline()",
     intr.PRINTF: lambda r, b, s, a: f"weft::printf_flush({', '.join([c_format(s.attr)] + a)})",
     intr.ASSERT: lambda r, b, s, a: f"weft::kernel_assert({a[0]}, {r.loc(b, s)})",
+    intr.BIT_CAST: lambda r, b, s, a: f"weft::bit_cast<{ctype_name(s.result.type)}>({a[0]})",
 }
 
 

@@ -33,6 +33,7 @@ PRINT_VALUE = "print_value"
 PRINT_STR = "print_str"
 PRINT_NEWLINE = "print_newline"
 PRINTF = "printf"
+BIT_CAST = "bit_cast"  # wp.cast(x, dtype): the same bytes read as another type of the same size
 ASSERT = "assert"  # debug builds: a false condition ends the launch with an AssertionError
 CONSTRUCT = "construct"  # attr: C++ constructor name, templated on the result type
 EXTRACT = "extract"
@@ -116,6 +117,7 @@ OPS: dict = {
     PRINT_NEWLINE: _PRINT,
     PRINTF: _PRINT,
     ASSERT: OpInfo(_never, side_effect=True),
+    BIT_CAST: OpInfo(_never),
 }
 
 
@@ -169,6 +171,11 @@ def _kernel_only(name):
 
 tid = _kernel_only("tid")
 tid.__doc__ = "The index of the current thread; ``i, j = wp.tid()`` for 2-D launches."
+cast = _kernel_only("cast")
+cast.__doc__ = (
+    "Reinterpret a value's bytes as another type of the same size: ``wp.cast(i, wp.float32)`` "
+    "(kernels only; no gradient passes through it)."
+)
 print_value = _kernel_only("print")
 print_value.__doc__ = "Print one value and a newline from a kernel: ``wp.print(x)`` (as Python's print(x))."
 printf = _kernel_only("printf")

@@ -10,7 +10,7 @@ import typing
 from .. import types as wt
 from . import intrinsics as intr
 from . import ir
-from .errors import UnsupportedConstruct
+from .errors import UnsupportedConstruct, WarpCodegenTypeError
 from .statics import Static
 
 if typing.TYPE_CHECKING:  # annotations only: the frontend imports this module, not the reverse
@@ -108,7 +108,44 @@ register_special(intr.static, _call_static)
 register_special(print, _call_print)
 register_special(intr.print_value, _call_print)
 register_special(intr.printf, _call_printf)
+def _byte_size(t):
+    """Bytes of a value of the kernel type ``t`` (scalar, composite or struct); None otherwise."""
+    if wt.is_scalar(t):
+        return t.np_dtype.itemsize
+    if getattr(t, "_kind", None) in ("vector", "matrix", "quaternion", "transform"):
+        return t._length * t._scalar.np_dtype.itemsize
+    if getattr(t, "_kind", None) == "struct":
+        import ctypes
+
+        return ctypes.sizeof(t.ctype)
+    return None
+
+
+def _call_cast(lw: Lowerer, node):
+    if len(node.args) != 2 or node.keywords:
+        raise lw.error("wp.cast(value, dtype) takes a value and a type", node)
+    v = lw.expr(node.args[0])
+    target = lw.static_value(node.args[1])
+    if target is None:
+        target = lw.static_eval(node.args[1])
+    target = tr.annotation_type(target) or target  # int -> int32, float -> float32
+    size, target_size = _byte_size(v.type), _byte_size(target)
+    if target_size is None:
+        raise lw.error(f"wp.cast() needs a scalar, vector, matrix or struct type, got {target!r}", node)
+    if size != target_size:
+        raise lw.error(
+            f"wp.cast() reinterprets bytes: {wt.type_repr(v.type)} has {size} bytes, {wt.type_repr(target)} "
+            f"{target_size}",
+            node,
+            WarpCodegenTypeError,
+        )
+    if v.literal:
+        v = lw.const(v.const, v.type)
+    return lw.call(intr.BIT_CAST, [v], target, node=node)
+
+
 register_special(len, _call_len)
+register_special(intr.cast, _call_cast)
 register_special(intr.constant, _call_constant)
 for _name in intr.ATOMICS:
     register_special(getattr(intr, _name), _call_atomic(_name))

@@ -244,6 +244,15 @@ __device__ inline void raise_kernel_error(const kernel_error& e) {
 #else
 #define WEFT_COLD_PATH
 #endif
+// wp.cast(x, T): the bytes of x read as a T of the same size (checked by the frontend).
+template <typename T, typename S>
+WEFT_FN T bit_cast(const S& x) {
+    static_assert(sizeof(T) == sizeof(S), "wp.cast needs types of the same size");
+    T out;
+    memcpy(&out, &x, sizeof(T));
+    return out;
+}
+
 // `assert cond` in a kernel or func (code 5): in debug builds a false condition ends the launch
 // and Python raises AssertionError naming the line; release builds (WEFT_RELEASE) drop the test.
 WEFT_COLD_PATH WEFT_FN void raise_assert_error(int32 loc) {
