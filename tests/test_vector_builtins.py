@@ -2201,3 +2201,66 @@ def test_constant_component_index_out_of_range_is_a_compile_error():
     m = wp.array(np.array([[[1.0, 2.0], [3.0, 4.0]]], dtype=np.float32), dtype=wp.mat22)
     wp.launch(k_const_negative, dim=1, inputs=[out, m])
     assert out.numpy()[0] == 3.0 + 3.0  # v[-1] and row 1, column -2 (= 0)
+
+
+_vec5h = wp.types.vector(5, wp.float16)
+
+
+@wp.kernel
+def _classify_composites(out: wp.array(dtype=wp.bool)):
+    v = _vec5h()
+    out[0] = wp.isfinite(v)
+    v[3] = wp.float16(wp.NAN)
+    out[1] = wp.isnan(v)
+    out[2] = wp.isfinite(v)
+    m = wp.mat33d()
+    m[1, 2] = wp.float64(wp.inf)
+    out[3] = wp.isinf(m)
+    out[4] = wp.isnan(m)
+    out[5] = wp.isfinite(wp.quat_identity())
+    out[6] = wp.isinf(wp.transform_identity())
+
+
+def test_isnan_isinf_isfinite_of_composites():
+    out = wp.zeros(7, dtype=wp.bool)
+    wp.launch(_classify_composites, 1, [out])
+    assert out.numpy().tolist() == [True, True, False, True, False, True, False]
+    assert wp.isnan(wp.vec3(1.0, float("nan"), 0.0)) and wp.isfinite(wp.vec2(1.0, 2.0))
+
+
+@wp.kernel
+def _nan_reductions(v: wp.array(dtype=wp.vec3), mn: wp.array(dtype=float), mx: wp.array(dtype=float)):
+    i = wp.tid()
+    mn[i] = wp.min(v[i])
+    mx[i] = wp.max(v[i])
+
+
+@wp.kernel
+def _nan_atomic_min(slot: wp.array(dtype=float), value: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = wp.atomic_min(slot, i, value[i])
+
+
+def test_nan_loses_to_numbers_in_reductions_and_atomics():
+    nan = float("nan")
+    v = wp.array([[nan, 2.0, -1.0], [3.0, nan, nan]], dtype=wp.vec3, requires_grad=True)
+    mn = wp.zeros(2, dtype=float, requires_grad=True)
+    mx = wp.zeros(2, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_nan_reductions, 2, [v, mn, mx])
+    assert mn.numpy().tolist() == [-1.0, 3.0] and mx.numpy().tolist() == [2.0, 3.0]
+    tape.backward(grads={mn: wp.ones(2, dtype=float)})
+    np.testing.assert_array_equal(v.grad.numpy(), [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])  # where the value came from
+
+    slot = wp.array([nan, nan, 2.0, 5.0, 2.0], dtype=float, requires_grad=True)
+    value = wp.array([nan, 2.0, nan, 2.0, 5.0], dtype=float, requires_grad=True)
+    out = wp.zeros(5, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_nan_atomic_min, 5, [slot, value, out])
+    np.testing.assert_array_equal(slot.numpy()[1:], [2.0, 2.0, 2.0, 2.0])  # a NaN slot takes the number
+    assert np.isnan(slot.numpy()[0])
+    slot.grad.fill_(1.0)
+    tape.backward()
+    np.testing.assert_array_equal(value.grad.numpy(), [1.0, 1.0, 0.0, 1.0, 0.0])  # the value written gets it

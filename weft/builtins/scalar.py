@@ -178,15 +178,22 @@ frac = _unary_float("frac", "x - trunc(x)", lambda x: float(x) - math.trunc(floa
 degrees = _unary_float("degrees", "Radians to degrees")
 radians = _unary_float("radians", "Degrees to radians")
 
-isnan = builtin("isnan", "True where x is NaN", "scalar math", lambda x: math.isnan(x)).add(
-    p("x", Float), wt.bool, differentiable=False
-)
-isinf = builtin("isinf", "True where x is infinite", "scalar math", lambda x: math.isinf(x)).add(
-    p("x", Float), wt.bool, differentiable=False
-)
-isfinite = builtin("isfinite", "True where x is finite", "scalar math", lambda x: math.isfinite(x)).add(
-    p("x", Float), wt.bool, differentiable=False
-)
+def _components(x):
+    return list(x._flat()) if hasattr(x, "_flat") else [float(x)]
+
+
+isnan = builtin(
+    "isnan", "True where x (any component of a composite) is NaN", "scalar math",
+    lambda x: any(math.isnan(c) for c in _components(x)),
+).add(p("x", Float), wt.bool, differentiable=False)  # fmt: skip
+isinf = builtin(
+    "isinf", "True where x (any component of a composite) is infinite", "scalar math",
+    lambda x: any(math.isinf(c) for c in _components(x)),
+).add(p("x", Float), wt.bool, differentiable=False)  # fmt: skip
+isfinite = builtin(
+    "isfinite", "True where x (every component of a composite) is finite", "scalar math",
+    lambda x: all(math.isfinite(c) for c in _components(x)),
+).add(p("x", Float), wt.bool, differentiable=False)  # fmt: skip
 
 select = builtin(
     "select",

@@ -27,6 +27,7 @@ FM44 = composite_var("M", "matrix", float_only=True, shape=(4, 4))
 Q = composite_var("Q", "quaternion", float_only=True)
 X = composite_var("X", "transform", float_only=True)
 C = composite_var("C", "vector", "matrix", "quaternion", "transform")
+FC = composite_var("C", "vector", "matrix", "quaternion", "transform", float_only=True)
 Any = AnyOf("any value", lambda t: True)
 
 
@@ -172,6 +173,8 @@ sb.max.add(p("a", V, "b", V), V)
 sb.min.add(p("a", V), scalar_of())
 sb.max.add(p("a", V), scalar_of())
 sb.abs.add(p("x", V), V)
+for _classify in (sb.isnan, sb.isinf, sb.isfinite):  # any NaN / any infinite / all finite
+    _classify.add(p("x", FC), wt.bool, differentiable=False)
 sb.clamp.add(p("x", V, "a", V, "b", V), V)
 
 argmin = builtin("argmin", "Index of the smallest component", "vector math").add(

@@ -213,7 +213,7 @@ WEFT_FN T grad_at(const array_t<T>& a, T* g) {
 // overload this per component (Warp's semantics for atomic_min/max on vectors and matrices).
 template <typename T>
 WEFT_FN void adj_atomic_extremum(const T& cur, const T& v, T& adj_v, const T& g) {
-    if (cur == v) adj_v += g;
+    if (cur == v || (cur != cur && v != v)) adj_v += g;  // NaN == NaN: the value was written
 }
 
 #define WEFT_ADJ_ATOMIC(OP, BODY)                                                                               \

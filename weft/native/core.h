@@ -417,22 +417,22 @@ inline T atomic_max_raw(T* p, T v) {
     return old;
 }
 inline float atomic_min_raw(float* p, float v) {
-    return atomic_update_float(p, [v](float o) { return v < o ? v : o; });
+    return atomic_update_float(p, [v](float o) { return v < o || o != o ? v : o; });
 }
 inline double atomic_min_raw(double* p, double v) {
-    return atomic_update_float(p, [v](double o) { return v < o ? v : o; });
+    return atomic_update_float(p, [v](double o) { return v < o || o != o ? v : o; });
 }
 inline float atomic_max_raw(float* p, float v) {
-    return atomic_update_float(p, [v](float o) { return v > o ? v : o; });
+    return atomic_update_float(p, [v](float o) { return v > o || o != o ? v : o; });
 }
 inline double atomic_max_raw(double* p, double v) {
-    return atomic_update_float(p, [v](double o) { return v > o ? v : o; });
+    return atomic_update_float(p, [v](double o) { return v > o || o != o ? v : o; });
 }
 inline float16 atomic_min_raw(float16* p, float16 v) {
-    return atomic_update_float(p, [v](float16 o) { return float(v) < float(o) ? v : o; });
+    return atomic_update_float(p, [v](float16 o) { return float(v) < float(o) || float(o) != float(o) ? v : o; });
 }
 inline float16 atomic_max_raw(float16* p, float16 v) {
-    return atomic_update_float(p, [v](float16 o) { return float(v) > float(o) ? v : o; });
+    return atomic_update_float(p, [v](float16 o) { return float(v) > float(o) || float(o) != float(o) ? v : o; });
 }
 #else
 // CUDA: hardware atomics where they exist (add on int32/uint32/uint64/float/double, min/max on
@@ -456,12 +456,12 @@ struct atomic_op_add<bool> {
 template <typename T>
 struct atomic_op_min {
     T v;
-    __device__ T operator()(T o) const { return float64(v) < float64(o) ? v : o; }
+    __device__ T operator()(T o) const { return float64(v) < float64(o) || float64(o) != float64(o) ? v : o; }
 };
 template <typename T>
 struct atomic_op_max {
     T v;
-    __device__ T operator()(T o) const { return float64(v) > float64(o) ? v : o; }
+    __device__ T operator()(T o) const { return float64(v) > float64(o) || float64(o) != float64(o) ? v : o; }
 };
 
 // CAS loop on a 4- or 8-byte word W holding the whole value; returns the previous value.

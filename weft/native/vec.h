@@ -22,7 +22,8 @@
 //     error (Warp does not check).
 //   - normalize(v) is zero when length(v) == 0 (no epsilon: a tiny non-zero vector normalises),
 //     and its gradient there is zero; so is length's.
-//   - max(v)/min(v)/argmax/argmin: the first extreme component wins a tie (argmax is uint32).
+//   - max(v)/min(v)/argmax/argmin: the first extreme component wins a tie (argmax is uint32);
+//     NaN components lose to numbers (fmin/fmax).
 //   - norm_l2 = length; norm_huber(v, d) = |v|^2/2 if |v| <= d else d (|v| - d/2);
 //     norm_pseudo_huber(v, d) = d sqrt(1 + |v|^2/d^2); smooth_normalize(v, d) = v / that.
 //   - select(cond, a, b) = cond ? b : a (Warp's old order, as in scalar.h); where(c, a, b) = c ? a : b.
@@ -445,19 +446,24 @@ WEFT_FN void adj_clamp(const vec_t<N, T>& x, const vec_t<N, T>& lo, const vec_t<
         adj_clamp(x.c[i], lo.c[i], hi.c[i], adj_x.c[i], adj_lo.c[i], adj_hi.c[i], adj_ret.c[i]);
 }
 
-// Index of the first largest / smallest component.
+// Index of the first largest / smallest component; NaN components lose to any number, as in
+// fmin/fmax (so max(v) / min(v) skip NaN and their gradient goes where the value came from).
 template <unsigned N, typename T>
 WEFT_FN uint32 argmax(const vec_t<N, T>& a) {
     uint32 best = 0;
-    for (unsigned i = 1; i < N; ++i)
-        if (compute_t<T>(a.c[i]) > compute_t<T>(a.c[best])) best = i;
+    for (unsigned i = 1; i < N; ++i) {
+        compute_t<T> x = compute_t<T>(a.c[i]), b = compute_t<T>(a.c[best]);
+        if (x > b || (fmath::is_nan_any(b) && !fmath::is_nan_any(x))) best = i;
+    }
     return best;
 }
 template <unsigned N, typename T>
 WEFT_FN uint32 argmin(const vec_t<N, T>& a) {
     uint32 best = 0;
-    for (unsigned i = 1; i < N; ++i)
-        if (compute_t<T>(a.c[i]) < compute_t<T>(a.c[best])) best = i;
+    for (unsigned i = 1; i < N; ++i) {
+        compute_t<T> x = compute_t<T>(a.c[i]), b = compute_t<T>(a.c[best]);
+        if (x < b || (fmath::is_nan_any(b) && !fmath::is_nan_any(x))) best = i;
+    }
     return best;
 }
 
@@ -750,7 +756,8 @@ template <unsigned N, typename T>
 WEFT_FN void adj_atomic_extremum(const vec_t<N, T>& cur, const vec_t<N, T>& v, vec_t<N, T>& adj_v,
                                  const vec_t<N, T>& g) {
     for (unsigned i = 0; i < N; ++i)
-        if (cmp_eq(cur.c[i], v.c[i])) accum(adj_v.c[i], compute_t<T>(g.c[i]));
+        if (cmp_eq(cur.c[i], v.c[i]) || (fmath::is_nan_any(cur.c[i]) && fmath::is_nan_any(v.c[i])))
+            accum(adj_v.c[i], compute_t<T>(g.c[i]));
 }
 
 template <typename T>

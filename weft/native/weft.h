@@ -11,6 +11,7 @@
 #include "quat.h"
 #include "transform.h"
 #include "spatial.h"
+#include "classify.h"
 #include "accumulate.h"
 #include "staging.h"
 #include "linalg.h"
