@@ -265,3 +265,30 @@ def test_dtype_conversions_with_numpy():
         wp.dtype_from_numpy(np.complex64)
     with pytest.raises(TypeError):
         wp.dtype_to_numpy(wp.vec3)
+
+
+_vec3d_anon = wp.types.vector(length=3, dtype=wp.float64)
+
+
+@wp.kernel
+def _casting_constructors(
+    v: wp.array(dtype=wp.vec3h), q: wp.array(dtype=wp.quatd), qf: wp.array(dtype=wp.quat), m: wp.array(dtype=wp.mat22h)
+):
+    v1 = _vec3d_anon(wp.float64(1.5), wp.float64(2.0), wp.float64(3.0))
+    v[0] = wp.types.vector(v1, dtype=wp.float16)  # one composite argument: converted, its length kept
+    q1 = wp.types.quaternion(wp.float64(0.0), wp.float64(0.0), wp.float64(0.0), wp.float64(1.0))
+    q[0] = q1  # the component type comes from the arguments
+    qf[0] = wp.types.quaternion(q1, dtype=wp.float32)
+    qf[1] = wp.types.quaternion(wp.types.vector(1.0, 2.0, 3.0), 4.0)
+    m[0] = wp.types.matrix(wp.mat22(1.0, 2.0, 3.0, 4.0), dtype=wp.float16)
+
+
+def test_generic_constructors_convert_and_infer_in_kernels():
+    v = wp.zeros(1, dtype=wp.vec3h)
+    q = wp.zeros(1, dtype=wp.quatd)
+    qf = wp.zeros(2, dtype=wp.quat)
+    m = wp.zeros(1, dtype=wp.mat22h)
+    wp.launch(_casting_constructors, 1, [v, q, qf, m])
+    assert v.numpy().tolist() == [[1.5, 2.0, 3.0]] and q.numpy().tolist() == [[0.0, 0.0, 0.0, 1.0]]
+    assert qf.numpy().tolist() == [[0.0, 0.0, 0.0, 1.0], [1.0, 2.0, 3.0, 4.0]]
+    assert m.numpy().tolist() == [[[1.0, 2.0], [3.0, 4.0]]]

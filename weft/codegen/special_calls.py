@@ -265,12 +265,17 @@ def _generic_constructor(kind):
                 dtype = wt.float32
         else:
             dtype = wt.float32
+        # one composite argument converts it: wp.vector(v, dtype=wp.float16) keeps v's length
+        source = args[0].type if len(args) == 1 and composite.is_composite(args[0].type) else None
         if kind == "transform":
             return composite.construct(lw, vt.transformation(dtype), args, node)
+        if kind == "quaternion":
+            return composite.construct(lw, vt.quaternion(dtype), args, node)
         if kind == "vector":
-            cls = vt.vector(int(kw.get("length", len(args) if len(args) > 1 else 0) or 0), dtype)
+            default = len(args) if len(args) > 1 else (source._length if source is not None else 0)
+            cls = vt.vector(int(kw.get("length", default) or 0), dtype)
         else:
-            shape = kw.get("shape")
+            shape = kw.get("shape", source._shape if source is not None else None)
             if shape is None:
                 raise lw.error("wp.matrix(...) in kernels needs shape=(rows, cols)", node)
             cls = vt.matrix(tuple(int(x) for x in shape), dtype)
@@ -283,6 +288,7 @@ def _generic_constructor(kind):
 
 register_special(vt.vector, _generic_constructor("vector"))
 register_special(vt.transformation, _generic_constructor("transform"))
+register_special(vt.quaternion, _generic_constructor("quaternion"))
 
 
 def _call_type(lw: Lowerer, node):
