@@ -914,6 +914,9 @@ SPECS = [
     S("transpose", "m33->m33", tr, exact=True),
     *[S("inverse", f"{k}->{k}", np.linalg.inv, (WELLCOND,), tol32=1e-4, tol64=1e-10) for k in ("m22", "m33", "m44")],
     *[S("determinant", f"{k}->s", np.linalg.det, tol32=1e-4, tol64=1e-10) for k in ("m22", "m33", "m44")],
+    S("isnan", "v3->b", lambda a: np.isnan(a).any(axis=1), grad=False, exact=True),
+    S("isinf", "m33->b", lambda a: np.isinf(a).any(axis=(1, 2)), grad=False, exact=True),
+    S("isfinite", "q->b", lambda a: np.isfinite(a).all(axis=1), grad=False, exact=True),
     S("trace", "m33->s", lambda a: np.trace(a, axis1=1, axis2=2)),
     S("trace", "m22->s", lambda a: np.trace(a, axis1=1, axis2=2)),
     S("diag", "v3->m33", diag, exact=True),
@@ -2264,3 +2267,22 @@ def test_nan_loses_to_numbers_in_reductions_and_atomics():
     slot.grad.fill_(1.0)
     tape.backward()
     np.testing.assert_array_equal(value.grad.numpy(), [1.0, 1.0, 0.0, 1.0, 0.0])  # the value written gets it
+
+
+@pytest.mark.parametrize("dtype", [wp.int8, wp.uint16, wp.int32, wp.uint64])
+def test_outer_ddot_trace_of_integer_composites(dtype):
+    V = wp.types.vector(2, dtype)
+    M = wp.types.matrix((2, 2), dtype)
+
+    @wp.kernel(module="unique")
+    def k(a: wp.array(dtype=V), m: wp.array(dtype=M), o: wp.array(dtype=M), s: wp.array(dtype=dtype)):
+        o[0] = wp.outer(a[0], a[1])
+        s[0] = wp.ddot(m[0], m[0])
+        s[1] = wp.trace(m[0])
+
+    a = wp.array([[1, 2], [3, 4]], dtype=V)
+    m = wp.array([[[1, 2], [3, 4]]], dtype=M)
+    o = wp.zeros(1, dtype=M)
+    s = wp.zeros(2, dtype=dtype)
+    wp.launch(k, 1, [a, m, o, s])
+    assert o.numpy().tolist() == [[[3, 4], [6, 8]]] and s.numpy().tolist() == [30, 5]

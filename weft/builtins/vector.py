@@ -78,6 +78,8 @@ def _square(t) -> bool:
 
 FMsq = composite_var("M", "matrix", float_only=True)
 FMsq.accepts = lambda t, _base=FMsq.accepts: _base(t) and _square(t)  # square float matrices
+Msq = composite_var("M", "matrix")
+Msq.accepts = lambda t, _base=Msq.accepts: _base(t) and _square(t)  # square matrices of any scalar
 
 
 def scalar_of(k=0):
@@ -223,7 +225,7 @@ smooth_normalize = builtin("smooth_normalize", "Normalization smoothed near zero
     p("v", FV, "delta", DTypeOf("V")), FV
 )
 outer = builtin("outer", "Outer product a b^T", "vector math", lambda a, b: _vec(np.outer(_np(a), _np(b)), a)).add(
-    p("a", FV, "b", FV2), _outer
+    p("a", V, "b", V2), _outer
 )
 cw_mul = (
     builtin("cw_mul", "Component-wise product", "vector math", lambda a, b: _vec(_np(a) * _np(b), a))
@@ -247,7 +249,7 @@ determinant = builtin("determinant", "Determinant", "matrix math", lambda m: flo
     p("a", FMsq), scalar_of()
 )
 trace = builtin("trace", "Sum of the diagonal", "matrix math", lambda m: float(np.trace(_np(m)))).add(
-    p("a", FMsq), scalar_of()
+    p("a", Msq), scalar_of()
 )
 diag = builtin(
     "diag", "Square matrix with the vector on its diagonal", "matrix math", lambda d: _vec(np.diag(_np(d)), d)
@@ -259,7 +261,7 @@ skew = builtin(
     "skew", "The cross-product matrix of a 3-vector", "matrix math", lambda a: _vec(np.cross(np.eye(3), _np(a)), a)
 ).add(p("a", FV3), mat33_of())
 ddot = builtin("ddot", "Double contraction sum(a * b)", "matrix math", lambda a, b: float(np.sum(_np(a) * _np(b)))).add(
-    p("a", FM, "b", FM), scalar_of()
+    p("a", M, "b", M), scalar_of()
 )
 
 # --- quaternions ----------------------------------------------------------------------------
