@@ -292,3 +292,10 @@ def test_generic_constructors_convert_and_infer_in_kernels():
     assert v.numpy().tolist() == [[1.5, 2.0, 3.0]] and q.numpy().tolist() == [[0.0, 0.0, 0.0, 1.0]]
     assert qf.numpy().tolist() == [[0.0, 0.0, 0.0, 1.0], [1.0, 2.0, 3.0, 4.0]]
     assert m.numpy().tolist() == [[[1.0, 2.0], [3.0, 4.0]]]
+
+
+def test_host_remainder_of_composites_is_component_wise():
+    vi = wp.types.vector(3, wp.int8)
+    assert (vi(1, -2, 3) % vi(2, 2, 2)) == vi(1, 0, 1) and (vi(7, -7, 1) % wp.int8(3)) == vi(1, -1, 1)
+    assert (vi(5, 5, 5) % vi(0, 2, 3)) == vi(0, 1, 2)  # x % 0 is 0 for integers, as in kernels
+    assert (wp.vec3(7.5, -7.5, 1.0) % 2.0) == wp.vec3(1.5, -1.5, 1.0)  # fmod for floats

@@ -163,11 +163,27 @@ class _Composite:
             return NotImplemented
         return self._binary(other, np.divide, reverse=True)
 
+    def __mod__(self, other):  # component-wise, as in kernels: fmod for floats, C's remainder for ints
+        return self._binary(other, _remainder)
+
+    def __rmod__(self, other):
+        return self._binary(other, _remainder, reverse=True)
+
     def __neg__(self):
         return self._new(-self.__array__())
 
     def __pos__(self):
         return self._new(self.__array__())
+
+
+def _remainder(a, b):
+    """fmod for floats, C's remainder for integers (sign of the dividend); x % 0 is 0 for integers."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    if np.issubdtype(a.dtype, np.floating) or np.issubdtype(b.dtype, np.floating):
+        with np.errstate(all="ignore"):
+            return np.fmod(a, b)
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, np.fmod(a, safe))
 
 
 class VectorBase(_Composite):
