@@ -186,3 +186,8 @@ __version__ = config.version
 def init():
     """Initialise weft. Optional: everything initialises lazily on first use."""
     return None
+
+from .builtins import registry as _registry  # noqa: E402
+from .runtime import host_calls as _host_calls  # noqa: E402
+
+_registry.Builtin.host_dispatch = _host_calls.call  # builtins called from Python run their native code

@@ -20,6 +20,9 @@ Attributes:
     cpu_compiler_flags: flags choosing the instruction set of CPU builds, in place of
         ``-march=native`` (None: native; ``""``: any processor of the architecture); a module's
         ``cpu_compiler_flags`` option overrides it.
+    legacy_scalar_return_types: builtins called from Python return plain ``float`` / ``int`` for
+        every scalar type (default False: float32 and int32 results are ``float`` / ``int``, other
+        types weft scalar values such as ``wp.float64(...)``).
     verify_ir: check after the compiler's stages that none changed the IR it was given (a
         development switch, on in weft's test suite; ``codegen/pipeline.py``).
 """
@@ -45,4 +48,5 @@ verify_cuda = False
 cuda_output = None
 verify_ir = False
 optimization_level = None
+legacy_scalar_return_types = False
 cpu_compiler_flags = None

@@ -34,6 +34,8 @@ class scalar_base:
     def _convert(cls, x):
         if isinstance(x, scalar_base):
             x = x.value
+        if cls.kind in ("int", "uint") and isinstance(x, (_py.int, np.integer)) and not isinstance(x, _py.bool):
+            return _wrap_int(cls, _py.int(x))  # as a C cast: wp.int8(300) == 44
         return cls.np_dtype.type(x).item()
 
     def __float__(self):
@@ -134,13 +136,18 @@ class scalar_base:
         return self.value >= (o.value if isinstance(o, scalar_base) else o)
 
 
+def _wrap_int(cls, v: int) -> int:
+    bits = 8 * cls.np_dtype.itemsize
+    v %= 1 << bits
+    if cls.kind == "int" and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
 def _wrap(cls, v):
     """``v`` as a value of ``cls``: integers wrap around modulo 2**bits, floats round."""
     if cls.kind in ("int", "uint"):
-        bits = 8 * cls.np_dtype.itemsize
-        v = _py.int(v) % (1 << bits)
-        if cls.kind == "int" and v >= 1 << (bits - 1):
-            v -= 1 << bits
+        v = _wrap_int(cls, _py.int(v))
     return cls(v)
 
 

@@ -150,8 +150,11 @@ class Overload:
 
 
 class Builtin:
-    """A kernel builtin. Calling it from Python outside a kernel evaluates it with NumPy when
-    ``python_impl`` is given (like Warp's scalar builtins), otherwise raises."""
+    """A kernel builtin. Called from Python outside a kernel, it runs its native code for the
+    argument types (``runtime/host_calls.py``, installed as ``host_dispatch``); builtins with
+    side effects (``expect_eq``...) run ``python_impl`` instead."""
+
+    host_dispatch = None  # set by weft/__init__.py: (builtin, args, kwargs) -> result
 
     def __init__(self, name: str, doc: str, group: str, python_impl=None):
         self.name = name
@@ -166,9 +169,13 @@ class Builtin:
         return self
 
     def __call__(self, *args, **kwargs):
-        if self.python_impl is None:
+        # side effects (printing, advancing a random state in place) are Python's business
+        effects = any(ov.side_effect for ov in self.overloads) or getattr(self, "advances_state", False)
+        if self.python_impl is not None and (effects or Builtin.host_dispatch is None):
+            return self.python_impl(*args, **kwargs)
+        if effects or Builtin.host_dispatch is None:
             raise RuntimeError(f"weft.{self.name}() can only be called inside a @wp.kernel or @wp.func")
-        return self.python_impl(*args, **kwargs)
+        return Builtin.host_dispatch(self, args, dict(kwargs))
 
     def __repr__(self):
         return f"<weft builtin {self.name}>"

@@ -203,7 +203,7 @@ length_sq = (
     builtin(
         "length_sq", "Squared Euclidean length", "vector math", lambda a: float(np.dot(_np(a).ravel(), _np(a).ravel()))
     )
-    .add(p("a", FV), scalar_of())
+    .add(p("a", V), scalar_of())
     .add(p("a", Q), scalar_of())
 )
 normalize = (

@@ -1,0 +1,48 @@
+"""Builtins called from Python run their native code for the argument types
+(weft/runtime/host_calls.py): the result is what a kernel computes."""
+
+import numpy as np
+import pytest
+
+import weft as wp
+
+
+def test_scalar_results_are_computed_in_the_argument_type():
+    x = 1.23
+    r64 = wp.sin(wp.float64(x))
+    assert isinstance(r64, wp.float64) and float(r64) == np.sin(np.float64(x))
+    r32 = wp.sin(wp.float32(x))
+    assert isinstance(r32, float) and r32 == float(np.sin(np.float32(x)))  # float32 arithmetic
+    r16 = wp.sin(wp.float16(x))
+    assert isinstance(r16, wp.float16) and abs(float(r16) - np.sin(x)) < 1e-3
+    assert wp.sin(x) == wp.sin(wp.float32(x))  # a Python float is a float32
+
+
+def test_integer_arguments_wrap_as_in_kernels():
+    value = -1234567890123456789
+    assert wp.int8(300) == 44 and wp.uint8(-1) == 255 and wp.int8(value) == -21  # construction wraps, as a C cast
+    assert wp.invert(wp.int8(value)) == 20 and wp.invert(wp.uint16(value)) == 33044
+    assert wp.invert(value) == wp.invert(wp.int32(value))  # a Python int is an int32
+    assert wp.mul(wp.int16(-1234567890), wp.int16(-1234567890)) == -3004
+    assert wp.mul(np.int8(3), np.int8(100)) == 44  # NumPy scalars keep their type
+    assert wp.length_sq(wp.vec2b(-1234567890, -1234567890)) == -120
+
+
+def test_composite_arguments_and_results():
+    assert wp.trace(wp.mat22d(1.23, 2.34, 3.45, 4.56)) == wp.float64(1.23 + 4.56)
+    assert wp.cross(wp.vec3(1.0, 0.0, 0.0), wp.vec3(0.0, 1.0, 0.0)) == wp.vec3(0.0, 0.0, 1.0)
+    q = wp.quat_rpy(0.1, 0.2, 0.3)
+    assert type(q) is wp.quat and abs(wp.length(q) - 1.0) < 1e-6
+    assert wp.pow(y=4.0, x=2.0) == 16.0  # keywords by parameter name
+
+
+def test_unmatched_arguments_name_their_types():
+    with pytest.raises(RuntimeError, match=r"Couldn't find a function 'mul' compatible with the arguments 'int8, int'$"):
+        wp.mul(wp.int8(3), 5)
+    with pytest.raises(RuntimeError, match=r"arguments 'int, int16'$"):
+        wp.mul(5, np.int16(2))
+
+
+def test_legacy_scalar_return_types(monkeypatch):
+    monkeypatch.setattr(wp.config, "legacy_scalar_return_types", True)
+    assert type(wp.sin(wp.float64(1.0))) is float and type(wp.invert(wp.int16(-123))) is int

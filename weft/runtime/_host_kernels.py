@@ -1,0 +1,57 @@
+"""The one-thread kernels ``host_calls`` runs builtins in, one per arity: their source must live
+in a file (kernels are compiled from their Python source)."""
+
+from ..array import array
+from ..kernel import kernel
+
+MODULE = "weft_host_calls"
+
+
+def make(fn, types, rtype):
+    """A kernel computing ``out[0] = fn(a0, ..., a<n-1>)`` for arguments of ``types`` (at most
+    four); None for more."""
+    factory = _factories.get(len(types))
+    return factory(fn, *types, rtype) if factory is not None else None
+
+
+def _arity0(fn, R):
+    @kernel(module=MODULE, enable_backward=False)
+    def host_call(out: array(dtype=R)):
+        out[0] = fn()
+
+    return host_call
+
+
+def _arity1(fn, T0, R):
+    @kernel(module=MODULE, enable_backward=False)
+    def host_call(a0: T0, out: array(dtype=R)):
+        out[0] = fn(a0)
+
+    return host_call
+
+
+def _arity2(fn, T0, T1, R):
+    @kernel(module=MODULE, enable_backward=False)
+    def host_call(a0: T0, a1: T1, out: array(dtype=R)):
+        out[0] = fn(a0, a1)
+
+    return host_call
+
+
+def _arity3(fn, T0, T1, T2, R):
+    @kernel(module=MODULE, enable_backward=False)
+    def host_call(a0: T0, a1: T1, a2: T2, out: array(dtype=R)):
+        out[0] = fn(a0, a1, a2)
+
+    return host_call
+
+
+def _arity4(fn, T0, T1, T2, T3, R):
+    @kernel(module=MODULE, enable_backward=False)
+    def host_call(a0: T0, a1: T1, a2: T2, a3: T3, out: array(dtype=R)):
+        out[0] = fn(a0, a1, a2, a3)
+
+    return host_call
+
+
+_factories = {0: _arity0, 1: _arity1, 2: _arity2, 3: _arity3, 4: _arity4}
