@@ -268,7 +268,7 @@ def k_constrained(x: wp.Scalar, ints: wp.array(dtype=wp.int16), out: wp.array(dt
 
 
 def test_constrained_type_variables():
-    assert set(wp.Float.__constraints__) == {wp.float16, wp.float32, wp.float64}
+    assert set(wp.Float.__constraints__) == {wp.float16, wp.bfloat16, wp.float32, wp.float64}
     assert wp.int8 in wp.Int.__constraints__ and wp.float32 not in wp.Int.__constraints__
     assert set(wp.Scalar.__constraints__) == set(wp.Int.__constraints__) | set(wp.Float.__constraints__)
     ints, out = wp.zeros(1, dtype=wp.int16), wp.zeros(3, dtype=wp.float64)

@@ -160,6 +160,7 @@ from .types import (
     Float,
     Int,
     Scalar,
+    bfloat16,
     bool,
     dtype_from_numpy,
     dtype_to_numpy,

@@ -440,7 +440,8 @@ class array:
                 "data": (self.ptr or 0, False),
                 "shape": self.shape + trailing,
                 "strides": self.strides + _contiguous_strides(trailing, np_dtype.itemsize),
-                "typestr": np_dtype.str,
+                # bfloat16 travels as its uint16 bit patterns (NumPy has no array-interface code for it)
+                "typestr": "<u2" if getattr(self.dtype, "_scalar", self.dtype) is types.bfloat16 else np_dtype.str,
                 "version": 3,
             }
             if np_dtype.fields is not None:
@@ -500,6 +501,8 @@ class array:
         rows = a.reshape((self.size,) + trailing)
         if getattr(self.dtype, "_kind", None) == "struct":
             return [self.dtype.from_record(r) for r in rows]
+        if getattr(self.dtype, "_scalar", self.dtype) is types.bfloat16:  # numbers, with or without ml_dtypes
+            rows = types.np_bfloat16_bits_to_float32(rows.view(np.uint16))
         if trailing:
             return [self.dtype(*r.reshape(-1).tolist()) for r in rows]
         return rows.tolist()
@@ -545,7 +548,7 @@ class array:
             if isinstance(value, types.scalar_base):
                 value = value.value
             try:
-                v = np.asarray(value, dtype=np_dtype)
+                v = types.to_storage(value, getattr(self.dtype, "_scalar", self.dtype)) if np_dtype.fields is None else np.asarray(value, dtype=np_dtype)
                 np.broadcast_to(v, trailing)
             except (TypeError, ValueError, OverflowError) as e:
                 raise ValueError(f"Cannot fill a {_dtype_name(self.dtype)} array with {value!r}: {e}") from None
@@ -645,7 +648,7 @@ def _to_numpy(data, dtype):
     dtype = _resolve_dtype(dtype)
     np_dtype, _ = _np_layout(dtype)
     try:
-        arr = np.asarray(data, dtype=np_dtype)
+        arr = types.to_storage(data, getattr(dtype, "_scalar", dtype)) if np_dtype.fields is None else np.asarray(data, dtype=np_dtype)
     except (TypeError, ValueError, OverflowError) as e:
         raise TypeError(f"Cannot convert the data to a {_dtype_name(dtype)} array: {e}") from None
     return arr, dtype

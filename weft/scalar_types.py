@@ -216,10 +216,65 @@ float16 = _scalar("float16", ctypes.c_uint16, np.float16, "float")
 float32 = _scalar("float32", ctypes.c_float, np.float32, "float")
 float64 = _scalar("float64", ctypes.c_double, np.float64, "float")
 
+
+def np_float32_to_bfloat16_bits(values) -> np.ndarray:
+    """The bfloat16 bit patterns (uint16) of float values: rounded to nearest even from float32,
+    a NaN kept a (quiet) NaN. Matches the kernels' conversion (native/core.h)."""
+    f = np.asarray(values, dtype=np.float32)
+    x = np.ascontiguousarray(f.reshape(-1)).view(np.uint32).astype(np.uint64)
+    rounded = ((x + 0x7FFF + ((x >> 16) & 1)) >> 16) & 0xFFFF
+    nan = (x & 0x7FFFFFFF) > 0x7F800000
+    return np.where(nan, (x >> 16) | 0x40, rounded).astype(np.uint16).reshape(f.shape)
+
+
+def np_bfloat16_bits_to_float32(bits) -> np.ndarray:
+    """The float32 values of bfloat16 bit patterns (uint16)."""
+    b = np.asarray(bits, dtype=np.uint16)
+    return (b.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(b.shape)
+
+
+def _bfloat16_numpy_dtype():
+    """ml_dtypes' bfloat16 when installed (what ``.numpy()`` of a bfloat16 array gives, as in
+    Warp), else uint16 holding the bit patterns."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return np.uint16
+    return ml_dtypes.bfloat16
+
+
+bfloat16 = _scalar("bfloat16", ctypes.c_uint16, _bfloat16_numpy_dtype(), "float")
+bfloat16._convert = classmethod(
+    lambda cls, x: float(np_bfloat16_bits_to_float32(np_float32_to_bfloat16_bits(x.value if isinstance(x, scalar_base) else x)))
+)
+
+# The 16-bit float types are stored as bit patterns: to_bits / from_bits convert one value.
+float16.to_bits = staticmethod(lambda v: int(np.float16(v).view(np.uint16)))
+float16.from_bits = staticmethod(lambda raw: float(np.array([raw], dtype=np.uint16).view(np.float16)[0]))
+bfloat16.to_bits = staticmethod(lambda v: int(np_float32_to_bfloat16_bits(v)))
+bfloat16.from_bits = staticmethod(lambda raw: float(np_bfloat16_bits_to_float32(raw)))
+_bit_stored = (float16, bfloat16)
+
+
+def is_bit_stored(t) -> _py.bool:
+    """float16 and bfloat16: a ctypes field or kernel argument holds their bit pattern."""
+    return t in _bit_stored
+
+
+def to_storage(values, t) -> np.ndarray:
+    """``values`` as a NumPy array of the storage dtype of scalar type ``t``. For bfloat16, uint16
+    data are bit patterns and anything else numbers to convert (rounded as the kernels round)."""
+    if t is bfloat16:
+        src = np.asarray(values)
+        bits = src if src.dtype == np.uint16 else np_float32_to_bfloat16_bits(src)
+        return bits.view(bfloat16.np_dtype)
+    return np.asarray(values, dtype=t.np_dtype)
+
+
 half = float16
 
-scalar_types = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64)
-float_types = (float16, float32, float64)
+scalar_types = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64)
+float_types = (float16, bfloat16, float32, float64)
 int_types = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 
 # Generic scalar annotations, as Warp's: a parameter annotated ``wp.Float`` (or a composite of
@@ -229,7 +284,9 @@ Float = _typing.TypeVar("Float", *float_types)
 Scalar = _typing.TypeVar("Scalar", *int_types, *float_types)
 
 _python_to_weft = {_py.float: float32, _py.int: int32, _py.bool: bool}
-_np_to_weft = {t.np_dtype: t for t in scalar_types}
+# bfloat16 has a NumPy dtype of its own only with ml_dtypes (else its uint16 storage is uint16's)
+_numpy_typed = tuple(t for t in scalar_types if not (t is bfloat16 and t.np_dtype == np.uint16))
+_np_to_weft = {t.np_dtype: t for t in _numpy_typed}
 
 
 def is_scalar(t) -> _py.bool:
@@ -276,7 +333,7 @@ def scalar_from_numpy(np_dtype):
 
 
 # As warp.types: NumPy scalar types and dtype objects -> weft scalar types, and back.
-np_dtype_to_warp_type = {**{t.np_dtype.type: t for t in scalar_types}, **{t.np_dtype: t for t in scalar_types}}
+np_dtype_to_warp_type = {**{t.np_dtype.type: t for t in _numpy_typed}, **{t.np_dtype: t for t in _numpy_typed}}
 warp_type_to_np_dtype = {t: t.np_dtype.type for t in scalar_types}
 
 

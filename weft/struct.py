@@ -81,8 +81,8 @@ class StructInstance:
                 setattr(c, name, v._ctype())
             elif vt.is_composite(t):
                 setattr(c, name, v)
-            elif t is wt.float16:
-                setattr(c, name, int(np.float16(v).view(np.uint16)))
+            elif wt.is_bit_stored(t):
+                setattr(c, name, t.to_bits(v))
             else:
                 setattr(c, name, v)
         return c
@@ -148,8 +148,8 @@ class Struct:
                 value = t.from_record(v)
             elif vt.is_composite(t):
                 value = t(*np.asarray(v).reshape(-1).tolist())
-            elif t is wt.float16:
-                value = float(np.asarray(v).view(np.float16))
+            elif wt.is_bit_stored(t):
+                value = t.from_bits(int(np.asarray(v).view(np.uint16)))
             else:
                 value = np.asarray(v).item()
             setattr(inst, name, value)

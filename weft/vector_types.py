@@ -28,8 +28,8 @@ def _component_ctype(dtype):
 
 
 def _to_py(dtype, raw):
-    if dtype is wt.float16:
-        return float(np.array([raw], dtype=np.uint16).view(np.float16)[0])
+    if wt.is_bit_stored(dtype):
+        return dtype.from_bits(raw)
     return raw
 
 
@@ -38,8 +38,8 @@ def _from_py(dtype, value):
         value = value.value
     if isinstance(value, (str, bytes)):
         raise TypeError(f"must be real number, not {type(value).__name__}")
-    if dtype is wt.float16:
-        return int(np.array([value], dtype=np.float16).view(np.uint16)[0])
+    if wt.is_bit_stored(dtype):
+        return dtype.to_bits(value)
     if dtype is wt.bool:
         return bool(value)
     return float(value) if wt.is_float(dtype) else int(value)
@@ -343,7 +343,7 @@ class TransformBase(_Composite):
         self._set_flat(f[:3] + list(v))
 
 
-_suffix = {wt.float16: "h", wt.float32: "f", wt.float64: "d", wt.int8: "b", wt.uint8: "ub", wt.int16: "s",
+_suffix = {wt.float16: "h", wt.bfloat16: "bf", wt.float32: "f", wt.float64: "d", wt.int8: "b", wt.uint8: "ub", wt.int16: "s",
            wt.uint16: "us", wt.int32: "i", wt.uint32: "ui", wt.int64: "l", wt.uint64: "ul", wt.bool: "bool"}  # fmt: skip
 
 

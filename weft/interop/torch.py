@@ -55,6 +55,7 @@ _to_torch_names = {
     types.int64: "int64",
     types.uint64: "int64",
     types.float16: "float16",
+    types.bfloat16: "bfloat16",
     types.float32: "float32",
     types.float64: "float64",
 }
@@ -69,6 +70,7 @@ _from_torch_names = {
     "uint32": types.uint32,
     "uint64": types.uint64,
     "float16": types.float16,
+    "bfloat16": types.bfloat16,
     "float32": types.float32,
     "float64": types.float64,
 }
@@ -90,7 +92,7 @@ def dtype_from_torch(torch_dtype):
     """Return the weft scalar type of a torch dtype.
 
     Raises:
-        TypeError: torch dtypes weft has no type for (bfloat16, complex...).
+        TypeError: torch dtypes weft has no type for (complex...).
     """
     name = str(torch_dtype).replace("torch.", "")
     t = _from_torch_names.get(name)
@@ -242,17 +244,22 @@ _signed_view = {np.dtype(np.uint16): np.int16, np.dtype(np.uint32): np.int32, np
 def _tensor_view(a: array):
     """A tensor sharing ``a``'s memory (vector/matrix components become trailing dimensions)."""
     torch = _torch()
+    bf16 = getattr(a.dtype, "_scalar", a.dtype) is types.bfloat16  # shared as int16 bits, then viewed
     if a.device.is_cuda:
         from .cuda_interface import cuda_array_interface
 
-        np_dtype = _memory_np_dtype(a)
-        signed = _signed_view.get(np_dtype)
+        np_dtype = np.dtype(np.int16) if bf16 else _memory_np_dtype(a)
+        signed = np_dtype if bf16 else _signed_view.get(np_dtype)
         view = _CudaView(cuda_array_interface(a, np.dtype(signed).str if signed else None), a)
-        return torch.as_tensor(view, device=f"cuda:{a.device.ordinal}")
+        t = torch.as_tensor(view, device=f"cuda:{a.device.ordinal}")
+        return t.view(torch.bfloat16) if bf16 else t
     host = a.numpy()  # zero-copy; it keeps ``a`` alive, and the tensor keeps it alive
-    if host.dtype in _signed_view:
+    if bf16:
+        host = host.view(np.int16)
+    elif host.dtype in _signed_view:
         host = host.view(_signed_view[host.dtype])
-    return torch.from_numpy(host) if host.flags.writeable else torch.as_tensor(host)
+    t = torch.from_numpy(host) if host.flags.writeable else torch.as_tensor(host)
+    return t.view(torch.bfloat16) if bf16 else t
 
 
 class _CudaView:

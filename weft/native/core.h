@@ -128,6 +128,39 @@ struct float16 {
     }
 };
 
+// bfloat16: the upper 16 bits of a float32 (8-bit exponent, 7-bit mantissa), computed in float32.
+// From float: round to nearest even; a NaN stays a NaN (made quiet, so a payload held only in
+// the dropped low bits cannot turn it into an infinity).
+struct bfloat16 {
+    uint16_t bits;
+    WEFT_FN bfloat16() : bits(0) {}
+    WEFT_FN bfloat16(float f) { bits = from_float(f); }
+    WEFT_FN bfloat16(double f) { bits = from_float(float(f)); }
+    WEFT_FN bfloat16(int f) { bits = from_float(float(f)); }
+    WEFT_FN operator float() const { return to_float(bits); }
+    WEFT_FN bfloat16& operator+=(bfloat16 o) {
+        bits = from_float(to_float(bits) + to_float(o.bits));
+        return *this;
+    }
+    WEFT_FN bfloat16& operator-=(bfloat16 o) {
+        bits = from_float(to_float(bits) - to_float(o.bits));
+        return *this;
+    }
+    static WEFT_FN uint16_t from_float(float f) {
+        uint32_t x;
+        memcpy(&x, &f, 4);
+        if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x0040u);
+        x += 0x7fffu + ((x >> 16) & 1u);
+        return uint16_t(x >> 16);
+    }
+    static WEFT_FN float to_float(uint16_t h) {
+        uint32_t x = uint32_t(h) << 16;
+        float f;
+        memcpy(&f, &x, 4);
+        return f;
+    }
+};
+
 // The launch grid; mirrored by types.launch_bounds_t.
 struct launch_bounds {
     int32 shape[4];
@@ -355,6 +388,10 @@ template <>
 struct bits_of<float16> {
     typedef uint16_t type;
 };
+template <>
+struct bits_of<bfloat16> {
+    typedef uint16_t type;
+};
 
 template <typename T, typename F>
 inline T atomic_update_float(T* p, F op) {
@@ -396,6 +433,9 @@ inline double atomic_add_raw(double* p, double v) {
 inline float16 atomic_add_raw(float16* p, float16 v) {
     return atomic_update_float(p, [v](float16 o) { return float16(float(o) + float(v)); });
 }
+inline bfloat16 atomic_add_raw(bfloat16* p, bfloat16 v) {
+    return atomic_update_float(p, [v](bfloat16 o) { return bfloat16(float(o) + float(v)); });
+}
 inline bool atomic_add_raw(bool* p, bool v) {
     bool o = *p;
     *p = o || v;
@@ -434,6 +474,12 @@ inline float16 atomic_min_raw(float16* p, float16 v) {
 inline float16 atomic_max_raw(float16* p, float16 v) {
     return atomic_update_float(p, [v](float16 o) { return float(v) > float(o) || float(o) != float(o) ? v : o; });
 }
+inline bfloat16 atomic_min_raw(bfloat16* p, bfloat16 v) {
+    return atomic_update_float(p, [v](bfloat16 o) { return float(v) < float(o) || float(o) != float(o) ? v : o; });
+}
+inline bfloat16 atomic_max_raw(bfloat16* p, bfloat16 v) {
+    return atomic_update_float(p, [v](bfloat16 o) { return float(v) > float(o) || float(o) != float(o) ? v : o; });
+}
 #else
 // CUDA: hardware atomics where they exist (add on int32/uint32/uint64/float/double, min/max on
 // 32/64-bit ints); everything else (float min/max, float16, 8/16-bit ints, bool) is a
@@ -447,6 +493,11 @@ template <>
 struct atomic_op_add<float16> {
     float16 v;
     __device__ float16 operator()(float16 o) const { return float16(float(o) + float(v)); }
+};
+template <>
+struct atomic_op_add<bfloat16> {
+    bfloat16 v;
+    __device__ bfloat16 operator()(bfloat16 o) const { return bfloat16(float(o) + float(v)); }
 };
 template <>
 struct atomic_op_add<bool> {

@@ -3,7 +3,7 @@
 // Calling convention (see builtins/registry.py):
 //   forward  T    weft::<symbol>(inputs...)
 //   adjoint  void weft::adj_<symbol>(inputs..., adj_inputs&..., adj_ret)   -- only ever `+=`s
-// Types: Float = float16/float32/float64, Int = int8..int64/uint8..uint64, Scalar = both,
+// Types: Float = float16/bfloat16/float32/float64, Int = int8..int64/uint8..uint64, Scalar = both,
 // Value = Scalar + bool. float16 has no arithmetic of its own: everything is computed in float32
 // and rounded back. Integer (and bool) adjoints compile but do nothing: integers carry no gradient.
 //
@@ -79,6 +79,7 @@ WEFT_SCALAR_TRAITS(uint16, uint16, uint32, false, false)
 WEFT_SCALAR_TRAITS(uint32, uint32, uint32, false, false)
 WEFT_SCALAR_TRAITS(uint64, uint64, uint64, false, false)
 WEFT_SCALAR_TRAITS(float16, float32, uint32, true, true)
+WEFT_SCALAR_TRAITS(bfloat16, float32, uint32, true, true)
 WEFT_SCALAR_TRAITS(float32, float32, uint32, true, true)
 WEFT_SCALAR_TRAITS(float64, float64, uint64, true, true)
 #undef WEFT_SCALAR_TRAITS
@@ -519,7 +520,8 @@ WEFT_FN void adj_sign(T x, T& adj_x, T adj_ret) {}
 #define WEFT_FLOAT_UNARY(name)                                                         \
     WEFT_FN float32 name(float32 x) { return fmath::name(x); }                         \
     WEFT_FN float64 name(float64 x) { return fmath::name(x); }                         \
-    WEFT_FN float16 name(float16 x) { return float16(fmath::name(float32(x))); }
+    WEFT_FN float16 name(float16 x) { return float16(fmath::name(float32(x))); }      \
+    WEFT_FN bfloat16 name(bfloat16 x) { return bfloat16(fmath::name(float32(x))); }
 WEFT_FLOAT_UNARY(sqrt)
 WEFT_FLOAT_UNARY(cbrt)
 WEFT_FLOAT_UNARY(exp)
@@ -550,7 +552,8 @@ WEFT_FLOAT_UNARY(radians)
 #define WEFT_FLOAT_BINARY(name)                                                                          \
     WEFT_FN float32 name(float32 x, float32 y) { return fmath::name(x, y); }                             \
     WEFT_FN float64 name(float64 x, float64 y) { return fmath::name(x, y); }                             \
-    WEFT_FN float16 name(float16 x, float16 y) { return float16(fmath::name(float32(x), float32(y))); }
+    WEFT_FN float16 name(float16 x, float16 y) { return float16(fmath::name(float32(x), float32(y))); } \
+    WEFT_FN bfloat16 name(bfloat16 x, bfloat16 y) { return bfloat16(fmath::name(float32(x), float32(y))); }
 WEFT_FLOAT_BINARY(pow)
 WEFT_FLOAT_BINARY(atan2)  // atan2(y, x)
 #undef WEFT_FLOAT_BINARY
@@ -558,7 +561,8 @@ WEFT_FLOAT_BINARY(atan2)  // atan2(y, x)
 #define WEFT_FLOAT_CLASSIFY(name)                                          \
     WEFT_FN bool name(float32 x) { return fmath::name(x); }                \
     WEFT_FN bool name(float64 x) { return fmath::name(x); }                \
-    WEFT_FN bool name(float16 x) { return fmath::name(float32(x)); }
+    WEFT_FN bool name(float16 x) { return fmath::name(float32(x)); }       \
+    WEFT_FN bool name(bfloat16 x) { return fmath::name(float32(x)); }
 WEFT_FLOAT_CLASSIFY(isnan)
 WEFT_FLOAT_CLASSIFY(isinf)
 WEFT_FLOAT_CLASSIFY(isfinite)

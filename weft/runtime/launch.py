@@ -33,8 +33,8 @@ def _array_class():
 
 
 def _scalar_converter(t):
-    if t is wt.float16:
-        return lambda v: int(np.float16(v).view(np.uint16))
+    if wt.is_bit_stored(t):
+        return lambda v: t.to_bits(v.value if isinstance(v, wt.scalar_base) else v)
     if t is wt.bool:
         return lambda v: bool(v.value if isinstance(v, wt.scalar_base) else v)
     py = float if wt.is_float(t) else int
@@ -215,7 +215,7 @@ class Launcher:
 
 def _exact_python_type(t):
     """The Python type whose values a scalar field of type ``t`` stores without conversion."""
-    if t is wt.float16:
+    if wt.is_bit_stored(t):
         return None  # stored as its bit pattern
     if t is wt.bool:
         return bool

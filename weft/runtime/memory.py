@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import scalar_types as wt
 from ..array_layout import _dtype_size
 
 _CPU_ALIGNMENT = 64  # bytes; JAX (XLA) only shares CPU memory through DLPack at this alignment
@@ -64,7 +65,11 @@ def host_view(a, raw: bool = False) -> np.ndarray:
         }
     else:
         interface = a.__array_interface__
-    return np.asarray(_HostBuffer(interface, a))
+    view = np.asarray(_HostBuffer(interface, a))
+    scalar = getattr(a.dtype, "_scalar", a.dtype)
+    if not raw and scalar is wt.bfloat16 and view.dtype != scalar.np_dtype:
+        view = view.view(scalar.np_dtype)  # ml_dtypes' bfloat16 over the bit patterns
+    return view
 
 
 class HostAllocator:
