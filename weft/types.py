@@ -9,3 +9,6 @@ on ``scalar_types`` alone, so neither imports this module back.
 from .scalar_types import *  # noqa: F403 (the scalar vocabulary, re-exported whole)
 from .vector_types import Matrix, Quaternion, Transformation, Vector, matrix, quaternion, transformation, vector  # noqa: F401
 from .reference import Reference, ref  # noqa: F401 (wp.ref[T], Warp's warp.types.Reference)
+# Warp's spellings of the bfloat16 NumPy conversions (programs import them from warp.types)
+from .scalar_types import np_bfloat16_bits_to_float32 as _np_bfloat16_bits_to_float32  # noqa: F401, E402
+from .scalar_types import np_float32_to_bfloat16_bits as _np_float32_to_bfloat16_bits  # noqa: F401, E402
