@@ -46,3 +46,7 @@ def test_unmatched_arguments_name_their_types():
 def test_legacy_scalar_return_types(monkeypatch):
     monkeypatch.setattr(wp.config, "legacy_scalar_return_types", True)
     assert type(wp.sin(wp.float64(1.0))) is float and type(wp.invert(wp.int16(-123))) is int
+
+
+def test_numpy_float64_scalars_are_float64():
+    assert isinstance(wp.sin(np.float64(1.23)), wp.float64)  # np.float64 subclasses float, yet keeps its type

@@ -608,3 +608,14 @@ def test_cast_reinterprets_bytes():
 
     with pytest.raises(wp.codegen.WarpCodegenTypeError, match="int64 has 8 bytes, float32 4"):
         wp.launch(wrong_size, 1, [wp.zeros(1, dtype=float)])
+
+
+@wp.kernel
+def _wp_float_int(a: wp.array(dtype=wp.float16), out: wp.array(dtype=float)):
+    out[0] = wp.float(a[0]) * 2.0 + float(wp.int(2.7))  # wp.float / wp.int convert like float / int
+
+
+def test_wp_float_and_wp_int_convert_in_kernels():
+    out = wp.zeros(1, dtype=float)
+    wp.launch(_wp_float_int, 1, [wp.array([1.5], dtype=wp.float16), out])
+    assert out.numpy()[0] == 5.0

@@ -184,6 +184,22 @@ def ref_erf(x):
     return np.vectorize(math.erf)(np.asarray(x, dtype=np.float64)).astype(np.asarray(x).dtype)
 
 
+def _erfinv_by_bisection(v):
+    lo, hi = -6.0, 6.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if math.erf(mid) < v else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def ref_erfinv(x):
+    return np.vectorize(_erfinv_by_bisection)(np.asarray(x, dtype=np.float64)).astype(np.asarray(x).dtype)
+
+
+def ref_erfcinv(x):
+    return ref_erfinv(1.0 - np.asarray(x, dtype=np.float64)).astype(np.asarray(x).dtype)
+
+
 def ref_erfc(x):
     return np.vectorize(math.erfc)(np.asarray(x, dtype=np.float64)).astype(np.asarray(x).dtype)
 
@@ -313,6 +329,7 @@ SPECS = [
     Spec("sub", V(wp.sub, ("a-b", op_sub)), np.subtract, (R(-10, 10),) * 2, (R(-(10**4), 10**4),) * 2, exact=True),
     Spec("mul", V(wp.mul, ("a*b", op_mul)), np.multiply, (R(-10, 10),) * 2, (R(-(10**4), 10**4),) * 2, exact=True),
     Spec("div", V(wp.div, ("a/b", op_div)), ref_div, (R(-10, 10), U((-4, -0.5), (0.5, 4))), (ZI, ZNZ), exact=True),
+    Spec("div_approx", V(wp.div_approx), ref_div, (R(-10, 10), U((-4, -0.5), (0.5, 4))), exact=True),
     Spec(
         "floordiv",
         V(wp.floordiv, ("a//b", op_floordiv)),
@@ -385,6 +402,8 @@ SPECS = [
     Spec("tanh", V(wp.tanh), np.tanh, (R(-4, 4),)),
     Spec("erf", V(wp.erf), ref_erf, (R(-3, 3),)),
     Spec("erfc", V(wp.erfc), ref_erfc, (R(-3, 3),)),
+    Spec("erfinv", V(wp.erfinv), ref_erfinv, (R(-0.95, 0.95),)),
+    Spec("erfcinv", V(wp.erfcinv), ref_erfcinv, (R(0.05, 1.95),)),
     Spec("floor", V(wp.floor), np.floor, (R(-5, 5),), away=away_from_int, extra=ROUNDING_POINTS, exact=True),
     Spec("ceil", V(wp.ceil), np.ceil, (R(-5, 5),), away=away_from_int, extra=ROUNDING_POINTS, exact=True),
     Spec(

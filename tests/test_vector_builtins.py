@@ -860,6 +860,9 @@ SPECS = [
         for k in ("v3", "m33", "q")
     ],
     S("div", "v2,s->v2", lambda a, s: a / bcast(s, a), (ANY, NZ)),
+    S("div_approx", "v3,s->v3", lambda a, s: a / bcast(s, a), (ANY, NZ)),
+    S("div_approx", "s,v2->v2", lambda s, a: bcast(s, a) / a, (ANY, NZ)),
+    S("div_approx", "m33,s->m33", lambda a, s: a / bcast(s, a), (ANY, NZ)),
     *[
         S("div", f"s,{k}->{k}", lambda s, a: bcast(s, a) / a, (ANY, NZ), fn=op_div, via="a/b")
         for k in ("v3", "m22", "q")

@@ -183,6 +183,10 @@ from .vector_types import matrix, quaternion, transformation, vector
 
 __version__ = config.version
 
+# As in Warp, wp.float(x) and wp.int(x) convert in kernels like float(x) and int(x)
+float = float  # noqa: A001, PLW0127
+int = int  # noqa: A001, PLW0127
+
 
 def init():
     """Initialise weft. Optional: everything initialises lazily on first use."""

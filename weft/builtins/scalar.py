@@ -102,6 +102,9 @@ floordiv = builtin(
 mod = builtin("mod", "a % b (C fmod semantics for floats, like Warp)", "operator", _c_mod).add(
     p("a", Scalar, "b", Scalar), Scalar
 )
+div_approx = builtin(
+    "div_approx", "a / b allowing a faster, approximate division on GPUs (exact on the CPU)", "operator", lambda a, b: a / b
+).add(p("a", Float, "b", Float), Float, symbol="div")
 pow = builtin("pow", "x raised to the power y", "scalar math", lambda x, y: _np_binary(np.power)(x, y)).add(  # noqa: A001
     p("x", Float, "y", Float), Float
 )
@@ -169,6 +172,23 @@ cosh = _unary_float("cosh", "Hyperbolic cosine")
 tanh = _unary_float("tanh", "Hyperbolic tangent")
 erf = _unary_float("erf", "Error function: 2/sqrt(pi) times the integral of exp(-t^2) from 0 to x", lambda x: math.erf(x))
 erfc = _unary_float("erfc", "Complementary error function 1 - erf(x)", lambda x: math.erfc(x))
+
+
+def _erfinv(x):
+    """Inverse of erf on the host: bisection to a bracket, then Newton steps."""
+    x = float(x)
+    if not -1.0 <= x <= 1.0:
+        return math.nan
+    if abs(x) == 1.0:
+        return math.copysign(math.inf, x)
+    y = 0.0
+    for _ in range(60):
+        y -= (math.erf(y) - x) / (2.0 / math.sqrt(math.pi) * math.exp(-y * y))
+    return y
+
+
+erfinv = _unary_float("erfinv", "Inverse error function (erfinv(erf(y)) == y); +-inf at +-1", _erfinv)
+erfcinv = _unary_float("erfcinv", "Inverse complementary error function: erfinv(1 - x)", lambda x: _erfinv(1.0 - x))
 floor = _unary_float("floor", "Largest integer value not above x")
 ceil = _unary_float("ceil", "Smallest integer value not below x")
 round = _unary_float("round", "Nearest integer value, halfway cases away from zero", _round_away)  # noqa: A001

@@ -137,6 +137,44 @@ WEFT_FN float copysign(float x, float y) { return ::copysignf(x, y); }
 WEFT_FN double copysign(double x, double y) { return ::copysign(x, y); }
 WEFT_FN bool signbit(float x) { return ::signbit(x); }
 WEFT_FN bool signbit(double x) { return ::signbit(x); }
+// erfinv: Giles' single-precision approximation ("Approximating the erfinv function", 2010) as a
+// start, then Newton steps on erf (two in double, one in float) to full precision. erfinv(+-1) is
+// +-inf, outside [-1, 1] NaN. erfcinv(y) = erfinv(1 - y).
+WEFT_FN double erfinv(double x) {
+    if (!(x >= -1.0 && x <= 1.0)) return NAN;
+    if (x == 1.0 || x == -1.0) return x * INFINITY;
+    double w = -::log((1.0 - x) * (1.0 + x)), p;
+    if (w < 5.0) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = ::sqrt(w) - 3.0;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    double y = p * x;
+    for (int k = 0; k < 2; ++k)  // Newton on erf(y) = x
+        y -= (::erf(y) - x) / (1.1283791670955126 * ::exp(-y * y));
+    return y;
+}
+WEFT_FN float erfinv(float x) { return float(erfinv(double(x))); }
+WEFT_FN double erfcinv(double y) { return erfinv(1.0 - y); }
+WEFT_FN float erfcinv(float y) { return float(erfinv(1.0 - double(y))); }
 WEFT_FN float pow(float x, float y) { return ::powf(x, y); }
 WEFT_FN double pow(double x, double y) { return ::pow(x, y); }
 WEFT_FN float atan2(float y, float x) { return ::atan2f(y, x); }
@@ -539,6 +577,8 @@ WEFT_FLOAT_UNARY(cosh)
 WEFT_FLOAT_UNARY(tanh)
 WEFT_FLOAT_UNARY(erf)
 WEFT_FLOAT_UNARY(erfc)
+WEFT_FLOAT_UNARY(erfinv)
+WEFT_FLOAT_UNARY(erfcinv)
 WEFT_FLOAT_UNARY(floor)
 WEFT_FLOAT_UNARY(ceil)
 WEFT_FLOAT_UNARY(round)
@@ -595,6 +635,9 @@ WEFT_FLOAT_UNARY_ADJ(cosh, fmath::sinh(x))
 WEFT_FLOAT_UNARY_ADJ(tanh, R(1) - fmath::tanh(x) * fmath::tanh(x))
 WEFT_FLOAT_UNARY_ADJ(erf, R(1.12837916709551257389615890312154517) * fmath::exp(-x * x))  // 2 / sqrt(pi)
 WEFT_FLOAT_UNARY_ADJ(erfc, R(-1.12837916709551257389615890312154517) * fmath::exp(-x * x))
+// d erfinv(x)/dx = sqrt(pi)/2 exp(erfinv(x)^2); d erfcinv(y)/dy = -sqrt(pi)/2 exp(erfcinv(y)^2)
+WEFT_FLOAT_UNARY_ADJ(erfinv, R(0.886226925452758013649083741671) * fmath::exp(fmath::erfinv(x) * fmath::erfinv(x)))
+WEFT_FLOAT_UNARY_ADJ(erfcinv, R(-0.886226925452758013649083741671) * fmath::exp(fmath::erfcinv(x) * fmath::erfcinv(x)))
 WEFT_FLOAT_UNARY_ADJ(frac, R(1))
 WEFT_FLOAT_UNARY_ADJ(degrees, R(57.29577951308232087679815481410517))
 WEFT_FLOAT_UNARY_ADJ(radians, R(0.01745329251994329576923690768488613))

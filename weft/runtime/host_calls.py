@@ -30,23 +30,21 @@ def _value_type(v):
     """The weft type a Python value has as a builtin argument (None: not a kernel value)."""
     if isinstance(v, (bool, np.bool_)):
         return wt.bool
+    if isinstance(v, np.generic):  # before int / float: np.float64 is a float subclass
+        return wt.dtype_from_numpy(v.dtype)
     if isinstance(v, int):
         return wt.int32
     if isinstance(v, float):
         return wt.float32
     if isinstance(v, wt.scalar_base):
         return type(v)
-    if isinstance(v, np.generic):
-        return wt.dtype_from_numpy(v.dtype)
     if vt.is_composite(type(v)):
         return type(v)
     return None
 
 
 def _type_name(v) -> str:
-    if isinstance(v, (bool, int, float)):
-        return type(v).__name__
-    if isinstance(v, np.generic):
+    if isinstance(v, (bool, int, float, np.generic)):
         return type(v).__name__
     t = _value_type(v)
     return wt.type_repr(t) if t is not None else type(v).__name__
