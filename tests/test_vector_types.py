@@ -299,3 +299,62 @@ def test_host_remainder_of_composites_is_component_wise():
     assert (vi(1, -2, 3) % vi(2, 2, 2)) == vi(1, 0, 1) and (vi(7, -7, 1) % wp.int8(3)) == vi(1, -1, 1)
     assert (vi(5, 5, 5) % vi(0, 2, 3)) == vi(0, 1, 2)  # x % 0 is 0 for integers, as in kernels
     assert (wp.vec3(7.5, -7.5, 1.0) % 2.0) == wp.vec3(1.5, -1.5, 1.0)  # fmod for floats
+
+
+_vec1f = wp.types.vector(1, float)
+_vec2f = wp.types.vector(2, float)
+_mat23f = wp.types.matrix((2, 3), float)
+
+
+@wp.kernel
+def _slices(out: wp.array(dtype=float)):
+    v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+    out[0] = wp.where(v[1:] == wp.vec3(2.0, 3.0, 4.0), 1.0, 0.0)
+    out[1] = wp.where(v[::-2] == _vec2f(4.0, 2.0), 1.0, 0.0)
+    out[2] = wp.where(v[1::-2] == _vec1f(2.0), 1.0, 0.0)
+    v[::-1] = wp.vec4(19.0, 20.0, 21.0, 22.0)
+    v[1:] += wp.vec3(1.0, 1.0, 1.0)
+    out[3] = wp.where(v == wp.vec4(22.0, 22.0, 21.0, 20.0), 1.0, 0.0)
+    m = wp.mat33(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+    out[4] = wp.where(m[1, :] == wp.vec3(4.0, 5.0, 6.0) and m[:, 1] == wp.vec3(2.0, 5.0, 8.0), 1.0, 0.0)
+    out[5] = wp.where(m[1:] == _mat23f(4.0, 5.0, 6.0, 7.0, 8.0, 9.0), 1.0, 0.0)
+    m[:, 0] = wp.vec3(0.0, 0.0, 0.0)
+    out[6] = m[0, 0] + m[1, 0] + m[2, 0] + m[2, 2]
+    q = wp.quat(1.0, 2.0, 3.0, 4.0)
+    out[7] = wp.where(q[1:3] == _vec2f(2.0, 3.0), 1.0, 0.0)
+    out[8] = float(wp.static(len(v) + len(m)))
+
+
+@wp.kernel
+def _slice_gradients(arr_x: wp.array(dtype=wp.vec2), arr_y: wp.array(dtype=wp.vec4)):
+    i = wp.tid()
+    y = arr_y[i]
+    y[:2] = arr_x[i]
+    y[1:-1] += arr_x[i][:2]
+    y[3:1:-1] -= arr_x[i][0:]
+    arr_y[i] = y
+
+
+def test_slices_of_vectors_matrices_and_quaternions_in_kernels():
+    out = wp.zeros(9, dtype=float)
+    wp.launch(_slices, 1, [out])
+    assert out.numpy().tolist() == [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 9.0, 1.0, 7.0]
+    x = wp.array([[1.0, 2.0]], dtype=wp.vec2, requires_grad=True)
+    y = wp.zeros(1, dtype=wp.vec4, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_slice_gradients, 1, [x, y])
+    assert y.numpy().tolist() == [[1.0, 3.0, 0.0, -1.0]]
+    tape.backward(grads={y: wp.array([[1.0, 10.0, 100.0, 1000.0]], dtype=wp.vec4)})
+    # y0 = x0; y1 = x1 + x0; y2 = x1 - x1; y3 = -x0 (the reversed slice)
+    assert x.grad.numpy().tolist() == [[1.0 + 10.0 - 1000.0, 10.0]]
+
+
+def test_a_slice_assignment_needs_the_slices_shape():
+    @wp.kernel(module="unique")
+    def wrong_length():
+        v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+        v[1:] = wp.vec2(5.0, 6.0)
+
+    with pytest.raises(wp.codegen.WarpCodegenValueError, match="isn't compatible with the given slice"):
+        wp.launch(wrong_length, 1, [])

@@ -9,11 +9,13 @@ renderer prints ``weft::<name><ResultType>(args)``.
 
 from __future__ import annotations
 
+import ast
+
 from .. import types as wt
 from .. import vector_types as vt
 from . import intrinsics as intr
 from . import typing_rules as tr
-from .errors import WarpCodegenIndexError, WarpCodegenTypeError
+from .errors import WarpCodegenIndexError, WarpCodegenTypeError, WarpCodegenValueError
 
 _component_letters = {"x": 0, "y": 1, "z": 2, "w": 3}
 
@@ -156,6 +158,107 @@ def write(lw, base, idx, value, node):
             )
     idx = [_check_index(lw, i, node, t._shape[k]) for k, i in enumerate(idx)]
     return lw.call(intr.ASSIGN_COPY, [base] + idx + [value], t, node=node)
+
+
+# ---------------------------------------------------------------------------------------------
+# Slices of composites (``v[1:]``, ``m[:, 1]``, ``m[1:, ::2] = ...``): the positions are known at
+# build time, so a slice reads or writes one component at a time (its gradient comes with them).
+
+
+def _positions(lw, index_node, size, node):
+    """The positions an index selects: a Python slice's (bounds known at build time) or one."""
+    if not isinstance(index_node, ast.Slice):
+        return None
+
+    def bound(e):
+        if e is None:
+            return None
+        v = lw.constant_index(e)
+        if v is None:
+            raise lw.error("slice bounds of a vector or matrix must be known at build time", node, WarpCodegenTypeError)
+        return v
+
+    step = bound(index_node.step)
+    if step == 0:
+        raise lw.error("slice step cannot be zero", node, WarpCodegenValueError)
+    picked = list(range(*slice(bound(index_node.lower), bound(index_node.upper), step).indices(size)))
+    if not picked:
+        raise lw.error("the slice selects no component (weft has no empty vectors)", node, WarpCodegenValueError)
+    return picked
+
+
+def _sliced_positions(lw, t, index_nodes, node):
+    """``(rows, cols, shape)`` for an index list with a slice: the selected positions of each
+    axis and the shape of the result (one axis: a vector)."""
+    nmax = 2 if t._kind == "matrix" else 1
+    if not 1 <= len(index_nodes) <= nmax:
+        raise lw.error(f"{t.__name__} takes {nmax} index(es), got {len(index_nodes)}", node, WarpCodegenTypeError)
+    axes = []
+    for k, e in enumerate(index_nodes):
+        size = t._shape[k] if t._kind == "matrix" else t._length
+        picked = _positions(lw, e, size, node)
+        if picked is None:
+            v = lw.constant_index(e)
+            if v is None or not -size <= v < size:
+                raise lw.error(f"an index next to a slice must be a constant in [-{size}, {size})", node, WarpCodegenTypeError)
+            axes.append((v % size, False))
+        else:
+            axes.append((picked, True))
+    if t._kind == "matrix" and len(axes) == 1:
+        axes.append((list(range(t._shape[1])), True))  # m[1:] selects whole rows
+    return axes
+
+
+def _flat_index(t, pos):
+    return pos[0] * t._shape[1] + pos[1] if t._kind == "matrix" else pos[0]
+
+
+def read_slice(lw, base, index_nodes, node):
+    """``base[slice...]``: a vector (one sliced axis) or a matrix (two) of the picked components."""
+    t = base.type
+    axes = _sliced_positions(lw, t, index_nodes, node)
+    grids = [a if sliced else [a] for a, sliced in axes]
+    shape = tuple(len(g) for (g, (_, sliced)) in zip(grids, axes) if sliced)
+    comps = []
+    for pos in _product(grids):
+        comps.append(lw.call(intr.EXTRACT, [base] + [lw.const(i, wt.int32) for i in pos], t._scalar, node=node))
+    cls = vt.vector(shape[0], t._scalar) if len(shape) == 1 else vt.matrix(shape, t._scalar)
+    return construct(lw, cls, comps, node)
+
+
+def write_slice(lw, base, index_nodes, value, node):
+    """A copy of ``base`` with ``base[slice...] = value`` (a vector or matrix of the slice's shape)."""
+    t = base.type
+    axes = _sliced_positions(lw, t, index_nodes, node)
+    grids = [a if sliced else [a] for a, sliced in axes]
+    shape = tuple(len(g) for (g, (_, sliced)) in zip(grids, axes) if sliced)
+    want = vt.vector(shape[0], t._scalar) if len(shape) == 1 else vt.matrix(shape, t._scalar)
+    if value.type != want:
+        got = value.type
+        if is_composite(got) and got._shape != want._shape and got._scalar is t._scalar:
+            raise lw.error(
+                f"The length of the provided value ({got._shape}) isn't compatible with the given slice "
+                f"(expected {want._shape})",
+                node,
+                WarpCodegenValueError,
+            )
+        raise lw.error(f"The provided value is expected to be a {want.__name__}", node, WarpCodegenValueError)
+    for k, pos in enumerate(_product(grids)):
+        src = [lw.const(k, wt.int32)] if len(shape) == 1 else [lw.const(k // shape[1], wt.int32), lw.const(k % shape[1], wt.int32)]
+        comp = lw.call(intr.EXTRACT, [value] + src, t._scalar, node=node)
+        base = lw.call(intr.ASSIGN_COPY, [base] + [lw.const(i, wt.int32) for i in pos] + [comp], t, node=node)
+    return base
+
+
+def _product(grids):
+    out = [[]]
+    for g in grids:
+        out = [p + [i] for p in out for i in g]
+    return out
+
+
+def has_slice(index_nodes) -> bool:
+    return any(isinstance(e, ast.Slice) for e in index_nodes)
 
 
 def attribute_index(t, attr):

@@ -80,6 +80,20 @@ def _type_attribute(t, attr):
     return _MISSING
 
 
+class _BuildTimeShape:
+    """A runtime composite as build-time code sees it (``wp.static(len(v))``): its type's length,
+    shape and component type, not its values."""
+
+    def __init__(self, t):
+        self._t = t
+        self.dtype = t._scalar
+        self.length = t._length_
+        self.shape = t._shape
+
+    def __len__(self):
+        return self._t._shape[0]
+
+
 class Lowerer(ControlFlow, ast.NodeVisitor):
     """Lowers one function. Use ``lower(...)``; the instance is single-use."""
 
@@ -297,7 +311,10 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return
         if not (isinstance(base, ir.Var) and composite.is_composite(base.type)):
             raise self.error(f"cannot assign to '{ast.unparse(target)}'", target, UnsupportedConstruct)
-        if isinstance(target, ast.Subscript):
+        nodes = (target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]) if isinstance(target, ast.Subscript) else []
+        if composite.has_slice(nodes):
+            new = composite.write_slice(self, base, nodes, v, target)
+        elif isinstance(target, ast.Subscript):
             new = composite.write(self, base, self.index_list(target), v, target)
         else:
             new = composite.write_attribute(self, base, target.attr, v, target)
@@ -516,6 +533,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 scope[k] = v.const
             elif isinstance(v, ir.Var) and isinstance(v.type, wt.TupleType):
                 scope[k] = tuple(v.type.types)  # what build-time code may ask of it: len(t)
+            elif isinstance(v, ir.Var) and composite.is_composite(v.type):
+                scope[k] = _BuildTimeShape(v.type)  # len(v), v.dtype... of a runtime vector
         try:
             return eval(code, scope)
         except Exception as e:
@@ -593,6 +612,9 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             j %= n
             return self.call(intr.TUPLE_GET, [base], base.type.types[j], attr=j, node=node)
         if isinstance(base, ir.Var) and composite.is_composite(base.type):
+            nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if composite.has_slice(nodes):
+                return composite.read_slice(self, base, nodes, node)
             return composite.read(self, base, self.index_list(node), node)
         arr, idx = self.array_and_index(node, base)
         return self.call(intr.LOAD, [arr] + idx, arr.type.dtype, node=node)
