@@ -358,3 +358,25 @@ def test_a_slice_assignment_needs_the_slices_shape():
 
     with pytest.raises(wp.codegen.WarpCodegenValueError, match="isn't compatible with the given slice"):
         wp.launch(wrong_length, 1, [])
+
+
+def test_host_indexing_errors_name_the_key_and_the_value():
+    v = wp.vec3i(1, 2, 3)
+    with pytest.raises(KeyError, match="Invalid key None, expected int or slice"):
+        v[None]
+    with pytest.raises(TypeError, match="Expected to assign a `int32` value but got `str` instead"):
+        v[0] = "1"
+    with pytest.raises(ValueError, match="Can only assign sequence of same size"):
+        v[:1] = (1, 2)
+    v[1:] = (7, 8)
+    assert v == wp.vec3i(1, 7, 8)
+    m = wp.mat22h(1, 2, 3, 4)
+    with pytest.raises(KeyError, match="expected one or two indices, got 3"):
+        m[0, 1, 2]
+    with pytest.raises(KeyError, match="expected int or pair of ints"):
+        m[None] = 0
+    with pytest.raises(IndexError, match="Invalid row index"):
+        m.set_row(2, (0, 0))
+    m[0, 1] = 7
+    m[1] = (5, 6)
+    assert m == wp.mat22h(1, 7, 5, 6)

@@ -36,8 +36,8 @@ def _to_py(dtype, raw):
 def _from_py(dtype, value):
     if isinstance(value, wt.scalar_base):
         value = value.value
-    if isinstance(value, (str, bytes)):
-        raise TypeError(f"must be real number, not {type(value).__name__}")
+    if isinstance(value, (str, bytes)) or isinstance(value, _Composite):
+        raise TypeError(f"Expected to assign a `{dtype.cname}` value but got `{type(value).__name__}` instead")
     if wt.is_bit_stored(dtype):
         return dtype.to_bits(value)
     if dtype is wt.bool:
@@ -186,20 +186,49 @@ def _remainder(a, b):
     return np.where(b == 0, 0, np.fmod(a, safe))
 
 
+def _check_vector_key(key):
+    if not isinstance(key, (int, np.integer, slice)) or isinstance(key, bool):
+        raise KeyError(f"Invalid key {key!r}, expected int or slice")
+
+
+def _check_matrix_key(key):
+    if isinstance(key, tuple):
+        if len(key) not in (1, 2):
+            raise KeyError(f"Invalid key, expected one or two indices, got {len(key)}")
+        return
+    if not isinstance(key, (int, np.integer, slice)) or isinstance(key, bool):
+        raise KeyError(f"Invalid key {key!r}, expected int or pair of ints")
+
+
+def _assign_slice(v, positions, values):
+    """``v[a:b] = values`` for a vector: the same number of values, each a number."""
+    values = list(values)
+    for x in values:
+        if isinstance(x, _Composite):
+            raise TypeError(
+                f"Expected to assign a slice from a sequence of `{v._scalar.cname}` values but got "
+                f"`{type(x).__name__}` instead"
+            )
+    if len(values) != len(positions):
+        raise ValueError("Can only assign sequence of same size")
+    for k, x in zip(positions, values):
+        ctypes.Array.__setitem__(v, k, _from_py(v._scalar, x))
+
+
 class VectorBase(_Composite):
     _kind = "vector"
 
     def __getitem__(self, i):
+        _check_vector_key(i)
         if isinstance(i, slice):  # a shorter vector, like Warp
             values = self._flat()[i]
             return vector(len(values), self._scalar)(*values) if values else values
         return self._flat()[i] if -self._length_ <= i < self._length_ else self._raise_index(i)
 
     def __setitem__(self, i, value):
+        _check_vector_key(i)
         if isinstance(i, slice):
-            idx = range(self._length_)[i]
-            for k, v in zip(idx, value):
-                ctypes.Array.__setitem__(self, k, _from_py(self._scalar, v))
+            _assign_slice(self, range(self._length_)[i], value)
             return
         if not -self._length_ <= i < self._length_:
             self._raise_index(i)
@@ -234,12 +263,24 @@ class MatrixBase(_Composite):
         return vector(self._shape[1], self._scalar)
 
     def __getitem__(self, key):
+        _check_matrix_key(key)
         a = self.__array__()
         if isinstance(key, tuple):
-            return a[key].item()
+            return a[key].item() if all(isinstance(k, int) for k in key) else a[key]
         return self._row_type()(*a[key].tolist())
 
     def __setitem__(self, key, value):
+        _check_matrix_key(key)
+        if isinstance(key, tuple) and all(isinstance(k, int) for k in key):
+            _from_py(self._scalar, value)  # refuses what is not a number, with Warp's message
+        elif not isinstance(key, tuple):
+            if isinstance(value, _Composite) and not isinstance(value, VectorBase) or (
+                isinstance(value, (tuple, list)) and any(isinstance(v, _Composite) for v in value)
+            ):
+                raise TypeError(
+                    f"Expected to assign a slice from a sequence of `{self._scalar.cname}` values but got "
+                    f"`{type(value[0] if isinstance(value, (tuple, list)) else value).__name__}` instead"
+                )
         a = self.__array__().copy()
         a[key] = np.asarray(value)
         self._set_flat(a.ravel().tolist())
@@ -251,6 +292,8 @@ class MatrixBase(_Composite):
         return vector(self._shape[0], self._scalar)(*self.__array__()[:, c].tolist())
 
     def set_row(self, r, v):
+        if not -self._shape[0] <= r < self._shape[0]:
+            raise IndexError("Invalid row index")
         self[r] = np.asarray(v)
 
     def set_col(self, c, v):
