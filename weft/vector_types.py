@@ -101,7 +101,8 @@ class _Composite:
 
     def __eq__(self, other):
         try:
-            return bool(np.array_equal(self.__array__(), np.asarray(other).reshape(self._shape)))
+            other = other.__array__() if isinstance(other, _Composite) else np.asarray(other)  # not the raw bits
+            return bool(np.array_equal(self.__array__(), other.reshape(self._shape)))
         except (ValueError, TypeError):
             return False
 
