@@ -171,6 +171,22 @@ def SPECTRUM(rng, n, shape):
     return np.einsum("nij,nj,nkj->nik", U, s, V)
 
 
+def SPECTRUM2(rng, n, shape):
+    """2x2 A = R(a) diag(s) R(b) with well separated |s| (2, 1 scaled) and a random sign of det."""
+    s = np.array([2.0, 1.0]) * rng.uniform(0.8, 1.2, (n, 1))
+    s[:, 1] *= rng.choice([-1.0, 1.0], n)
+    a, b = rng.uniform(-np.pi, np.pi, (2, n))
+    rot = lambda t: np.stack([np.stack([np.cos(t), -np.sin(t)], -1), np.stack([np.sin(t), np.cos(t)], -1)], -2)
+    return np.einsum("nij,nj,njk->nik", rot(a), s, rot(b))
+
+
+def svd2_sigma_ref(a):
+    """sigma of a 2x2 SVD under weft's (Warp's) convention: decreasing, the second signed like det(a)."""
+    s = np.linalg.svd(a, compute_uv=False).copy()
+    s[:, 1] *= np.sign(np.linalg.det(a))
+    return s
+
+
 def SYMMETRIC(rng, n, shape):
     """Symmetric matrices with eigenvalues at least 0.5 apart."""
     lam = np.sort(rng.uniform(-2, 2, (n, 3)), axis=1) + np.array([-1.0, 0.0, 1.0])
@@ -644,6 +660,21 @@ def linalg_wrappers(dtype):
     """Funcs returning one output of the output-parameter builtins, for scalar ``dtype``."""
     M33 = wp.types.matrix(shape=(3, 3), dtype=dtype)
     V3 = wp.types.vector(length=3, dtype=dtype)
+    M22 = wp.types.matrix(shape=(2, 2), dtype=dtype)
+    V2 = wp.types.vector(length=2, dtype=dtype)
+
+    @wp.func
+    def svd2_sigma(A: M22):
+        U = M22()
+        sigma = V2()
+        V = M22()
+        wp.svd2(A, U, sigma, V)
+        return sigma
+
+    @wp.func
+    def svd2_rebuild(A: M22):
+        U, sigma, V = wp.svd2(A)
+        return U * wp.diag(sigma) * wp.transpose(V)
 
     @wp.func
     def svd3_sigma(A: M33):
@@ -1070,6 +1101,8 @@ SPECS = [
         gtol=1e-5,
     ),
     S("svd3", "m33->m33", None, (SPECTRUM,), fn=wrapper("svd3_U"), via="svd3:U", tol32=1e-4, gtol=1e-5),
+    S("svd2", "m22->v2", svd2_sigma_ref, (SPECTRUM2,), fn=wrapper("svd2_sigma"), via="svd2:sigma", tol32=1e-5, gtol=1e-5),
+    S("svd2", "m22->m22", same, (SPECTRUM2,), fn=wrapper("svd2_rebuild"), via="svd2:U*diag*V^T", tol32=1e-5, gtol=1e-5),
     S("svd3", "m33->m33", None, (SPECTRUM,), fn=wrapper("svd3_V"), via="svd3:V", tol32=1e-4, gtol=1e-5),
     S(
         "qr3",
@@ -2172,10 +2205,7 @@ def test_float16_composites_forward():
 
 # Composite builtins of warp-lang 1.19 (groups Vector Math, Quaternion Math, Transformations,
 # Spatial Math) that weft does not export yet.
-MISSING_WARP_BUILTINS = (
-    "svd2",
-    "inverse_approx",
-)
+MISSING_WARP_BUILTINS = ("inverse_approx",)
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,7 @@ from .builtins.constructors import (
     qr3,
     quat_identity,
     quat_to_axis_angle,
+    svd2,
     svd3,
     transform_identity,
     transform_set_rotation,

@@ -16,6 +16,7 @@ from .registry import builtin, composite_var, p
 
 _Q = composite_var("Q", "quaternion", float_only=True)
 _FM33 = composite_var("M", "matrix", float_only=True, shape=(3, 3))
+_FM22 = composite_var("M", "matrix", float_only=True, shape=(2, 2))
 
 
 def _dtype(dtype):
@@ -67,6 +68,14 @@ def _m33(ts):
     return vt.matrix((3, 3), ts[0]._scalar)
 
 
+def _m22(ts):
+    return vt.matrix((2, 2), ts[0]._scalar)
+
+
+def _v2(ts):
+    return vt.vector(2, ts[0]._scalar)
+
+
 def _v3(ts):
     return vt.vector(3, ts[0]._scalar)
 
@@ -80,6 +89,9 @@ def _scalar(ts):
 svd3 = builtin("svd3", "Singular value decomposition A = U diag(sigma) V^T (outputs U, sigma, V)", "linalg")
 svd3.add(p("A", _FM33), _tuple_of(_m33, _v3, _m33))
 svd3.outputs = 3
+svd2 = builtin("svd2", "Singular value decomposition of a 2x2 A = U diag(sigma) V^T (outputs U, sigma, V)", "linalg")
+svd2.add(p("A", _FM22), _tuple_of(_m22, _v2, _m22))
+svd2.outputs = 3
 qr3 = builtin("qr3", "QR decomposition A = Q R (outputs Q, R)", "linalg")
 qr3.add(p("A", _FM33), _tuple_of(_m33, _m33))
 qr3.outputs = 2

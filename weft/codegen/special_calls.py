@@ -246,7 +246,7 @@ register_special(ctors.quat_identity, _identity_of(vt.quaternion, "quat_identity
 register_special(ctors.transform_identity, _identity_of(vt.transformation, "transform_identity"))
 register_special(ctors.matrix_from_rows, _rows_or_cols(False))
 register_special(ctors.matrix_from_cols, _rows_or_cols(True))
-for _b in (ctors.svd3, ctors.qr3, ctors.eig3, ctors.quat_to_axis_angle):
+for _b in (ctors.svd2, ctors.svd3, ctors.qr3, ctors.eig3, ctors.quat_to_axis_angle):
     register_special(_b, _call_with_outputs(_b))
 
 

@@ -1,4 +1,4 @@
-// weft 3x3 decompositions: svd3, qr3, eig3, with adjoints. T = float16/32/64 (float16 computed in
+// weft 3x3 decompositions: svd3, qr3, eig3 (and svd2 for 2x2), with adjoints. T = float16/32/64 (float16 computed in
 // float32). Warp writes the results to output arguments; weft returns them as a tuple_t (tuple.h)
 // and the frontend lowers `wp.svd3(A, U, sigma, V)` / `U, sigma, V = wp.svd3(A)` to one call:
 //   svd3(A) -> tuple_t<mat33, vec3, mat33>  (U, sigma, V)     adj_svd3(A, adj_A&, adj_ret)
@@ -240,6 +240,76 @@ WEFT_FN R lin_inv_gap(R a, R b) {
 }
 
 }  // namespace linalg_detail
+
+// ---------------------------------------------------------------------------------------------
+// svd2: closed form. With E = (a+d)/2, F = (a-d)/2, G = (c+b)/2, H = (c-b)/2:
+// sigma = (|(E, H)| + |(F, G)|, |(E, H)| - |(F, G)|) (the second has the sign of det A),
+// U = rot((atan2(H, E) + atan2(G, F)) / 2), V = rot((atan2(G, F) - atan2(H, E)) / 2), A = U S V^T;
+// U and V are rotations. Adjoint: svd3's formula on 2x2.
+
+namespace linalg_detail {
+template <typename R>
+WEFT_FN void lin_svd2(R a, R b, R c, R d, R U[2][2], R s[2], R V[2][2]) {
+    R E = (a + d) * R(0.5), F = (a - d) * R(0.5), G = (c + b) * R(0.5), H = (c - b) * R(0.5);
+    R Q = fmath::sqrt(E * E + H * H), P = fmath::sqrt(F * F + G * G);
+    s[0] = Q + P;
+    s[1] = Q - P;
+    R a1 = fmath::atan2(G, F), a2 = fmath::atan2(H, E);
+    R phi = (a2 + a1) * R(0.5), theta = (a2 - a1) * R(0.5);
+    R cu = fmath::cos(phi), su = fmath::sin(phi), cv = fmath::cos(theta), sv = fmath::sin(theta);
+    U[0][0] = cu, U[0][1] = -su, U[1][0] = su, U[1][1] = cu;
+    V[0][0] = cv, V[0][1] = sv, V[1][0] = -sv, V[1][1] = cv;  // V = rot(theta)^T
+}
+}  // namespace linalg_detail
+
+template <typename T>
+WEFT_FN tuple_t<mat_t<2, 2, T>, vec_t<2, T>, mat_t<2, 2, T>> svd2(const mat_t<2, 2, T>& A) {
+    using namespace linalg_detail;
+    typedef compute_t<T> R;
+    R U[2][2], s[2], V[2][2];
+    lin_svd2(R(A.data[0][0]), R(A.data[0][1]), R(A.data[1][0]), R(A.data[1][1]), U, s, V);
+    mat_t<2, 2, T> u, v;
+    vec_t<2, T> sigma;
+    for (int i = 0; i < 2; ++i) {
+        sigma.c[i] = T(s[i]);
+        for (int j = 0; j < 2; ++j) {
+            u.data[i][j] = T(U[i][j]);
+            v.data[i][j] = T(V[i][j]);
+        }
+    }
+    return make_tuple(u, sigma, v);
+}
+
+template <typename T>
+WEFT_FN void adj_svd2(const mat_t<2, 2, T>& A, mat_t<2, 2, T>& adj_A,
+                      const tuple_t<mat_t<2, 2, T>, vec_t<2, T>, mat_t<2, 2, T>>& adj_ret) {
+    using namespace linalg_detail;
+    typedef compute_t<T> R;
+    R U[2][2], s[2], V[2][2];
+    lin_svd2(R(A.data[0][0]), R(A.data[0][1]), R(A.data[1][0]), R(A.data[1][1]), U, s, V);
+    const mat_t<2, 2, T>& gU = tuple_get<0>(adj_ret);
+    const vec_t<2, T>& gs = tuple_get<1>(adj_ret);
+    const mat_t<2, 2, T>& gV = tuple_get<2>(adj_ret);
+    R UtgU[2][2], VtgV[2][2], inner[2][2], tmp[2][2];
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+            UtgU[i][j] = U[0][i] * R(gU.data[0][j]) + U[1][i] * R(gU.data[1][j]);
+            VtgV[i][j] = V[0][i] * R(gV.data[0][j]) + V[1][i] * R(gV.data[1][j]);
+        }
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+            if (i == j) {
+                inner[i][j] = R(gs.c[i]);
+                continue;
+            }
+            R f = lin_inv_gap(s[i] * s[i], s[j] * s[j]);  // 1 / (s_j^2 - s_i^2)
+            inner[i][j] = f * (UtgU[i][j] - UtgU[j][i]) * s[j] + s[i] * f * (VtgV[i][j] - VtgV[j][i]);
+        }
+    for (int i = 0; i < 2; ++i)  // tmp = U inner
+        for (int j = 0; j < 2; ++j) tmp[i][j] = U[i][0] * inner[0][j] + U[i][1] * inner[1][j];
+    for (int i = 0; i < 2; ++i)  // adj_A += tmp V^T
+        for (int j = 0; j < 2; ++j) accum(adj_A.data[i][j], tmp[i][0] * V[j][0] + tmp[i][1] * V[j][1]);
+}
 
 // ---------------------------------------------------------------------------------------------
 // svd3
