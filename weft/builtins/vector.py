@@ -248,6 +248,12 @@ transpose = builtin("transpose", "Matrix transpose", "matrix math", lambda m: _v
 inverse = builtin(
     "inverse", "Inverse of a 2x2, 3x3 or 4x4 matrix", "matrix math", lambda m: _vec(np.linalg.inv(_np(m)), m)
 ).add(p("a", FMsq), FMsq)
+inverse_approx = builtin(
+    "inverse_approx",
+    "Inverse of a 2x2, 3x3 or 4x4 matrix, allowing faster approximate arithmetic on GPUs (exact on the CPU)",
+    "matrix math",
+    lambda m: _vec(np.linalg.inv(_np(m)), m),
+).add(p("a", FMsq), FMsq, symbol="inverse")
 determinant = builtin("determinant", "Determinant", "matrix math", lambda m: float(np.linalg.det(_np(m)))).add(
     p("a", FMsq), scalar_of()
 )
