@@ -629,3 +629,41 @@ def test_gradient_of_struct_elements_read_by_several_threads():
     g = data.grad.numpy()
     np.testing.assert_allclose(g["value"], [8.0, 10.0])
     np.testing.assert_allclose(g["inner"]["w"], [[0.0, 6.0], [0.0, 3.0]])
+
+
+@wp.struct
+class ConstInner:
+    mat: wp.mat33
+    vec: wp.vec3
+    i: int
+
+
+@wp.struct
+class ConstOuter:
+    s: ConstInner
+    x: float
+
+
+def make_const_outer():
+    o = ConstOuter()
+    o.s.mat = wp.mat33(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+    o.s.vec = wp.vec3(1.0, 2.0, 3.0)
+    o.s.i = 7
+    o.x = 2.5
+    return o
+
+
+CONST_OUTER = make_const_outer()
+
+
+@wp.kernel
+def struct_constants(out: wp.array(dtype=float)):
+    s = wp.static(make_const_outer())  # a struct built at build time
+    out[0] = s.s.mat[1, 1] + s.s.vec[2] + float(s.s.i) + s.x
+    out[1] = CONST_OUTER.x * 2.0  # a global struct
+
+
+def test_struct_instances_known_at_build_time_are_kernel_constants():
+    out = wp.zeros(2, dtype=float)
+    wp.launch(struct_constants, 1, [out])
+    assert out.numpy().tolist() == [17.5, 5.0]

@@ -478,7 +478,27 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if composite.is_composite(type(value)):
             self.captures[name] = tuple(value._flat())
             return self.fn.new_var(type(value), const=tuple(value._flat()))
+        if getattr(type(value), "_weft_struct_instance", False):
+            return self.struct_constant(value, node)
         return Static(value)
+
+    def struct_constant(self, value, node):
+        """A struct instance known at build time (a global, ``wp.static(...)``): built in the
+        kernel from its field values. Arrays cannot be baked in: they are kernel arguments."""
+        t = value._struct
+        fields = {}
+        for field, ft in t.vars.items():
+            v = getattr(value, field)
+            if isinstance(ft, wt.ArrayType):
+                if v is not None:
+                    raise self.error(
+                        f"struct {t.key} holds an array in field '{field}', so it cannot be a build-time constant; "
+                        "pass the struct to the kernel as an argument",
+                        node,
+                    )
+                continue
+            fields[field] = self.from_python(v, field, node) if not wt.is_scalar(ft) else self.const(v, ft)
+        return composite.struct_construct(self, t, [], fields, node)
 
     def visit_Attribute(self, node):
         base = self.visit(node.value)
