@@ -1163,3 +1163,38 @@ def test_augmented_assignment_evaluates_its_target_indices_once():
     assert counter.numpy()[0] == 4  # two augmented assignments per thread
     np.testing.assert_allclose(data.numpy()["value"], [5.0, 5.0])
     np.testing.assert_allclose(vs.numpy(), [[1.0, 4.0, 3.0], [4.0, 10.0, 6.0]])
+
+
+@wp.kernel
+def k_loop_variable_after_loop(out: wp.array(dtype=wp.int32)):
+    s = int(0)
+    for i in range(3):  # unrolled; as in Python, i keeps its last value after the loop
+        s = s + i
+    k = int(0)
+    while k < 2:
+        i = i + 1
+        k = k + 1
+    out[0] = i * 10 + s
+
+
+@wp.kernel
+def k_transform_by_keyword(vs: wp.array(dtype=wp.vec3), qs: wp.array(dtype=wp.quat), out: wp.array(dtype=wp.transform)):
+    out[0] = wp.transformation(p=vs[0], q=qs[0])
+
+
+def test_loop_variable_survives_its_loop_and_transformation_keywords():
+    out = wp.zeros(1, dtype=wp.int32)
+    wp.launch(k_loop_variable_after_loop, 1, [out])
+    assert out.numpy()[0] == 43
+    t = wp.zeros(1, dtype=wp.transform)
+    wp.launch(k_transform_by_keyword, 1, [wp.array([[2.0, 3.0, 4.0]], dtype=wp.vec3), wp.array([[0.0, 0.0, 0.0, 1.0]], dtype=wp.quat), t])
+    assert t.numpy().tolist() == [[2.0, 3.0, 4.0, 0.0, 0.0, 0.0, 1.0]]
+
+
+def test_a_kernel_returning_a_value_is_a_type_error():
+    @wp.kernel(module="unique")
+    def returns_none(x: float):
+        return None
+
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="Warp kernels cannot return values"):
+        wp.launch(returns_none, 1, [1.0])

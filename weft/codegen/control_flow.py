@@ -234,7 +234,9 @@ class ControlFlow:
         self.loops.pop()
         self.env.pop(cont, None)
         self.env.pop(brk, None)
-        if saved is not None:
+        if values and not _has_jump(node.body, ast.Break):
+            pass  # as in Python, the loop variable keeps what the last iteration left in it
+        elif saved is not None:
             self.env[name] = saved
         else:
             self.env.pop(name, None)
@@ -414,7 +416,12 @@ class ControlFlow:
     def visit_Return(self, node):
         if node.value is not None:
             if self.is_kernel:
-                raise self.error("kernels cannot return a value; write results to an array", node)
+                raise self.error(
+                    "Warp kernels cannot return values. Write results to output arguments, and omit the return "
+                    "annotation or use `-> None`.",
+                    node,
+                    WarpCodegenTypeError,
+                )
             v = self.expr_or_tuple(node.value)
             if isinstance(v, StaticTuple):
                 v = self.call(intr.TUPLE_MAKE, v.items, wt.TupleType([x.type for x in v.items]))

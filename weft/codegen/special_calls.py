@@ -255,7 +255,13 @@ def _generic_constructor(kind):
 
     def handler(lw: Lowerer, node):
         args = [lw.expr(a) for a in node.args]
-        kw = {k.arg: _build_time_value(lw, k.value) for k in node.keywords}
+        runtime = ("p", "q") if kind == "transform" else ()  # wp.transformation(p=..., q=...)
+        parts = {k.arg: lw.expr(k.value) for k in node.keywords if k.arg in runtime}
+        if parts:
+            if args or set(parts) != {"p", "q"}:
+                raise lw.error("wp.transformation(p=..., q=...) takes both parts by keyword", node)
+            args = [parts["p"], parts["q"]]
+        kw = {k.arg: _build_time_value(lw, k.value) for k in node.keywords if k.arg not in runtime}
         dtype = kw.get("dtype")
         if dtype is not None:
             dtype = _dtype_arg(lw, dtype, node)
