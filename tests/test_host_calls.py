@@ -50,3 +50,12 @@ def test_legacy_scalar_return_types(monkeypatch):
 
 def test_numpy_float64_scalars_are_float64():
     assert isinstance(wp.sin(np.float64(1.23)), wp.float64)  # np.float64 subclasses float, yet keeps its type
+
+
+def test_builtins_with_several_outputs_return_a_tuple():
+    axis, angle = wp.quat_to_axis_angle(wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), 0.5))
+    assert type(axis) is wp.vec3 and abs(angle - 0.5) < 1e-6
+    A = wp.mat33(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
+    U, sigma, V = wp.svd3(A)
+    rebuilt = np.asarray(U) @ np.diag(np.asarray(sigma)) @ np.asarray(V).T
+    np.testing.assert_allclose(rebuilt, np.asarray(A), atol=1e-5)

@@ -55,3 +55,32 @@ def _arity4(fn, T0, T1, T2, T3, R):
 
 
 _factories = {0: _arity0, 1: _arity1, 2: _arity2, 3: _arity3, 4: _arity4}
+
+
+def make_multi(fn, types, rtypes):
+    """A kernel storing the results of a one-argument builtin with two or three outputs
+    (``wp.svd3``, ``wp.quat_to_axis_angle``...) in one array each; None for other shapes."""
+    if len(types) != 1 or len(rtypes) not in (2, 3):
+        return None
+    return (_two if len(rtypes) == 2 else _three)(fn, types[0], *rtypes)
+
+
+def _two(fn, T0, R0, R1):
+    @kernel(module=MODULE, enable_backward=False)
+    def host_call_2(a0: T0, out0: array(dtype=R0), out1: array(dtype=R1)):
+        r = fn(a0)
+        out0[0] = r[0]
+        out1[0] = r[1]
+
+    return host_call_2
+
+
+def _three(fn, T0, R0, R1, R2):
+    @kernel(module=MODULE, enable_backward=False)
+    def host_call_3(a0: T0, out0: array(dtype=R0), out1: array(dtype=R1), out2: array(dtype=R2)):
+        r = fn(a0)
+        out0[0] = r[0]
+        out1[0] = r[1]
+        out2[0] = r[2]
+
+    return host_call_3

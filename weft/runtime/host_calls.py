@@ -78,11 +78,13 @@ def _kernel_for(builtin, types):
         found = _kernels.get(key)
         if found is None:
             fit = tr._first_fit(builtin, list(types))
-            if fit is None or fit[1] is None or isinstance(fit[1], wt.TupleType):
-                found = (None, None)
-            else:
-                from . import _host_kernels
+            from . import _host_kernels
 
+            if fit is None or fit[1] is None:
+                found = (None, None)
+            elif isinstance(fit[1], wt.TupleType):  # several outputs: a tuple of values
+                found = (_host_kernels.make_multi(builtin, types, fit[1].types), fit[1])
+            else:
                 found = (_host_kernels.make(builtin, types, fit[1]), fit[1])
             _kernels[key] = found
     return found
@@ -107,6 +109,8 @@ def call(builtin, args, kwargs):
     from .launch import launch
     from ..array_constructors import zeros
 
-    out = zeros(1, dtype=rtype, device="cpu")
-    launch(kernel, 1, inputs=[_as_argument(a, t) for a, t in zip(args, types)] + [out], device="cpu")
-    return _convert_result(out.numpy()[0], rtype)
+    rtypes = rtype.types if isinstance(rtype, wt.TupleType) else (rtype,)
+    outs = [zeros(1, dtype=t, device="cpu") for t in rtypes]
+    launch(kernel, 1, inputs=[_as_argument(a, t) for a, t in zip(args, types)] + outs, device="cpu")
+    values = tuple(_convert_result(o.numpy()[0], t) for o, t in zip(outs, rtypes))
+    return values if isinstance(rtype, wt.TupleType) else values[0]
