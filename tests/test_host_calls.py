@@ -57,5 +57,6 @@ def test_builtins_with_several_outputs_return_a_tuple():
     assert type(axis) is wp.vec3 and abs(angle - 0.5) < 1e-6
     A = wp.mat33(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
     U, sigma, V = wp.svd3(A)
-    rebuilt = np.asarray(U) @ np.diag(np.asarray(sigma)) @ np.asarray(V).T
-    np.testing.assert_allclose(rebuilt, np.asarray(A), atol=1e-5)
+    U, V = np.asarray(U).reshape(3, 3), np.asarray(V).reshape(3, 3)
+    rebuilt = U @ np.diag(np.asarray(sigma)) @ V.T
+    np.testing.assert_allclose(rebuilt, np.asarray(A).reshape(3, 3), atol=1e-5)
