@@ -1198,3 +1198,18 @@ def test_a_kernel_returning_a_value_is_a_type_error():
 
     with pytest.raises(wp.codegen.WarpCodegenTypeError, match="Warp kernels cannot return values"):
         wp.launch(returns_none, 1, [1.0])
+
+
+def test_missing_functions_and_attributes_are_named():
+    @wp.kernel(module="unique")
+    def missing_function():
+        x = wp.nonexistent_func()  # noqa: F841
+
+    @wp.kernel(module="unique")
+    def missing_namespace():
+        t = wp.foo.bar.tid()  # noqa: F841
+
+    with pytest.raises(AttributeError, match="Could not find function wp.nonexistent_func"):
+        wp.launch(missing_function, 1, [])
+    with pytest.raises(AttributeError, match="`foo` is not an attribute of 'wp'"):
+        wp.launch(missing_namespace, 1, [])

@@ -510,7 +510,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 if found is not _MISSING:
                     return self.from_python(found, node.attr, node)
                 raise self.error(
-                    f"'{ast.unparse(node.value)}' has no attribute '{node.attr}'", node, WarpCodegenAttributeError
+                    f"`{node.attr}` is not an attribute of '{ast.unparse(node.value)}'", node, WarpCodegenAttributeError
                 ) from None
         if isinstance(base, ir.Var) and composite.is_struct(base.type):
             return composite.struct_get(self, base, node.attr, node)
@@ -686,7 +686,18 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
     def visit_Call(self, node):
         fn = self.builtin_by_bare_name(node.func)
         if fn is None:
-            fn = self.visit(node.func)
+            try:
+                fn = self.visit(node.func)
+            except WarpCodegenAttributeError as e:
+                missing = isinstance(node.func, ast.Attribute) and e.bare_msg.startswith(f"`{node.func.attr}`")
+                if not missing:
+                    raise
+                raise self.error(
+                    f"Could not find function {ast.unparse(node.func)} as a builtin or a user func "
+                    f"({e.bare_msg}; a user function needs the @wp.func decorator)",
+                    node,
+                    WarpCodegenAttributeError,
+                ) from None
         if not isinstance(fn, Static):
             raise self.error(f"'{ast.unparse(node.func)}' is not callable in a kernel", node, WarpCodegenTypeError)
         target = fn.value
