@@ -619,3 +619,31 @@ def test_wp_float_and_wp_int_convert_in_kernels():
     out = wp.zeros(1, dtype=float)
     wp.launch(_wp_float_int, 1, [wp.array([1.5], dtype=wp.float16), out])
     assert out.numpy()[0] == 5.0
+
+
+@wp.func
+def _square(x: float):
+    return x * x
+
+
+@wp.kernel
+def _gradients_in_kernels(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[0] = wp.grad(_square)(x[i])  # d(x^2)/dx
+    db, da = wp.grad(wp.atan2)(x[i], 2.0)  # a tuple for several arguments
+    out[1] = db
+    out[2] = da
+    f = _square
+    out[3] = wp.grad(f)(3.0) * x[i]  # a constant for the backward pass
+    out[4] = wp.grad(_apply)(_square, x[i])
+
+
+def test_grad_of_funcs_and_builtins_in_kernels():
+    x = wp.array([3.0], dtype=float, requires_grad=True)
+    out = wp.zeros(5, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_gradients_in_kernels, 1, [x, out])
+    np.testing.assert_allclose(out.numpy(), [6.0, 2.0 / 13.0, -3.0 / 13.0, 18.0, 6.0], rtol=1e-6)
+    tape.backward(grads={out: wp.array([0.0, 0.0, 0.0, 1.0, 0.0], dtype=float)})
+    assert x.grad.numpy()[0] == 6.0  # only out[3] = 6 x depends on x outside the grad call

@@ -120,7 +120,19 @@ forward_formats = {
     intr.PRINTF: lambda r, b, s, a: f"weft::printf_flush({', '.join([c_format(s.attr)] + a)})",
     intr.ASSERT: lambda r, b, s, a: f"weft::kernel_assert({a[0]}, {r.loc(b, s)})",
     intr.BIT_CAST: lambda r, b, s, a: f"weft::bit_cast<{ctype_name(s.result.type)}>({a[0]})",
+    intr.GRAD_CALL: lambda r, b, s, a: _grad_call(s, a),
 }
+
+
+def _grad_call(s, a) -> str:
+    """``wp.grad(f)(args)``: f's adjoint with a unit seed, in an immediately called lambda."""
+    callee, rtype = s.attr
+    grads = [f"g{k}" for k in range(len(a))]
+    decls = " ".join(f"{ctype_name(x.type)} g{k}{{}};" for k, x in enumerate(s.args))
+    name = f"weft::adj_{callee.symbol}" if ir.is_builtin(callee) else f"adj_{callee.symbol}"
+    call = f"{name}({', '.join(a + grads + [f'{ctype_name(rtype)}(1)'])});"
+    ret = grads[0] if len(grads) == 1 else f"weft::make_tuple({', '.join(grads)})"
+    return f"[&]() {{ {decls} {call} return {ret}; }}()"
 
 
 def _adj_load(r, b, s, a, adjs, ret) -> str:
@@ -400,7 +412,7 @@ class CStyleRenderer:
             if body_fn.ret is not None:
                 out.append(f"    return {self.v(body_fn.ret)};")
             out.append("}")
-        adjoint = "backward" in self.passes
+        adjoint = "backward" in self.passes or getattr(inst, "adjoint_required", False)
         if adjoint and inst.grad_ir is not None:
             out.append(self.render_custom_adjoint(inst))
         elif adjoint and inst.differentiable:

@@ -718,6 +718,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return self.call_builtin(target, self.call_args(node, [n for n, _ in target.overloads[0].params]), node)
         if getattr(target, "_weft_kind", None) == "func":
             return self.call_func(target, node)
+        if isinstance(target, intr.GradOf):
+            return self.call_grad(target.target, node)
         if getattr(target, "_weft_kind", None) == "kernel":
             raise self.error("kernels cannot be called from kernels; make it a @wp.func", node)
         raise self.error(
@@ -809,6 +811,40 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             if inst.ret_type is not None
             else self.call(inst, args, None, node=node)
         )
+
+    def call_grad(self, target, node):
+        """``wp.grad(f)(args)``: ``f``'s adjoint with a unit seed, giving the gradient of its scalar
+        result with respect to each argument (a tuple for several)."""
+        if isinstance(target, reg.Builtin):
+            args = self.call_args(node, [n for n, _ in target.overloads[0].params])
+            try:
+                callee, args, rtype = tr.choose_overload(target, args, lambda v, t: self.const(v, t))
+            except TypeError as e:
+                raise self.error(str(e), node, WarpCodegenTypeError) from None
+            differentiable = callee.differentiable
+        else:
+            args = self.call_args(node, target.param_names(), target.param_defaults())
+            try:
+                callee, args = target.specialize(args, lambda v, t: self.const(v, t))
+            except TypeError as e:
+                raise self.error(str(e), node, WarpCodegenTypeError) from None
+            if callee.ref_params:
+                raise self.error("wp.grad() of a func with wp.ref parameters is not supported", node)
+            args = [a for a in args if not isinstance(a, Static)]  # wp.Function arguments are built in
+            rtype, differentiable = callee.ret_type, callee.differentiable
+            callee.adjoint_required = True  # rendered even in a build without backward passes
+            if callee not in self.fn.callees:
+                self.fn.callees.append(callee)
+        if not (differentiable and wt.is_float(rtype)):
+            raise self.error(
+                f"wp.grad() needs a differentiable function with a float result, got {wt.type_repr(rtype)}",
+                node,
+                WarpCodegenTypeError,
+            )
+        args = [self.const(a.const, a.type) if a.literal else a for a in args]
+        types_ = [a.type for a in args]
+        result = types_[0] if len(types_) == 1 else wt.TupleType(types_)
+        return self.call(intr.GRAD_CALL, args, result, attr=(callee, rtype), node=node)
 
     def call_with_references(self, func, inst, args, node):
         """A call of a func with ``wp.ref[T]`` parameters: it returns its result followed by the

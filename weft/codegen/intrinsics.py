@@ -33,6 +33,7 @@ PRINT_VALUE = "print_value"
 PRINT_STR = "print_str"
 PRINT_NEWLINE = "print_newline"
 PRINTF = "printf"
+GRAD_CALL = "grad_call"  # wp.grad(f)(args): attr (callee, result type); forward-only
 BIT_CAST = "bit_cast"  # wp.cast(x, dtype): the same bytes read as another type of the same size
 ASSERT = "assert"  # debug builds: a false condition ends the launch with an AssertionError
 CONSTRUCT = "construct"  # attr: C++ constructor name, templated on the result type
@@ -118,6 +119,7 @@ OPS: dict = {
     PRINTF: _PRINT,
     ASSERT: OpInfo(_never, side_effect=True),
     BIT_CAST: OpInfo(_never),
+    GRAD_CALL: OpInfo(_never),  # as in Warp: a constant for the backward pass
 }
 
 
@@ -171,6 +173,23 @@ def _kernel_only(name):
 
 tid = _kernel_only("tid")
 tid.__doc__ = "The index of the current thread; ``i, j = wp.tid()`` for 2-D launches."
+grad = _kernel_only("grad")
+grad.__doc__ = (
+    "``wp.grad(f)(x, y)``: the gradient of the scalar result of func or builtin ``f`` with respect to "
+    "each argument (one value, or a tuple for several), in kernels and funcs; a constant for the "
+    "backward pass."
+)
+
+
+class GradOf:
+    """What ``wp.grad(f)`` names in a kernel: a call of it evaluates ``f``'s adjoint."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target):
+        self.target = target
+
+
 cast = _kernel_only("cast")
 cast.__doc__ = (
     "Reinterpret a value's bytes as another type of the same size: ``wp.cast(i, wp.float32)`` "

@@ -146,6 +146,18 @@ def _call_cast(lw: Lowerer, node):
 
 register_special(len, _call_len)
 register_special(intr.cast, _call_cast)
+
+
+def _call_grad(lw: Lowerer, node):
+    if len(node.args) != 1 or node.keywords:
+        raise lw.error("wp.grad() takes one function: wp.grad(f)(x, ...)", node)
+    target = lw.argument(node.args[0])
+    if not (isinstance(target, Static) and tr.is_function_target(target.value)):
+        raise lw.error(f"wp.grad() takes a func or a builtin, got '{ast.unparse(node.args[0])}'", node)
+    return Static(intr.GradOf(target.value))
+
+
+register_special(intr.grad, _call_grad)
 register_special(intr.constant, _call_constant)
 for _name in intr.ATOMICS:
     register_special(getattr(intr, _name), _call_atomic(_name))
