@@ -647,3 +647,16 @@ def test_grad_of_funcs_and_builtins_in_kernels():
     np.testing.assert_allclose(out.numpy(), [6.0, 2.0 / 13.0, -3.0 / 13.0, 18.0, 6.0], rtol=1e-6)
     tape.backward(grads={out: wp.array([0.0, 0.0, 0.0, 1.0, 0.0], dtype=float)})
     assert x.grad.numpy()[0] == 6.0  # only out[3] = 6 x depends on x outside the grad call
+
+
+def test_a_return_annotation_must_match_what_the_func_returns():
+    @wp.func
+    def halves(x: float) -> int:
+        return x * 0.5
+
+    @wp.kernel(module="unique")
+    def uses_halves(out: wp.array(dtype=float)):
+        out[0] = float(halves(2.0))
+
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="annotated as `int32` but the code returns a value of type `float32`"):
+        wp.launch(uses_halves, 1, [wp.zeros(1, dtype=float)])

@@ -215,6 +215,14 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         rv = self.env.get("$retval")
         if rv is None and self.ret_type not in (None, type(None)):
             raise self.error(f"func '{self.src.name}' is annotated to return a value but does not return one")
+        if rv is not None and self.ret_type is not None:
+            annotated = tr.annotation_type(self.ret_type)
+            if annotated is not None and not tr.is_generic(annotated) and annotated != rv.type:
+                raise self.error(
+                    f"The function `{self.src.name}` has its return type annotated as `{wt.type_repr(annotated)}` "
+                    f"but the code returns a value of type `{wt.type_repr(rv.type)}`.",
+                    cls=WarpCodegenTypeError,
+                )
         if self.ref_params:  # copy-out: (result, final value of each wp.ref parameter)
             items = ([rv] if rv is not None else []) + [self.env[n] for n in self.ref_params]
             rv = self.call(intr.TUPLE_MAKE, items, wt.TupleType([x.type for x in items]))
