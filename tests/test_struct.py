@@ -667,3 +667,20 @@ def test_struct_instances_known_at_build_time_are_kernel_constants():
     out = wp.zeros(2, dtype=float)
     wp.launch(struct_constants, 1, [out])
     assert out.numpy().tolist() == [17.5, 5.0]
+
+
+def test_numpy_records_shape_matrix_fields_and_type_half_fields():
+    @wp.struct
+    class Shaped:
+        m: wp.mat33
+        h: wp.float16
+        v: wp.vec2
+
+    recs = wp.zeros(2, dtype=Shaped)
+    view = recs.numpy()
+    assert view["m"].shape == (2, 3, 3) and view["v"].shape == (2, 2) and view["h"].dtype == np.float16
+    s = Shaped()
+    s.m = wp.mat33(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+    s.h = 1.5
+    one = wp.array([s], dtype=Shaped).numpy()[0]
+    assert one["m"][1, 2] == 6.0 and one["h"] == 1.5

@@ -45,6 +45,16 @@ def _cpp_type(t):
     return ctype_name(t)
 
 
+def _field_np_dtype(t):
+    if isinstance(t, Struct):
+        return t.np_dtype
+    if vt.is_composite(t):
+        return np.dtype((t._scalar.np_dtype, t._shape))
+    if isinstance(t, wt.ArrayType):
+        return np.dtype((np.void, ctypes.sizeof(_field_ctype(t))))
+    return t.np_dtype
+
+
 class StructInstance:
     """A Python-side struct value. Fields are attributes; arrays are held by reference."""
 
@@ -131,7 +141,15 @@ class Struct:
     # arrays of structs read these (see array._np_layout)
     @property
     def np_dtype(self):
-        return np.dtype(self.ctype)
+        """The NumPy record dtype of one instance: the C layout, with scalar fields of their NumPy
+        type, vector / matrix fields as sub-arrays of their shape (``m33`` is (3, 3)), nested
+        structs as records, and array fields as opaque bytes."""
+        names, formats, offsets = [], [], []
+        for name, t in self.vars.items():
+            names.append(name)
+            offsets.append(getattr(self.ctype, name).offset)
+            formats.append(_field_np_dtype(t))
+        return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": ctypes.sizeof(self.ctype)})
 
     def __call__(self, **fields):
         return StructInstance(self, **fields)
