@@ -69,6 +69,9 @@ def host_view(a, raw: bool = False) -> np.ndarray:
     scalar = getattr(a.dtype, "_scalar", a.dtype)
     if not raw and scalar is wt.bfloat16 and view.dtype != scalar.np_dtype:
         view = view.view(scalar.np_dtype)  # ml_dtypes' bfloat16 over the bit patterns
+    np_dtype = getattr(scalar, "np_dtype", None)
+    if not raw and np_dtype is not None and np_dtype.fields is not None and view.dtype != np_dtype:
+        view = view.view(np_dtype)  # a struct's record dtype (the interface's descr names its padding)
     return view
 
 
