@@ -1213,3 +1213,24 @@ def test_missing_functions_and_attributes_are_named():
         wp.launch(missing_function, 1, [])
     with pytest.raises(AttributeError, match="`foo` is not an attribute of 'wp'"):
         wp.launch(missing_namespace, 1, [])
+
+
+@wp.kernel
+def k_reversed_range(start: wp.int32, end: wp.int32, step: wp.int32, count: wp.array(dtype=wp.int32), values: wp.array(dtype=wp.int32)):
+    n = wp.int32(0)
+    for i in reversed(range(start, end, step)):  # runtime bounds: a dynamic loop
+        values[n] = i
+        n += 1
+    for j in reversed(range(3)):  # constant bounds: unrolled
+        values[20 + j] = 2 - j + 100
+    count[0] = n
+
+
+@pytest.mark.parametrize("bounds", [(-2, 8, 3), (9, -3, -2), (5, 5, 1), (0, 10, -1)])
+def test_reversed_range_visits_the_range_backwards(bounds):
+    count = wp.zeros(1, dtype=wp.int32)
+    values = wp.zeros(32, dtype=wp.int32)
+    wp.launch(k_reversed_range, 1, [*bounds, count, values])
+    expected = list(reversed(range(*bounds)))
+    assert count.numpy()[0] == len(expected) and values.numpy()[: len(expected)].tolist() == expected
+    assert values.numpy()[20:23].tolist() == [102, 101, 100]

@@ -171,8 +171,17 @@ class ControlFlow:
         if not isinstance(node.target, ast.Name):
             raise self.error("a for loop target must be a single name", node.target, UnsupportedConstruct)
         it = node.iter
+        backwards = (
+            isinstance(it, ast.Call)
+            and self.static_value(it.func) is reversed
+            and len(it.args) == 1
+            and not it.keywords
+            and isinstance(it.args[0], ast.Call)
+        )
+        if backwards:  # reversed(range(...)): the same values, last first
+            it = it.args[0]
         if not (isinstance(it, ast.Call) and self.static_value(it.func) is range):
-            raise self.error("kernels can only loop over range(...)", it, UnsupportedConstruct)
+            raise self.error("kernels can only loop over range(...) or reversed(range(...))", it, UnsupportedConstruct)
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error("range() takes 1 to 3 positional arguments", it)
         bounds = [self.expr(a) for a in it.args]
@@ -185,6 +194,8 @@ class ControlFlow:
             bounds = [self.const(0)] + bounds
         if len(bounds) == 2:
             bounds.append(self.const(1))
+        if backwards:
+            bounds = self.reversed_bounds(bounds, it)
         if all(b.is_const for b in bounds):
             values = range(*[int(b.const) for b in bounds])
             if len(values) <= config.max_unroll:
@@ -193,6 +204,20 @@ class ControlFlow:
                 raise self.error("range() step must not be zero", it)
         bounds = [self.as_int32(b) for b in bounds]
         self.dynamic_loop(node, "range", bounds=bounds)
+
+    def reversed_bounds(self, bounds, node):
+        """``(start, stop, step)`` of ``reversed(range(start, stop, step))``: with n values,
+        ``range(start + (n - 1) * step, start - step, -step)``, n = max(0, ceil((stop - start) / step))."""
+        start, stop, step = bounds
+        if all(b.is_const for b in bounds):
+            r = range(int(start.const), int(stop.const), int(step.const))
+            return [self.const(r.start + (len(r) - 1) * r.step), self.const(r.start - r.step), self.const(-r.step)]
+        start, stop, step = (self.as_int32(b) for b in bounds)
+        zero, one = self.const(0, wt.int32), self.const(1, wt.int32)
+        neg = self.binop(ast.Sub, zero, self.binop(ast.FloorDiv, self.binop(ast.Sub, start, stop, node), step, node), node)
+        n = self.call_builtin(sb.max, [zero, neg], node)
+        first = self.binop(ast.Add, start, self.binop(ast.Mult, self.binop(ast.Sub, n, one, node), step, node), node)
+        return [first, self.binop(ast.Sub, start, step, node), self.binop(ast.Sub, zero, step, node)]
 
     def as_int32(self, v):
         if v.type is wt.int32:
