@@ -660,3 +660,20 @@ def test_a_return_annotation_must_match_what_the_func_returns():
 
     with pytest.raises(wp.codegen.WarpCodegenTypeError, match="annotated as `int32` but the code returns a value of type `float32`"):
         wp.launch(uses_halves, 1, [wp.zeros(1, dtype=float)])
+
+
+def test_tile_annotations_exist_and_compiling_them_is_refused():
+    from typing import Literal
+
+    @wp.func
+    def passthrough(t: wp.tile[float, Literal[8], Literal[4]]) -> wp.tile[float, Literal[8], Literal[4]]:
+        return t  # declaring it is fine: only compiling a tile is refused
+
+    assert repr(wp.tile[float, Literal[8], 4]) == "tile[float, 8, 4]" and wp.types.is_tile(wp.tile[float])
+
+    @wp.kernel(module="unique")
+    def takes_tile(t: wp.tile[float, 8, 4]):
+        pass
+
+    with pytest.raises(wp.codegen.WarpCodegenError, match="weft does not support tiles yet"):
+        wp.launch(takes_tile, 1, [None])

@@ -109,6 +109,7 @@ from .interop import (
 )
 from .constants import *  # noqa: F403 (wp.pi, wp.inf, ...)
 from .reference import ref
+from .tile_types import tile
 from .log import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING
 from .kernel import Function, Kernel, func, func_grad, func_replay, kernel, overload
 from .native_func import func_native

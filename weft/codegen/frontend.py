@@ -197,6 +197,10 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             raise self.error("expected a function definition", tree)
         for a in tree.args.args:
             t = self.param_types[a.arg]
+            if isinstance(t, tr.TileAnnotation):
+                raise self.error(
+                    f"parameter '{a.arg}' is a {t!r}: weft does not support tiles yet", a, UnsupportedConstruct
+                )
             if isinstance(t, tr.FunctionValue):  # g: wp.Function names the function it was given
                 self.env[a.arg] = Static(t.value)
                 continue

@@ -16,6 +16,7 @@ from .. import types as wt
 from .. import vector_types as vt
 from ..builtins import registry as reg
 from ..reference import Reference
+from ..tile_types import TileAnnotation
 from .statics import Static
 
 
@@ -168,6 +169,8 @@ def annotation_type(annotation):
     """Map a parameter annotation to a weft type, ``typing.Any`` for generic, or None if unknown."""
     if annotation is tuple or typing.get_origin(annotation) is tuple:
         return _tuple_annotation(annotation)
+    if isinstance(annotation, TileAnnotation):
+        return annotation  # refused where it is compiled (frontend.Lowerer.lower)
     if isinstance(annotation, type) and getattr(annotation, "_weft_kind", None) == "func":
         return FUNCTION  # g: wp.Function
     if annotation is typing.Any or isinstance(annotation, (vt.GenericComposite, wt.ArrayType, typing.TypeVar)):
