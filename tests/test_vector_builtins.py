@@ -118,6 +118,11 @@ def UNITQ(rng, n, shape):
     return unit_quats(rng, n)
 
 
+def UNITV(rng, n, shape):
+    v = rng.normal(size=(n,) + tuple(shape))
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
 def QANY(rng, n, shape):
     """Non-unit quaternions (norm 0.5 .. 1.5): the polynomial formulas must hold for them too."""
     return unit_quats(rng, n) * rng.uniform(0.5, 1.5, (n, 1))
@@ -338,6 +343,13 @@ def quat_twist_ref(axis, q):
     proj = axis * dot(q[:, :3], axis)[:, None]
     t = np.concatenate([proj, q[:, 3:]], axis=1)
     return t / np.linalg.norm(t, axis=1, keepdims=True)
+
+
+def twist_angle_ref(axis, q, signed=True):
+    """The angle of the twist quaternion about the unit axis (its projection on the axis, with w)."""
+    t = quat_twist_ref(axis, q)
+    along = dot(t[:, :3], axis)
+    return 2.0 * np.arctan2(along if signed else np.abs(along), t[:, 3])
 
 
 def transform_compose_ref(p, q, s):
@@ -1044,6 +1056,15 @@ SPECS = [
     S("transpose", "m66->m66", tr, exact=True),
     # ------------------------------------------------------------------ funcs of weft/builtins/library.py
     S("quat_twist", "v3,q->q", quat_twist_ref, (ANY, UNITQ), fn=wp.quat_twist),
+    S("quat_twist_angle_signed", "v3,q->s", twist_angle_ref, (UNITV, UNITQ), fn=wp.quat_twist_angle_signed),
+    S(
+        "quat_twist_angle",
+        "v3,q->s",
+        lambda a, q: twist_angle_ref(a, q, signed=False),
+        (UNITV, UNITQ),
+        fn=wp.quat_twist_angle,
+        away=lambda a, q: np.abs(dot(q[:, :3], a)) > 0.05,
+    ),
     S("transform_compose", "v3,q,v3->m44", transform_compose_ref, (ANY, UNITQ, ANY), fn=wp.transform_compose),
     S("transform_decompose", "m44->v3", lambda m: np.linalg.norm(m[:, :3, :3], axis=1), fn=decompose_scale),
     S("transform_decompose", "m44->v3", lambda m: m[:, :3, 3], fn=decompose_translation, via="decompose:p"),
@@ -2317,3 +2338,19 @@ def test_outer_ddot_trace_of_integer_composites(dtype):
     s = wp.zeros(2, dtype=dtype)
     wp.launch(k, 1, [a, m, o, s])
     assert o.numpy().tolist() == [[[3, 4], [6, 8]]] and s.numpy().tolist() == [30, 5]
+
+
+@wp.kernel
+def _default_delta(out: wp.array(dtype=float)):
+    v = wp.vec3(3.0, 4.0, 0.0)
+    out[0] = wp.norm_huber(v)  # delta defaults to 1, as in Warp
+    out[1] = wp.norm_pseudo_huber(v)
+    out[2] = wp.smooth_normalize(v)[0]
+    out[3] = wp.norm_huber(v, delta=2.0)
+
+
+def test_builtin_parameters_with_defaults_may_be_left_out():
+    out = wp.zeros(4, dtype=float)
+    wp.launch(_default_delta, 1, [out])
+    np.testing.assert_allclose(out.numpy(), [4.5, np.sqrt(26.0), 3.0 / np.sqrt(26.0), 8.0], rtol=1e-6)
+    assert abs(wp.norm_huber(wp.vec3(3.0, 4.0, 0.0)) - 4.5) < 1e-6  # and from Python

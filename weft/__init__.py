@@ -42,6 +42,8 @@ from .builtins.library import (
     quat_to_euler,
     quat_to_rpy,
     quat_twist,
+    quat_twist_angle,
+    quat_twist_angle_signed,
     transform_compose,
     transform_decompose,
     transform_from_matrix,

@@ -71,6 +71,19 @@ def quat_twist(axis: Any, q: Any):
 
 
 @func
+def quat_twist_angle_signed(axis: Any, q: Any):
+    """The signed angle of the twist of ``q`` about the unit ``axis``: 2 atan2(axis . q.xyz, q.w),
+    in [-2 pi, 2 pi] (q and -q, the same rotation, may differ by 2 pi)."""
+    return 2.0 * sb.atan2(vb.dot(axis, vt.vector(q.x, q.y, q.z)), q.w)
+
+
+@func
+def quat_twist_angle(axis: Any, q: Any):
+    """The unsigned angle of the twist of ``q`` about the unit ``axis``: 2 atan2(|axis . q.xyz|, q.w)."""
+    return 2.0 * sb.atan2(sb.abs(vb.dot(axis, vt.vector(q.x, q.y, q.z))), q.w)
+
+
+@func
 def transform_compose(position: Any, rotation: Any, scale: Any):
     """The 4x4 matrix of a translation, a rotation and a per-axis scale (columns scaled)."""
     r = vb.quat_to_matrix(rotation)

@@ -163,6 +163,7 @@ class Builtin:
         self.group = group
         self.overloads: list[Overload] = []
         self.python_impl = python_impl
+        self.defaults: dict = {}  # trailing parameters a call may leave out: name -> Python value
 
     def add(self, params, returns, symbol=None, **flags) -> "Builtin":
         self.overloads.append(Overload(tuple(params), returns, symbol or self.name, **flags))

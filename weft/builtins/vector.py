@@ -227,6 +227,8 @@ norm_pseudo_huber = builtin("norm_pseudo_huber", "Pseudo-Huber norm with thresho
 smooth_normalize = builtin("smooth_normalize", "Normalization smoothed near zero by delta", "vector math").add(
     p("v", FV, "delta", DTypeOf("V")), FV
 )
+for _b in (norm_huber, norm_pseudo_huber, smooth_normalize):
+    _b.defaults = {"delta": 1.0}  # as in Warp
 outer = builtin("outer", "Outer product a b^T", "vector math", lambda a, b: _vec(np.outer(_np(a), _np(b)), a)).add(
     p("a", V, "b", V2), _outer
 )

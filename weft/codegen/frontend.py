@@ -727,7 +727,10 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
             return composite.struct_construct(self, target, [self.expr(a) for a in node.args], kwargs, node)
         if isinstance(target, reg.Builtin):
-            return self.call_builtin(target, self.call_args(node, [n for n, _ in target.overloads[0].params]), node)
+            names = [n for n, _ in target.overloads[0].params]
+            args = self.call_args(node, names, target.defaults)
+            args += [self.const(target.defaults[n]) for n in names[len(args) :] if n in target.defaults]
+            return self.call_builtin(target, args, node)
         if getattr(target, "_weft_kind", None) == "func":
             return self.call_func(target, node)
         if isinstance(target, intr.GradOf):

@@ -101,6 +101,8 @@ def call(builtin, args, kwargs):
             args.append(kwargs.pop(n))
         if kwargs:
             raise TypeError(f"wp.{builtin.name}() got unexpected keyword argument(s) {', '.join(kwargs)}")
+    names = [n for n, _ in builtin.overloads[0].params]
+    args = list(args) + [builtin.defaults[n] for n in names[len(args) :] if n in builtin.defaults]
     types = tuple(_value_type(a) for a in args)
     kernel, rtype = _kernel_for(builtin, types) if all(t is not None for t in types) else (None, None)
     if kernel is None:
