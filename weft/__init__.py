@@ -200,3 +200,9 @@ from .builtins import registry as _registry  # noqa: E402
 from .runtime import host_calls as _host_calls  # noqa: E402
 
 _registry.Builtin.host_dispatch = _host_calls.call  # builtins called from Python run their native code
+
+from .array import array as _array_class  # noqa: E402
+from .runtime.array_map import array_map as map  # noqa: A001, E402 (Warp's wp.map)
+from .runtime.array_map import install_operators as _install_operators  # noqa: E402
+
+_install_operators(_array_class)  # a + b, 2.0 * a, a %= b ... element-wise, through wp.map
