@@ -119,3 +119,20 @@ def test_long_launches_are_not_tried_on_one_thread(monkeypatch):
     state = mod.runtime_tuner_state(k_slow.default_instance().binding.forward_ptr, n)
     assert state["pool_seconds"] > 0.005
     assert state["serial_samples"] == 0 and state["choice"] == "pool" and state["launches"] == 8
+
+
+@wp.kernel
+def k_vec3_param(v: wp.vec3, out: wp.array(dtype=wp.vec3)):
+    out[0] = v
+
+
+def test_a_single_number_for_a_vector_parameter_is_refused():
+    out = wp.zeros(1, dtype=wp.vec3)
+    for value in (123, 1.5, wp.float32(1.5), np.float32(2.0)):
+        with pytest.raises(RuntimeError, match="argument 'v' expects vec3f but got a single value"):
+            wp.launch(k_vec3_param, 1, [value, out])
+    with pytest.raises(TypeError, match="Failed to convert argument for param v to vec3f"):
+        wp.launch(k_vec3_param, 1, [None, out])
+    for value in ((1.0, 2.0, 3.0), [1.0, 2.0, 3.0], np.array([1.0, 2.0, 3.0]), wp.vec3(1.0, 2.0, 3.0)):
+        wp.launch(k_vec3_param, 1, [value, out])
+        assert out.numpy().tolist() == [[1.0, 2.0, 3.0]]

@@ -56,14 +56,27 @@ def _struct_converter(t, name, key):
     return convert
 
 
+class CompositeArgumentError(TypeError, ValueError, RuntimeError):
+    """A launch argument that cannot become the vector / matrix / quaternion / transform its
+    parameter expects (a TypeError; also the RuntimeError / ValueError Warp raises for it)."""
+
+
 def _composite_converter(t, name, key):
     def convert(v):
         if isinstance(v, t):
             return v
+        if isinstance(v, (int, float, np.number, np.bool_, wt.scalar_base)):  # no silent fill, as in Warp
+            raise CompositeArgumentError(
+                f"kernel '{key}' argument '{name}' expects {t.__name__} but got a single value ({v!r}); "
+                f"pass {t.__name__}(...) or a sequence of {t._length} values"
+            )
         try:
-            return t(*v) if not isinstance(v, (int, float)) else t(v)
+            return t(*v)
         except (TypeError, ValueError):
-            raise TypeError(f"kernel '{key}' argument '{name}' expects {t.__name__}, got {v!r}") from None
+            raise CompositeArgumentError(
+                f"Failed to convert argument for param {name} to {t.__name__}: kernel '{key}' argument '{name}' "
+                f"expects {t.__name__}, got {v!r}"
+            ) from None
 
     return convert
 
@@ -173,6 +186,8 @@ class Launcher:
                     setattr(s, name, value.value if isinstance(value, ctypes._SimpleCData) else value)
                 else:
                     setattr(s, name, info(value))
+            except CompositeArgumentError:
+                raise
             except (TypeError, ValueError, OverflowError):
                 raise TypeError(
                     f"kernel '{self.inst.kernel.key}' argument '{name}' (position {k}) expects "
