@@ -677,3 +677,22 @@ def test_tile_annotations_exist_and_compiling_them_is_refused():
 
     with pytest.raises(wp.codegen.WarpCodegenError, match="weft does not support tiles yet"):
         wp.launch(takes_tile, 1, [None])
+
+
+@wp.func
+def _takes_function(g: wp.Function, x: float):
+    return x
+
+
+@wp.func_grad(_takes_function)
+def _adj_takes_function(g: wp.Function, x: float, adj_ret: float):
+    wp.adjoint[x] += 3.0 * adj_ret
+
+
+def test_custom_gradients_of_funcs_with_function_parameters_are_refused():
+    @wp.kernel(module="unique")
+    def uses_it(out: wp.array(dtype=float)):
+        out[0] = _takes_function(_twice, 1.0)
+
+    with pytest.raises(wp.codegen.WarpCodegenError, match="wp.Function parameters cannot have custom gradients"):
+        wp.launch(uses_it, 1, [wp.zeros(1, dtype=float)])

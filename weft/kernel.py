@@ -78,6 +78,13 @@ class FuncInstance(ir.FuncCallee):
         if function.native is not None:
             native_instance(self, function, pyfunc, arg_types)
             return
+        if (function.custom_grad or function.custom_replay) and any(
+            isinstance(t, tr.FunctionValue) for t in arg_types
+        ):
+            raise TypeError(
+                f"func '{function.key}': funcs with wp.Function parameters cannot have custom gradients or replay "
+                "functions (@wp.func_grad / @wp.func_replay)"
+            )
         src = Source(pyfunc)
         sig = _signature(pyfunc)
         names = list(sig.parameters)
