@@ -696,3 +696,16 @@ def test_custom_gradients_of_funcs_with_function_parameters_are_refused():
 
     with pytest.raises(wp.codegen.WarpCodegenError, match="wp.Function parameters cannot have custom gradients"):
         wp.launch(uses_it, 1, [wp.zeros(1, dtype=float)])
+
+
+@wp.kernel(enable_backward=False)
+def _grad_in_forward_only_kernel(out: wp.array(dtype=float)):
+    out[0] = wp.grad(_apply)(_square, 3.0)  # the adjoints of _apply and of what it calls are rendered
+    g = wp.grad(_square)  # wp.grad(f) bound to a local
+    out[1] = g(2.0)
+
+
+def test_grad_in_a_forward_only_kernel_renders_the_adjoints_it_needs():
+    out = wp.zeros(2, dtype=float)
+    wp.launch(_grad_in_forward_only_kernel, 1, [out])
+    assert out.numpy().tolist() == [6.0, 4.0]

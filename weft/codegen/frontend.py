@@ -80,6 +80,17 @@ def _type_attribute(t, attr):
     return _MISSING
 
 
+def _require_adjoints(inst):
+    """Mark a func instance and the funcs it calls as needing their adjoint functions rendered."""
+    stack = [inst]
+    while stack:
+        f = stack.pop()
+        if getattr(f, "adjoint_required", False):
+            continue
+        f.adjoint_required = True
+        stack.extend(c for ir_ in (f.ir, getattr(f, "grad_ir", None)) if ir_ is not None for c in ir_.callees)
+
+
 class _BuildTimeShape:
     """A runtime composite as build-time code sees it (``wp.static(len(v))``): its type's length,
     shape and component type, not its values."""
@@ -780,8 +791,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
     def argument(self, node):
         """A call argument: a value, or a func or builtin passed to a ``wp.Function`` parameter."""
         v = self.expr_or_tuple(node)
-        if isinstance(v, Static) and tr.is_function_target(v.value):
-            return v
+        if isinstance(v, Static) and (tr.is_function_target(v.value) or isinstance(v.value, intr.GradOf)):
+            return v  # a function, or wp.grad(f), bound to a local or passed on
         if isinstance(v, StaticTuple):
             return self.tuple_var(v)
         return self.expr(node) if not isinstance(v, ir.Var) else v
@@ -847,7 +858,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 raise self.error("wp.grad() of a func with wp.ref parameters is not supported", node)
             args = [a for a in args if not isinstance(a, Static)]  # wp.Function arguments are built in
             rtype, differentiable = callee.ret_type, callee.differentiable
-            callee.adjoint_required = True  # rendered even in a build without backward passes
+            _require_adjoints(callee)  # rendered even in a build without backward passes
             if callee not in self.fn.callees:
                 self.fn.callees.append(callee)
         if not (differentiable and wt.is_float(rtype)):
