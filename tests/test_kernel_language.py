@@ -709,3 +709,12 @@ def test_grad_in_a_forward_only_kernel_renders_the_adjoints_it_needs():
     out = wp.zeros(2, dtype=float)
     wp.launch(_grad_in_forward_only_kernel, 1, [out])
     assert out.numpy().tolist() == [6.0, 4.0]
+
+
+def test_specially_lowered_builtins_cannot_be_passed_as_values():
+    @wp.kernel(module="unique")
+    def passes_printf(out: wp.array(dtype=float)):
+        out[0] = _apply(wp.printf, 0.5)
+
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="unsupported built-in function 'printf'"):
+        wp.launch(passes_printf, 1, [wp.zeros(1, dtype=float)])

@@ -793,6 +793,14 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         v = self.expr_or_tuple(node)
         if isinstance(v, Static) and (tr.is_function_target(v.value) or isinstance(v.value, intr.GradOf)):
             return v  # a function, or wp.grad(f), bound to a local or passed on
+        if isinstance(v, Static) and special_calls.handler_for(v.value) is not None:
+            name = getattr(v.value, "__name__", ast.unparse(node))
+            raise self.error(
+                f"unsupported built-in function '{name}' as a value: it is lowered specially where it is called, "
+                "so it can be called but not passed or bound to a name",
+                node,
+                WarpCodegenTypeError,
+            )
         if isinstance(v, StaticTuple):
             return self.tuple_var(v)
         return self.expr(node) if not isinstance(v, ir.Var) else v
