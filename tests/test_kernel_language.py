@@ -718,3 +718,42 @@ def test_specially_lowered_builtins_cannot_be_passed_as_values():
 
     with pytest.raises(wp.codegen.WarpCodegenTypeError, match="unsupported built-in function 'printf'"):
         wp.launch(passes_printf, 1, [wp.zeros(1, dtype=float)])
+
+
+def _make_overloaded_closure(value: int):
+    @wp.func
+    def f():
+        return value
+
+    @wp.func
+    def f(x: int):  # noqa: F811 (another signature in the same call: an overload)
+        return value * x
+
+    return f
+
+
+_closure_a = _make_overloaded_closure(2)
+_closure_b = _make_overloaded_closure(3)
+
+
+@wp.kernel
+def _closure_overloads(out: wp.array(dtype=int)):
+    out[0] = _closure_a()
+    out[1] = _closure_a(2)
+    out[2] = _closure_b()
+    out[3] = _closure_b(2)
+
+
+def test_closures_overload_within_one_factory_call_only():
+    out = wp.zeros(4, dtype=int)
+    wp.launch(_closure_overloads, 1, [out])
+    assert out.numpy().tolist() == [2, 4, 3, 6]
+    made = []
+    for k in range(2):  # the same signature again: separate funcs, each with its own body
+
+        @wp.func
+        def g(x: int):
+            return x + k
+
+        made.append(g)
+    assert made[0] is not made[1]

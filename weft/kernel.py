@@ -660,14 +660,43 @@ def func(f=None, *, name=None, module=None):
     if f is None:
         return lambda g: func(g, name=name, module=module)
     key = (f.__module__, name or f.__qualname__, None if module is None else _module_for(f, module).name)
+    if "<locals>" in f.__qualname__:
+        # Funcs made inside a function: a definition with other annotations, in the same call of
+        # that function (the name still bound in its frame), adds an overload; anything else (a
+        # loop redefining the same signature, another call of a factory) makes another func.
+        existing = _bound_in_defining_frame(f)
+        if (
+            existing is not None
+            and existing.key == (name or f.__qualname__)
+            and all(Function._annotations(o) != Function._annotations(f) for o in existing.overloads)
+        ):
+            existing.add_overload(f)
+            return existing
+        return Function(f, _module_for(f, module), key=name)
     existing = _funcs.get(key)
-    # Funcs made inside a function (closures, factories) are distinct objects, never overloads.
-    if existing is not None and "<locals>" not in f.__qualname__:
+    if existing is not None:
         existing.add_overload(f)
         return existing
     fn = Function(f, _module_for(f, module), key=name)
     _funcs[key] = fn
     return fn
+
+
+def _bound_in_defining_frame(f):
+    """The weft func the name of ``f`` is bound to in the frame running its ``def`` (a few frames up
+    from the decorator), or None."""
+    import sys
+
+    enclosing = f.__qualname__.rsplit(".<locals>.", 1)[0]
+    frame = sys._getframe(1)
+    for _ in range(8):
+        if frame is None:
+            return None
+        if getattr(frame.f_code, "co_qualname", frame.f_code.co_name) == enclosing:
+            bound = frame.f_locals.get(f.__name__)
+            return bound if isinstance(bound, Function) else None
+        frame = frame.f_back
+    return None
 
 
 def native_function(pyfunc, snippets) -> Function:
