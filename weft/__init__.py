@@ -23,6 +23,7 @@ from .array import (
     zeros,
     zeros_like,
 )
+from .indexed_array import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
 from .builtins.constructors import (
     eig3,
     identity,

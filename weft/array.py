@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import operator
 import sys
+import typing
 from typing import Any
 
 import numpy as np
@@ -251,14 +252,26 @@ class array:
 
     # -- annotations ---------------------------------------------------------------------------
 
-    def __class_getitem__(cls, dtype):
-        """``wp.array[float]`` is the annotation ``wp.array(dtype=float)``."""
-        return cls(dtype=dtype)
+    def __class_getitem__(cls, params):
+        """``wp.array[float]`` is the annotation ``wp.array(dtype=float)``;
+        ``wp.array[float, Literal[2]]`` (or ``[float, 2]``) gives the dimensions too."""
+        dtype, ndim = parse_array_subscript(params)
+        return cls(dtype=dtype, ndim=ndim)
 
     @property
     def is_annotation(self) -> bool:
         """True if this object is a type annotation without storage."""
         return self._is_annotation
+
+    def __eq__(self, other):
+        """Annotations are equal when they describe the same kernel type (``wp.array[float] ==
+        wp.array(dtype=wp.float32)``); arrays with data are equal only to themselves."""
+        if self._is_annotation and isinstance(other, array) and other._is_annotation:
+            return self.kernel_type() == other.kernel_type()
+        return self is other
+
+    def __hash__(self):
+        return hash(self.kernel_type()) if self._is_annotation else object.__hash__(self)
 
     def kernel_type(self) -> types.ArrayType:
         """The kernel-side type of this array or annotation: ``ArrayType(dtype, ndim)``."""
@@ -365,6 +378,10 @@ class array:
 
     def __getitem__(self, key):
         self._require_data("index")
+        if any(isinstance(k, array) for k in (key if isinstance(key, tuple) else (key,))):
+            from .indexed_array import index_with_arrays
+
+            return index_with_arrays(self, key)  # a wp.indexedarray
         offset, shape, strides = _index_layout(self.shape, self.strides, key)
         return self._view(offset, shape, strides)
 
@@ -547,8 +564,14 @@ class array:
             np_dtype, trailing = _np_layout(self.dtype)
             if isinstance(value, types.scalar_base):
                 value = value.value
+            elif getattr(value, "_struct", None) is not None and value._struct is self.dtype:
+                value = np.frombuffer(bytes(value._ctype()), dtype=np_dtype)[0]  # a struct instance: its record
+            elif hasattr(value, "_shape") and hasattr(value, "__array__"):
+                value = value.__array__()  # a vector / matrix value: its numbers, not its storage bits
             try:
                 v = types.to_storage(value, getattr(self.dtype, "_scalar", self.dtype)) if np_dtype.fields is None else np.asarray(value, dtype=np_dtype)
+                if trailing and v.ndim == 1 and v.size == _prod(trailing):
+                    v = v.reshape(trailing)  # a matrix given as its flat row-major values, as Warp takes it
                 np.broadcast_to(v, trailing)
             except (TypeError, ValueError, OverflowError) as e:
                 raise ValueError(f"Cannot fill a {_dtype_name(self.dtype)} array with {value!r}: {e}") from None
@@ -702,8 +725,26 @@ class _FixedNdimArray(array):
             raise TypeError(f"wp.array{self.ndim_fixed}d has {self.ndim_fixed} dimensions, not ndim={ndim}")
         super().__init__(*args, ndim=self.ndim_fixed, **kwargs)
 
-    def __class_getitem__(cls, dtype):
+    def __class_getitem__(cls, params):
+        dtype, ndim = parse_array_subscript(params)
+        if ndim is not None and ndim != cls.ndim_fixed:
+            raise TypeError(f"wp.array{cls.ndim_fixed}d has {cls.ndim_fixed} dimensions, not {ndim}")
         return cls(dtype=dtype)
+
+
+def parse_array_subscript(params):
+    """``(dtype, ndim or None)`` of an array annotation subscript: ``[dtype]``,
+    ``[dtype, Literal[n]]`` or ``[dtype, n]``."""
+    if not isinstance(params, tuple):
+        return params, None
+    if len(params) != 2:
+        raise TypeError(f"array annotations take [dtype] or [dtype, Literal[ndim]], got {len(params)} parameters")
+    dtype, ndim = params
+    if typing.get_origin(ndim) is typing.Literal:
+        (ndim,) = typing.get_args(ndim)
+    if not isinstance(ndim, int) or isinstance(ndim, bool):
+        raise TypeError(f"the number of dimensions of an array annotation must be an int, got {ndim!r}")
+    return dtype, ndim
 
 
 class array1d(_FixedNdimArray):

@@ -77,8 +77,12 @@ def full(shape=None, value=0, dtype=Any, device=None, requires_grad=False, pinne
     return a
 
 
+def _is_indexed(a) -> bool:
+    return type(a).__name__ == "indexedarray" and not a.is_annotation  # (weft.indexed_array imports this module)
+
+
 def _like(src, device, requires_grad, pinned, retain_grad, zero) -> array:
-    if not isinstance(src, array) or src.is_annotation:
+    if not (isinstance(src, array) or _is_indexed(src)) or src.is_annotation:
         raise TypeError(f"Expected a wp.array with data, got {type(src).__name__}")
     device = src.device if device is None else device
     requires_grad = src.requires_grad if requires_grad is None else requires_grad
@@ -121,6 +125,25 @@ def clone(src, device=None, requires_grad=None, pinned=None, retain_grad=False) 
     return a
 
 
+def _copy_indexed(dest, src, dest_offset, src_offset, count):
+    """``wp.copy`` where a side is a ``wp.indexedarray``: element by element, whole arrays of the
+    same shape, dtype and device; a kernel launch, so a tape records it and gradients flow."""
+    from .runtime._indexed_kernels import launch_copy
+
+    for name, a in (("dest", dest), ("src", src)):
+        if not (isinstance(a, array) or _is_indexed(a)) or a.is_annotation:
+            raise TypeError(f"wp.copy: {name} must be a wp.array with data, got {type(a).__name__}")
+    if dest_offset or src_offset or count:
+        raise ValueError("wp.copy: offsets and counts are not supported with indexed arrays; copy whole arrays")
+    if tuple(dest.shape) != tuple(src.shape) or dest.dtype != src.dtype or dest.device is not src.device:
+        raise ValueError(
+            f"wp.copy: an indexed copy needs the same shape, dtype and device, got {dest.shape} {_dtype_name(dest.dtype)} "
+            f"on {dest.device} and {src.shape} {_dtype_name(src.dtype)} on {src.device}"
+        )
+    if dest.size:
+        launch_copy(dest, src, record=True)
+
+
 def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False) -> array:
     """Return a new array holding a copy of the NumPy array ``arr``.
 
@@ -157,6 +180,9 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None) -> None:
 
 
 def _copy(dest, src, dest_offset, src_offset, count, operation, stream=None):
+    if _is_indexed(dest) or _is_indexed(src):
+        _copy_indexed(dest, src, dest_offset, src_offset, count)
+        return
     for name, a in (("dest", dest), ("src", src)):
         if not isinstance(a, array) or a.is_annotation:
             raise TypeError(f"wp.copy: {name} must be a wp.array with data, got {type(a).__name__}")

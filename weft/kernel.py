@@ -650,7 +650,9 @@ _funcs: dict = {}
 
 def func(f=None, *, name=None, module=None):
     """Decorator: a function callable from kernels and other funcs. Defining another ``@wp.func``
-    with the same name and different annotations adds an overload.
+    with the same name and different annotations adds an overload; with the same annotations it
+    makes a new func for that name (keeping the other overloads), while references taken to the
+    earlier one keep its code, as in Warp.
 
     Args:
         name: the func's name in messages and symbols (default: the function's qualname).
@@ -675,8 +677,17 @@ def func(f=None, *, name=None, module=None):
         return Function(f, _module_for(f, module), key=name)
     existing = _funcs.get(key)
     if existing is not None:
-        existing.add_overload(f)
-        return existing
+        sig = Function._annotations(f)
+        same = [o for o in existing.overloads if Function._annotations(o) == sig]
+        if not same or _ref_flags(same[0]) != _ref_flags(f) or existing.native is not None:
+            existing.add_overload(f)  # another signature: an overload (or the wp.ref conflict error)
+            return existing
+        # The same signature again (as in Warp): a new func that replaces it for the name, keeping
+        # the other overloads; references taken to the earlier func keep its code.
+        fn = Function(f, _module_for(f, module), key=name)
+        fn.overloads = [f if o is same[0] else o for o in existing.overloads]
+        _funcs[key] = fn
+        return fn
     fn = Function(f, _module_for(f, module), key=name)
     _funcs[key] = fn
     return fn

@@ -29,7 +29,7 @@ def native_instance(inst, function, pyfunc, arg_types) -> None:
     sig = inspect.signature(pyfunc)
     names = list(sig.parameters)
     for name, t in zip(names, arg_types):
-        if isinstance(t, wt.ArrayType) or (getattr(t, "_kind", None) == "struct" and _has_array(t)):
+        if wt.is_array_like(t) or (getattr(t, "_kind", None) == "struct" and _has_array(t)):
             raise TypeError(
                 f"func_native '{function.key}': parameter '{name}' is an array; weft's native snippets take "
                 "values (scalars, vectors, matrices, quaternions, transforms, structs without arrays) and "
@@ -65,7 +65,7 @@ def native_instance(inst, function, pyfunc, arg_types) -> None:
 
 def _has_array(struct_t) -> bool:
     return any(
-        isinstance(t, wt.ArrayType) or (getattr(t, "_kind", None) == "struct" and _has_array(t))
+        wt.is_array_like(t) or (getattr(t, "_kind", None) == "struct" and _has_array(t))
         for t in struct_t.vars.values()
     )
 

@@ -402,6 +402,41 @@ class ArrayType:
         return f"array{self.ndim}d({type_repr(self.dtype)})" if self.ndim > 1 else f"array({type_repr(self.dtype)})"
 
 
+class IndexedArrayType:
+    """Kernel-side type of a ``wp.indexedarray`` parameter: an array of ``dtype`` with ``ndim``
+    dimensions seen through per-dimension index arrays. Distinct from ``ArrayType``: kernels
+    reach its elements through its data array (``codegen/frontend.py``)."""
+
+    __slots__ = ("dtype", "ndim", "__weakref__")
+    _interned: dict = {}
+
+    def __new__(cls, dtype, ndim: int):
+        key = (dtype, ndim)
+        t = cls._interned.get(key)
+        if t is None:
+            t = object.__new__(cls)
+            t.dtype = dtype
+            t.ndim = ndim
+            cls._interned[key] = t
+        return t
+
+    def __eq__(self, other):
+        return other is self or (
+            isinstance(other, IndexedArrayType) and other.dtype == self.dtype and other.ndim == self.ndim
+        )
+
+    def __hash__(self):
+        return hash(("indexedarray", self.dtype, self.ndim))
+
+    def __repr__(self):
+        return f"indexedarray{self.ndim}d({type_repr(self.dtype)})" if self.ndim > 1 else f"indexedarray({type_repr(self.dtype)})"
+
+
+def is_array_like(t) -> _py.bool:
+    """An array or an indexed array type."""
+    return isinstance(t, (ArrayType, IndexedArrayType))
+
+
 class TupleType:
     """Type of a multi-value return from a func."""
 
@@ -443,6 +478,17 @@ class array_t(ctypes.Structure):
         ("strides", ctypes.c_int64 * MAX_DIMS),
         ("ndim", ctypes.c_int32),
         ("flags", ctypes.c_int32),
+    ]
+
+
+class indexedarray_t(ctypes.Structure):
+    """Mirror of ``weft::indexedarray_t<T>`` in ``native/array.h``: an indexed array crossing into
+    C++ (its data array, one int32 index buffer per dimension or null, the indexed shape)."""
+
+    _fields_ = [
+        ("data", array_t),
+        ("indices", ctypes.c_uint64 * MAX_DIMS),
+        ("shape", ctypes.c_int32 * MAX_DIMS),
     ]
 
 

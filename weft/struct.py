@@ -34,6 +34,8 @@ def _field_type(t):
 def _field_ctype(t):
     if isinstance(t, wt.ArrayType):
         return wt.array_t
+    if isinstance(t, wt.IndexedArrayType):
+        return wt.indexedarray_t
     if isinstance(t, Struct):
         return t.ctype
     return t.ctype
@@ -50,7 +52,7 @@ def _field_np_dtype(t):
         return t.np_dtype
     if vt.is_composite(t):
         return np.dtype((t._scalar.np_dtype, t._shape))
-    if isinstance(t, wt.ArrayType):
+    if wt.is_array_like(t):
         return np.dtype((np.void, ctypes.sizeof(_field_ctype(t))))
     return t.np_dtype
 
@@ -84,7 +86,7 @@ class StructInstance:
         c = self._struct.ctype()
         for name, t in self._struct.vars.items():
             v = self._values[name]
-            if isinstance(t, wt.ArrayType):
+            if wt.is_array_like(t):
                 if v is not None:
                     setattr(c, name, v.__ctype__())
             elif isinstance(t, Struct):
@@ -97,12 +99,17 @@ class StructInstance:
                 setattr(c, name, v)
         return c
 
+    def numpy_value(self) -> tuple:
+        """This instance as a NumPy record value (a tuple in field order, arrays as their
+        descriptor bytes): ``np.array([s.numpy_value()], dtype=S.numpy_dtype())``."""
+        return np.frombuffer(bytes(self._ctype()), dtype=self._struct.np_dtype)[0].item()
+
     def arrays(self):
         """Every array reachable through this struct's fields (nested structs included)."""
         out = []
         for name, t in self._struct.vars.items():
             v = self._values[name]
-            if isinstance(t, wt.ArrayType) and v is not None:
+            if wt.is_array_like(t) and v is not None:
                 out.append(v)
             elif isinstance(t, Struct):
                 out.extend(v.arrays())
@@ -154,13 +161,24 @@ class Struct:
     def __call__(self, **fields):
         return StructInstance(self, **fields)
 
+    def numpy_dtype(self) -> dict:
+        """The layout of ``np_dtype`` as the dict NumPy builds it from (``names``, ``formats``,
+        ``offsets``, ``itemsize``), as Warp returns it: ``np.dtype(S.numpy_dtype())``."""
+        d = self.np_dtype
+        return {
+            "names": list(d.names),
+            "formats": [d.fields[n][0] for n in d.names],
+            "offsets": [d.fields[n][1] for n in d.names],
+            "itemsize": d.itemsize,
+        }
+
     def from_record(self, record) -> StructInstance:
         """An instance holding the values of one element of a NumPy array of this struct
         (``a.numpy()[i]``); array fields, which only hold device pointers there, are None."""
         inst = StructInstance(self)
         for name, t in self.vars.items():
             v = record[name]
-            if isinstance(t, wt.ArrayType):
+            if wt.is_array_like(t):
                 continue
             if isinstance(t, Struct):
                 value = t.from_record(v)
@@ -174,7 +192,7 @@ class Struct:
         return inst
 
     def _default(self, t):
-        if isinstance(t, wt.ArrayType):
+        if wt.is_array_like(t):
             return None
         if isinstance(t, Struct):
             return t()
@@ -183,7 +201,7 @@ class Struct:
         return t.np_dtype.type(0).item()
 
     def _convert(self, name, t, value):
-        if isinstance(t, wt.ArrayType):
+        if wt.is_array_like(t):
             if value is not None and not hasattr(value, "kernel_type"):
                 raise TypeError(f"struct {self.key} field '{name}' expects a weft array, got {type(value).__name__}")
             if value is not None and value.kernel_type() != t:
@@ -212,7 +230,7 @@ class Struct:
         atomic = "\n".join(
             f"    atomic_add_raw(&p->f_{n}, v.f_{n});"
             for n, t in self.vars.items()
-            if not isinstance(t, wt.ArrayType) and t is not wt.bool
+            if not wt.is_array_like(t) and t is not wt.bool
         )
         return (
             f"struct {self.cname} {{\n{fields}\n}};\n"

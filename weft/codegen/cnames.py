@@ -17,6 +17,8 @@ def ctype_name(t) -> str:
         return "bool" if t is wt.bool else f"weft::{t.cname}"
     if isinstance(t, wt.ArrayType):
         return f"weft::array_t<{ctype_name(t.dtype)}>"
+    if isinstance(t, wt.IndexedArrayType):
+        return f"weft::indexedarray_t<{ctype_name(t.dtype)}>"
     if isinstance(t, wt.TupleType):
         return f"weft::tuple_t<{', '.join(ctype_name(x) for x in t.types)}>"
     name = getattr(t, "_cname", None)

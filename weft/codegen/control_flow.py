@@ -125,7 +125,7 @@ class ControlFlow:
         holds elements (``if arr and arr[i] > 0`` with a null or empty array)."""
         if v.type is wt.bool:
             return v
-        if isinstance(v.type, wt.ArrayType):
+        if wt.is_array_like(v.type):
             n = self.call(intr.SHAPE, [v], wt.int32, attr=0)
             return self.call_builtin(sb._cmp["ne"], [n, self.const(0, wt.int32)])
         if v.is_const and wt.is_scalar(v.type):
@@ -321,7 +321,7 @@ class ControlFlow:
         assigned |= {  # `v[0] = x`, `s.f = x`, `f(ref_param=x)` rebind value-type locals; arrays are written in place
             n
             for n in _component_store_roots(node.body) | self.reference_argument_roots(node.body)
-            if isinstance(self.env.get(n), ir.Var) and not isinstance(self.env[n].type, wt.ArrayType)
+            if isinstance(self.env.get(n), ir.Var) and not wt.is_array_like(self.env[n].type)
         }
         may_break = _has_jump(node.body, ast.Break)
         may_return = _has_return(node.body)

@@ -121,6 +121,10 @@ forward_formats = {
     intr.ASSERT: lambda r, b, s, a: f"weft::kernel_assert({a[0]}, {r.loc(b, s)})",
     intr.BIT_CAST: lambda r, b, s, a: f"weft::bit_cast<{ctype_name(s.result.type)}>({a[0]})",
     intr.GRAD_CALL: lambda r, b, s, a: _grad_call(s, a),
+    intr.ARRAY_VIEW: _with_loc("array_view"),
+    intr.INDEXED_VIEW: _with_loc("indexed_view"),
+    intr.INDEXED_DATA: lambda r, b, s, a: f"{a[0]}.data",
+    intr.INDEXED_INDEX: lambda r, b, s, a: f"weft::indexed_index({a[0]}, {r.loc(b, s)}, {s.attr}, {a[1]})",
 }
 
 
@@ -508,7 +512,7 @@ class CStyleRenderer:
         reassigned = ir.assigned_var_ids(fn)
 
         def unpack_param(p):
-            ref = "&" if isinstance(p.var.type, wt.ArrayType) and p.var.id not in reassigned else ""
+            ref = "&" if wt.is_array_like(p.var.type) and p.var.id not in reassigned else ""
             const = "const " if ref else ""
             return f"    {const}{ctype_name(p.var.type)}{ref} {self.v(p.var)} = args->arg_{p.name};"
 
@@ -717,12 +721,13 @@ class CPURenderer(CStyleRenderer):
     def accumulate_condition(self, inst) -> str:
         """C++ test that no accumulated array overlaps another array argument (data or gradient)."""
         fn = inst.ir
-        arrays = [p.name for p in fn.params if isinstance(p.var.type, wt.ArrayType)]
-        arg = "local_args.arg_{}"  # the entry point's copy, before private copies are swapped in
-        tests = [
-            f"weft::arrays_apart({arg.format(p)}, {arg.format(q)})"
-            for k, p in enumerate(arrays)
-            for q in arrays[k + 1 :]
+        # (parameter name, C++ expression of its array): an indexed array's data counts too
+        arrays = [(p.name, "arg_" + p.name) for p in fn.params if isinstance(p.var.type, wt.ArrayType)]
+        arrays += [(p.name, f"arg_{p.name}.data") for p in fn.params if isinstance(p.var.type, wt.IndexedArrayType)]
+        tests = [  # the entry point's copy, before private copies are swapped in
+            f"weft::arrays_apart(local_args.{p_expr}, local_args.{q_expr})"
+            for k, (p, p_expr) in enumerate(arrays)
+            for q, q_expr in arrays[k + 1 :]
             if p in inst.facts.accum_params or q in inst.facts.accum_params
         ]
         return " && ".join(tests) or "true"

@@ -325,7 +325,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             self.call(intr.ADJ_SET, [self.adjoint_value(v, slot[1], target)], None, attr=slot[0], node=target)
             return
         base = self.visit(target.value)
-        if isinstance(target, ast.Subscript) and isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType):
+        if isinstance(target, ast.Subscript) and isinstance(base, ir.Var) and wt.is_array_like(base.type):
             arr, idx = self.array_and_index(target, base)
             self.emit_store(arr, idx, v, target)
             return
@@ -366,7 +366,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             self.call(intr.ADJ_ACCUM, [v], None, attr=slot[0], node=node)
             return
         base = self.visit(target.value) if isinstance(target, ast.Subscript) else None
-        if isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType):
+        if isinstance(base, ir.Var) and wt.is_array_like(base.type):
             arr, idx = self.array_and_index(target, base)
             v = self.coerce_store_value(arr, self.expr(node.value), target)
             if op in _augops_atomic:
@@ -512,7 +512,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         fields = {}
         for field, ft in t.vars.items():
             v = getattr(value, field)
-            if isinstance(ft, wt.ArrayType):
+            if wt.is_array_like(ft):
                 if v is not None:
                     raise self.error(
                         f"struct {t.key} holds an array in field '{field}', so it cannot be a build-time constant; "
@@ -545,7 +545,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             if found is not _MISSING:
                 return self.from_python(found, node.attr, node)
             raise self.error(f"{base.type.__name__} has no attribute '{node.attr}'", node, WarpCodegenAttributeError)
-        if isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType):
+        if isinstance(base, ir.Var) and wt.is_array_like(base.type):
             if node.attr == "shape":
                 return StaticTuple([self.call(intr.SHAPE, [base], wt.int32, attr=d) for d in range(base.type.ndim)])
             if node.attr == "ndim":
@@ -593,17 +593,38 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             raise self.error(f"operator {op.__name__} is not supported", node, UnsupportedConstruct)
         if op is ast.Pow and wt.is_int(a.type) and not a.literal and b.literal and isinstance(b.const, float):
             raise self.error("integer ** float: cast the base to float first", node, WarpCodegenTypeError)
-        return self.call_builtin(_binops[op], [a, b], node)
+        user = self.user_operator(_binops[op].name, [a, b], node)
+        return user if user is not None else self.call_builtin(_binops[op], [a, b], node)
+
+    def user_operator(self, name, args, node):
+        """Warp's operator overloading: a user func named like the operator's builtin (``add`` for
+        ``+``, ``neg`` for unary ``-``) in the kernel's globals or closure, called when one of its
+        overloads takes these arguments (``a + b`` of two structs); else None (the builtin)."""
+        target = self.src.closure.get(name, self.src.globals.get(name))
+        if getattr(target, "_weft_kind", None) != "func" or not any(isinstance(a, ir.Var) for a in args):
+            return None
+        try:
+            inst, call_args = target.specialize(list(args), lambda v, t: self.const(v, t))
+        except TypeError:
+            return None  # no overload for these types: the builtin operator
+        if inst.ref_params or inst.ret_type is None:
+            return None
+        if inst not in self.fn.callees:
+            self.fn.callees.append(inst)
+        if inst.has_side_effects:
+            self.fn.has_side_effects = True
+        return self.call(inst, [x for x in call_args if not isinstance(x, Static)], inst.ret_type, node=node)
 
     def visit_UnaryOp(self, node):
         v = self.expr(node.operand)
         if isinstance(node.op, ast.Not):
-            if isinstance(v.type, wt.ArrayType) or v.is_const:
+            if wt.is_array_like(v.type) or v.is_const:
                 v = self.to_bool(v)  # an array is true when it holds elements
             return self.call_builtin(sb.logical_not, [v], node)
         if v.literal and isinstance(node.op, ast.USub):
             return self.const(-v.const)
-        return self.call_builtin(_unops[type(node.op)], [v], node)
+        user = self.user_operator(_unops[type(node.op)].name, [v], node)
+        return user if user is not None else self.call_builtin(_unops[type(node.op)], [v], node)
 
     def visit_BoolOp(self, node):
         """``a and b`` / ``a or b`` short-circuit like Python: b is evaluated only when needed
@@ -659,7 +680,14 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             if composite.has_slice(nodes):
                 return composite.read_slice(self, base, nodes, node)
             return composite.read(self, base, self.index_list(node), node)
-        arr, idx = self.array_and_index(node, base)
+        arr, idx = self.array_and_index(node, base, partial=True)
+        if len(idx) < arr.type.ndim:
+            kind, op = (
+                (wt.IndexedArrayType, intr.INDEXED_VIEW)
+                if isinstance(arr.type, wt.IndexedArrayType)
+                else (wt.ArrayType, intr.ARRAY_VIEW)
+            )
+            return self.call(op, [arr] + idx, kind(arr.type.dtype, arr.type.ndim - len(idx)), node=node)
         return self.call(intr.LOAD, [arr] + idx, arr.type.dtype, node=node)
 
     def constant_index(self, node):
@@ -681,9 +709,11 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             raise self.error("slices are not supported in kernels; index each element", node, UnsupportedConstruct)
         return [self.expr(i) for i in nodes]
 
-    def array_and_index(self, node, base=None):
+    def array_and_index(self, node, base=None, partial=False):
+        """The array and index values of ``a[i, j]``; ``partial`` allows fewer indices than
+        dimensions (the subarray ``a[i]`` of a 2-D array)."""
         base = base if base is not None else self.expr(node.value)
-        if not isinstance(base, ir.Var) or not isinstance(base.type, wt.ArrayType):
+        if not isinstance(base, ir.Var) or not wt.is_array_like(base.type):
             raise self.error(f"'{ast.unparse(node.value)}' cannot be indexed", node, WarpCodegenTypeError)
         sl = node.slice
         idx_nodes = sl.elts if isinstance(sl, ast.Tuple) else [sl]
@@ -692,7 +722,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 "slicing arrays inside kernels is not supported; index each element", node, UnsupportedConstruct
             )
         idx = [self.expr(i) for i in idx_nodes]
-        if len(idx) != base.type.ndim:
+        if len(idx) > base.type.ndim or (len(idx) < base.type.ndim and not partial):
             raise self.error(
                 f"array '{ast.unparse(node.value)}' has {base.type.ndim} dimension(s) but is indexed with {len(idx)}",
                 node,
@@ -703,7 +733,16 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 raise self.error(
                     f"array indices must be integers, got {wt.type_repr(i.type)}", node, WarpCodegenTypeError
                 )
+        if isinstance(base.type, wt.IndexedArrayType) and len(idx) == base.type.ndim:
+            return self.indexed_element(base, idx, node)
         return base, idx
+
+    def indexed_element(self, arr, idx, node):
+        """An element of an indexed array as ``(data array, data indices)``: each index checked
+        against the indexed shape and mapped through its dimension's index buffer."""
+        data = self.call(intr.INDEXED_DATA, [arr], wt.ArrayType(arr.type.dtype, arr.type.ndim), node=node)
+        mapped = [self.call(intr.INDEXED_INDEX, [arr, i], wt.int32, attr=d, node=node) for d, i in enumerate(idx)]
+        return data, mapped
 
     # ----------------------------------------------------------------- calls
     def visit_Call(self, node):

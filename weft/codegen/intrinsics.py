@@ -33,6 +33,10 @@ PRINT_VALUE = "print_value"
 PRINT_STR = "print_str"
 PRINT_NEWLINE = "print_newline"
 PRINTF = "printf"
+INDEXED_DATA = "indexed_data"  # an indexed array's data array (its loads and stores are the indexed array's)
+INDEXED_INDEX = "indexed_index"  # attr d: index i of dimension d of an indexed array, as a data index
+INDEXED_VIEW = "indexed_view"  # a[i] of an indexed array with more dimensions: the indexed subarray
+ARRAY_VIEW = "array_view"  # a[i] of a 2-D+ array: the subarray (shares memory and gradient)
 GRAD_CALL = "grad_call"  # wp.grad(f)(args): attr (callee, result type); forward-only
 BIT_CAST = "bit_cast"  # wp.cast(x, dtype): the same bytes read as another type of the same size
 ASSERT = "assert"  # debug builds: a false condition ends the launch with an AssertionError
@@ -120,6 +124,10 @@ OPS: dict = {
     ASSERT: OpInfo(_never, side_effect=True),
     BIT_CAST: OpInfo(_never),
     GRAD_CALL: OpInfo(_never),  # as in Warp: a constant for the backward pass
+    INDEXED_DATA: OpInfo(_never),
+    INDEXED_INDEX: OpInfo(_never),
+    INDEXED_VIEW: OpInfo(_never),
+    ARRAY_VIEW: OpInfo(_never),  # its loads and stores are the view's, attributed to the array (access.py)
 }
 
 

@@ -80,7 +80,7 @@ def _call_len(lw: Lowerer, node):
         return lw.const(len(v.type.types), wt.int32)
     if getattr(v.type, "_kind", None) in ("vector", "matrix", "quaternion", "transform"):
         return lw.const(v.type._shape[0], wt.int32)
-    if not isinstance(v.type, wt.ArrayType):
+    if not wt.is_array_like(v.type):
         raise lw.error("len() takes an array, vector, matrix or tuple in kernels", node)
     return lw.call(intr.SHAPE, [v], wt.int32, attr=0)
 
@@ -88,11 +88,13 @@ def _call_len(lw: Lowerer, node):
 def _call_atomic(name):
     def handler(lw: Lowerer, node):
         args = lw.call_args(node, ["arr", "i", "j", "k", "l", "value"])
-        if len(args) < 3 or not isinstance(args[0].type, wt.ArrayType):
+        if len(args) < 3 or not wt.is_array_like(args[0].type):
             raise lw.error(f"wp.{name}(array, index..., value) needs an array, indices and a value", node)
         arr, idx, value = args[0], args[1:-1], args[-1]
         if len(idx) != arr.type.ndim:
             raise lw.error(f"wp.{name} on a {arr.type.ndim}-d array needs {arr.type.ndim} indices", node)
+        if isinstance(arr.type, wt.IndexedArrayType):
+            arr, idx = lw.indexed_element(arr, idx, node)
         value = lw.coerce_store_value(arr, value, node)
         return lw.call(intr.ATOMICS[name], [arr] + idx + [value], arr.type.dtype, node=node)
 

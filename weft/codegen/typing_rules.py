@@ -173,7 +173,9 @@ def annotation_type(annotation):
         return annotation  # refused where it is compiled (frontend.Lowerer.lower)
     if isinstance(annotation, type) and getattr(annotation, "_weft_kind", None) == "func":
         return FUNCTION  # g: wp.Function
-    if annotation is typing.Any or isinstance(annotation, (vt.GenericComposite, wt.ArrayType, typing.TypeVar)):
+    if annotation is typing.Any or isinstance(
+        annotation, (vt.GenericComposite, wt.ArrayType, wt.IndexedArrayType, typing.TypeVar)
+    ):
         return annotation
     if getattr(annotation, "_kind", None) and getattr(annotation, "_scalar", None) is not None:
         return annotation  # vector / matrix / quaternion / transform classes
@@ -192,7 +194,7 @@ def is_generic(t) -> bool:
         t is typing.Any
         or t is FUNCTION
         or isinstance(t, (vt.GenericComposite, typing.TypeVar, TupleTemplate))
-        or (isinstance(t, wt.ArrayType) and vt.is_generic_dtype(t.dtype))
+        or (wt.is_array_like(t) and vt.is_generic_dtype(t.dtype))
     )
 
 
@@ -206,9 +208,9 @@ def template_accepts(template, concrete) -> bool:
         return wt.is_scalar(concrete) and vt.dtype_fits(template, concrete)
     if isinstance(template, (vt.GenericComposite, TupleTemplate)):
         return template.accepts(concrete)
-    if isinstance(template, wt.ArrayType) and vt.is_generic_dtype(template.dtype):
+    if wt.is_array_like(template) and vt.is_generic_dtype(template.dtype):
         return (
-            isinstance(concrete, wt.ArrayType)
+            type(concrete) is type(template)
             and concrete.ndim == template.ndim
             and vt.dtype_fits(template.dtype, concrete.dtype)
         )
@@ -224,7 +226,7 @@ def param_accepts(param_type, arg) -> typing.Optional[object]:
     if param_type is typing.Any or param_type is None:
         return arg.type
     if isinstance(param_type, (vt.GenericComposite, typing.TypeVar, TupleTemplate)) or (
-        isinstance(param_type, wt.ArrayType) and isinstance(arg.type, wt.ArrayType)
+        wt.is_array_like(param_type) and wt.is_array_like(arg.type)
     ):
         return arg.type if template_accepts(param_type, arg.type) else None
     if param_type == arg.type:

@@ -101,6 +101,77 @@ WEFT_FN T* element(T* base, const array_t<T>& a, int32 loc, I... idx) {
         return elem_ptr_nc(base, a, int64(idx)...);
 }
 
+// a[i] (or a[i, j]) of an array with more dimensions: the subarray, sharing the data and gradient
+// buffers (the indices checked like an element's).
+template <typename T, typename... I>
+WEFT_FN array_t<T> array_view(const array_t<T>& a, int32 loc, I... idx) {
+    constexpr int k = int(sizeof...(I));
+    array_t<T> v = a;
+    v.data = elem_ptr(a.data, a, loc, int64(idx)...);
+    v.grad = a.grad ? (T*)((char*)a.grad + ((char*)v.data - (char*)a.data)) : nullptr;
+    for (int d = 0; d < 4; ++d) {
+        bool kept = d + k < a.ndim;
+        v.shape[d] = kept ? a.shape[d + k] : 0;
+        v.strides[d] = kept ? a.strides[d + k] : 0;
+    }
+    v.ndim = a.ndim - k;
+    return v;
+}
+
+// wp.indexedarray: an array seen through one int32 index buffer per dimension (null: that
+// dimension is not remapped). Kernels reach its elements through ``data`` and mapped indices.
+template <typename T>
+struct indexedarray_t {
+    array_t<T> data;
+    int32* indices[4];
+    int32 shape[4];
+};
+
+// Index i of dimension d of an indexed array, checked against the indexed shape and mapped to an
+// index of the data array (whose own bounds check then covers bad index buffers).
+template <typename T>
+WEFT_FN int32 indexed_index(const indexedarray_t<T>& a, int32 loc, int32 d, int64 i) {
+    if (i < 0) i += a.shape[d];
+#ifndef WEFT_RELEASE
+    if (i < 0 || i >= a.shape[d]) {
+        array_t<T> shape_only = a.data;  // the error reports the indexed shape
+        for (int k = 0; k < 4; ++k) shape_only.shape[k] = a.shape[k];
+        int64 idx[1] = {i};
+        raise_index_error(shape_only, loc, d, idx, 1);
+    }
+#endif
+    return a.indices[d] ? a.indices[d][i] : int32(i);
+}
+
+template <typename T>
+WEFT_FN indexedarray_t<T> indexed_shifted(const indexedarray_t<T>& a, const array_t<T>& data, int k) {
+    indexedarray_t<T> v;
+    v.data = data;
+    for (int d = 0; d < 4; ++d) {
+        bool kept = d + k < a.data.ndim;
+        v.indices[d] = kept ? a.indices[d + k] : nullptr;
+        v.shape[d] = kept ? a.shape[d + k] : 0;
+    }
+    return v;
+}
+
+// a[i] (a[i, j], a[i, j, k]) of an indexed array with more dimensions: the indexed subarray.
+template <typename T, typename I0>
+WEFT_FN indexedarray_t<T> indexed_view(const indexedarray_t<T>& a, int32 loc, I0 i0) {
+    return indexed_shifted(a, array_view(a.data, loc, indexed_index(a, loc, 0, int64(i0))), 1);
+}
+template <typename T, typename I0, typename I1>
+WEFT_FN indexedarray_t<T> indexed_view(const indexedarray_t<T>& a, int32 loc, I0 i0, I1 i1) {
+    array_t<T> v = array_view(a.data, loc, indexed_index(a, loc, 0, int64(i0)), indexed_index(a, loc, 1, int64(i1)));
+    return indexed_shifted(a, v, 2);
+}
+template <typename T, typename I0, typename I1, typename I2>
+WEFT_FN indexedarray_t<T> indexed_view(const indexedarray_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2) {
+    array_t<T> v = array_view(a.data, loc, indexed_index(a, loc, 0, int64(i0)), indexed_index(a, loc, 1, int64(i1)),
+                              indexed_index(a, loc, 2, int64(i2)));
+    return indexed_shifted(a, v, 3);
+}
+
 template <typename T, typename... I>
 WEFT_FN T load(const array_t<T>& a, int32 loc, I... idx) {
     return *element<true>(a.data, a, loc, idx...);

@@ -312,7 +312,7 @@ WEFT_COLD_PATH WEFT_FN void raise_index_error(const array_t<T>& a, int32 loc, in
     e.ndim = nidx;
     for (int i = 0; i < 4; ++i) {
         e.index[i] = i < nidx ? idx[i] : 0;
-        e.shape[i] = a.shape[i];
+        e.shape[i] = i < a.ndim ? a.shape[i] : -1;  // the whole shape, also for a subarray's a[i]
     }
     raise_kernel_error(e);
 }

@@ -3,6 +3,7 @@
 // pointers to members so that one template serves every struct.
 #pragma once
 #include "core.h"
+#include "array.h"
 
 namespace weft {
 
@@ -13,6 +14,8 @@ WEFT_FN void accumulate_field(T& a, const T& b) {
 // Array fields carry their gradient inside (array_t::grad): their adjoint is not accumulated.
 template <typename T>
 WEFT_FN void accumulate_field(array_t<T>&, const array_t<T>&) {}
+template <typename T>
+WEFT_FN void accumulate_field(indexedarray_t<T>&, const indexedarray_t<T>&) {}
 WEFT_FN void accumulate_field(bool& a, const bool& b) { a = a || b; }
 
 template <typename S>

@@ -56,6 +56,35 @@ def _struct_converter(t, name, key):
     return convert
 
 
+class _IndexedConverter:
+    """Checks and converts a ``wp.indexedarray`` argument (None: an empty one, any access of
+    which fails the bounds check). Its gradient is its data array's."""
+
+    def __init__(self, t, name, key):
+        self.t, self.name, self.key = t, name, key
+
+    def __call__(self, value, k, device):
+        if value is None:
+            return wt.indexedarray_t()
+        kt = getattr(value, "kernel_type", None)
+        kt = kt() if callable(kt) else None
+        if not isinstance(kt, wt.IndexedArrayType) or not (
+            kt == self.t or (self.t.dtype is typing.Any and kt.ndim == self.t.ndim)
+        ):
+            got = _array_desc(kt) if kt is not None else type(value).__name__
+            raise ArrayArgumentError(
+                f"kernel '{self.key}' argument '{self.name}' (position {k}) expects an array of type "
+                f"{_array_desc(self.t)}, but passed value has type {got}"
+            )
+        expected = _device._cpu if device is None else device
+        if value.device is not expected:
+            raise RuntimeError(
+                f"kernel '{self.key}' argument '{self.name}' (position {k}) is an indexed array on device "
+                f"'{value.device}' but the kernel is launched on '{expected}'"
+            )
+        return value.__ctype__()
+
+
 class CompositeArgumentError(TypeError, ValueError, RuntimeError):
     """A launch argument that cannot become the vector / matrix / quaternion / transform its
     parameter expects (a TypeError; also the RuntimeError / ValueError Warp raises for it)."""
@@ -101,6 +130,9 @@ class Launcher:
             if isinstance(t, wt.ArrayType):
                 fields.append((name, wt.array_t))
                 self.fields.append((name, True, t, None))
+            elif isinstance(t, wt.IndexedArrayType):
+                fields.append((name, wt.indexedarray_t))
+                self.fields.append((name, False, _IndexedConverter(t, name, kernel.key), None))
             elif wt.is_scalar(t):
                 fields.append((name, t.ctype))
                 self.fields.append((name, False, _scalar_converter(t), _exact_python_type(t)))
@@ -180,6 +212,9 @@ class Launcher:
         are not part of the ABI and are ignored. Arrays must live on ``device`` (None: the CPU).
         """
         name, is_array, info, _ = self.fields[k]
+        if isinstance(info, _IndexedConverter):
+            setattr(s, name, value if raw and isinstance(value, wt.indexedarray_t) else info(value, k, device))
+            return
         if not is_array:
             try:
                 if raw:
@@ -222,10 +257,24 @@ class Launcher:
         setattr(s, name, ct)
 
     def type_error(self, k, name, expected, got):
-        desc = repr(got.kernel_type()) if hasattr(got, "kernel_type") else type(got).__name__
-        return TypeError(
-            f"kernel '{self.inst.kernel.key}' argument '{name}' (position {k}) expects {expected!r}, got {desc}"
+        desc = _array_desc(got.kernel_type()) if hasattr(got, "kernel_type") else type(got).__name__
+        return ArrayArgumentError(
+            f"kernel '{self.inst.kernel.key}' argument '{name}' (position {k}) expects an array of type "
+            f"{_array_desc(expected)}, but passed value has type {desc}"
         )
+
+
+class ArrayArgumentError(TypeError, RuntimeError):
+    """A launch argument that is not an array of the parameter's type (a TypeError; also the
+    RuntimeError Warp raises for it)."""
+
+
+def _array_desc(t) -> str:
+    """``array(ndim=2, dtype=float32)``: an array type as Warp's launch errors write it."""
+    if not wt.is_array_like(t):
+        return repr(t)
+    kind = "indexedarray" if isinstance(t, wt.IndexedArrayType) else "array"
+    return f"{kind}(ndim={t.ndim}, dtype={wt.type_repr(t.dtype)})"
 
 
 def _exact_python_type(t):
@@ -484,7 +533,7 @@ def kernel_error(inst, ctx):
         )
     n = e.ndim
     idx = tuple(e.index[k] for k in range(n))
-    shape = tuple(e.shape[k] for k in range(n))
+    shape = tuple(e.shape[k] for k in range(4) if e.shape[k] >= 0)
     return IndexError(
         f"index {idx if n > 1 else idx[0]} is out of bounds for an array of shape {shape} "
         f"(dimension {e.dim}) in kernel '{inst.kernel.key}' at {file}:{line}: {text}"

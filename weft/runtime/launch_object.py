@@ -286,7 +286,7 @@ class Launch:
 
 def _default_value(t):
     """The initial value of a parameter of a hand-built Launch: null arrays, zero scalars."""
-    if isinstance(t, _launch.wt.ArrayType):
+    if _launch.wt.is_array_like(t):
         return None
     if getattr(t, "_kind", None) == "struct":
         return t()
