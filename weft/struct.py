@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import inspect
+from typing import Any
 
 import numpy as np
 
@@ -136,7 +137,9 @@ class Struct:
         digest = hashlib.sha256(repr([(n, repr(t), getattr(t, "cname", "")) for n, t in self.vars.items()]).encode())
         self.cname = f"{''.join(ch if ch.isalnum() else '_' for ch in cls.__name__)}_{digest.hexdigest()[:7]}"
         self._cname = self.cname
-        self.ctype = type(self.cname, (ctypes.Structure,), {"_fields_": [(n, _field_ctype(t)) for n, t in self.vars.items()]})
+        fields = [(n, _field_ctype(t)) for n, t in self.vars.items()]
+        # an empty C++ struct takes one byte (and so does each empty field of another struct)
+        self.ctype = type(self.cname, (ctypes.Structure,), {"_fields_": fields or [("_empty", ctypes.c_uint8)]})
         self.size = ctypes.sizeof(self.ctype)
         self._differentiable = any(
             getattr(t, "_differentiable", False) or wt.is_float(t) or isinstance(t, Struct) and t._differentiable
@@ -144,6 +147,7 @@ class Struct:
         )
         self._shape = ()
         self._scalar = self
+        self.instance_type = self._make_instance_type(cls)
 
     # arrays of structs read these (see array._np_layout)
     @property
@@ -159,7 +163,29 @@ class Struct:
         return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": ctypes.sizeof(self.ctype)})
 
     def __call__(self, **fields):
-        return StructInstance(self, **fields)
+        return self.instance_type(self, **fields)
+
+    def _make_instance_type(self, cls):
+        """The class of this struct's instances: a ``StructInstance`` that is also an instance of
+        the decorated class (``isinstance(s, S.cls)``, its Python methods callable), with a
+        property per field so that class-level defaults never shadow the instance's values."""
+
+        def field(name):
+            return property(lambda inst: inst._values[name], lambda inst, v: StructInstance.__setattr__(inst, name, v))
+
+        namespace = {n: field(n) for n in self.vars}
+        namespace.update(__slots__=(), __module__=cls.__module__, __qualname__=cls.__qualname__, __doc__=cls.__doc__)
+        try:
+            return type(cls.__name__, (StructInstance, cls), namespace)
+        except TypeError:  # a class whose layout cannot be combined (its own __slots__): plain instances
+            return type(cls.__name__, (StructInstance,), namespace)
+
+    def __mro_entries__(self, bases):
+        """``class Child(SomeStruct)`` is refused: structs do not inherit (as in Warp)."""
+        raise RuntimeError(
+            f"struct {self.key} cannot be inherited from; declare every field in one class: "
+            "Warp structs must be defined as base classes"
+        )
 
     def numpy_dtype(self) -> dict:
         """The layout of ``np_dtype`` as the dict NumPy builds it from (``names``, ``formats``,
@@ -175,7 +201,7 @@ class Struct:
     def from_record(self, record) -> StructInstance:
         """An instance holding the values of one element of a NumPy array of this struct
         (``a.numpy()[i]``); array fields, which only hold device pointers there, are None."""
-        inst = StructInstance(self)
+        inst = self.instance_type(self)
         for name, t in self.vars.items():
             v = record[name]
             if wt.is_array_like(t):
@@ -202,16 +228,19 @@ class Struct:
 
     def _convert(self, name, t, value):
         if wt.is_array_like(t):
-            if value is not None and not hasattr(value, "kernel_type"):
-                raise TypeError(f"struct {self.key} field '{name}' expects a weft array, got {type(value).__name__}")
-            if value is not None and value.kernel_type() != t:
-                raise TypeError(f"struct {self.key} field '{name}' expects {t!r}, got {value.kernel_type()!r}")
-            return value
+            return self._convert_array(name, t, value)
         if isinstance(t, Struct):
             if not isinstance(value, StructInstance) or value._struct is not t:
                 raise TypeError(f"struct {self.key} field '{name}' expects a {t.key} instance")
             return value
         if vt.is_composite(t):
+            if value is None:
+                return t()  # zeros, as in Warp
+            if isinstance(value, (int, float, bool, np.number, np.bool_, wt.scalar_base)):  # no silent fill
+                raise TypeError(
+                    f"Struct field '{name}' expects {t.__name__} but got a single value ({value!r}); "
+                    f"pass {t.__name__}(...) or a sequence of {t._length_} values (struct {self.key})"
+                )
             return value if isinstance(value, t) else t(value)
         if isinstance(value, wt.scalar_base):
             value = value.value
@@ -221,6 +250,27 @@ class Struct:
         if wt.is_int(t) and isinstance(value, (float, np.floating)):
             raise TypeError(f"struct {self.key} field '{name}' is {t.cname}, cannot assign the float {value!r}")
         return t.np_dtype.type(value).item()
+
+    def _convert_array(self, name, t, value):
+        """Check an array assigned to an array field: kind, dtype and dimensions, as Warp words it."""
+        if value is None:
+            return None
+        kind = "indexed array" if isinstance(t, wt.IndexedArrayType) else "array"
+        kt = value.kernel_type() if callable(getattr(value, "kernel_type", None)) else None
+        if type(kt) is not type(t):
+            got = type(value).__name__
+            raise TypeError(f"Struct field '{name}' expects a Warp {kind}, got {got} (struct {self.key})")
+        if t.dtype is not Any and kt.dtype != t.dtype:
+            raise TypeError(
+                f"Struct field '{name}' expects dtype {wt.type_repr(t.dtype)}, got {wt.type_repr(kt.dtype)} "
+                f"(struct {self.key})"
+            )
+        if kt.ndim != t.ndim:
+            raise TypeError(
+                f"Struct field '{name}' expects an array with {t.ndim} dimension(s), got {kt.ndim} dimension(s) "
+                f"(struct {self.key})"
+            )
+        return value
 
     def cpp_definition(self) -> str:
         # Fields are prefixed so that names like `do` or `new` cannot clash with C++.
@@ -241,9 +291,12 @@ class Struct:
         )
 
     def dependencies(self) -> list:
-        """Nested struct types, innermost first."""
+        """The struct types this one's C++ definition needs first (nested structs, element types
+        of array fields), innermost first."""
         out = []
         for t in self.vars.values():
+            if wt.is_array_like(t):
+                t = t.dtype
             if isinstance(t, Struct):
                 out.extend(t.dependencies())
                 out.append(t)

@@ -15,7 +15,7 @@ from .. import types as wt
 from .. import vector_types as vt
 from . import intrinsics as intr
 from . import typing_rules as tr
-from .errors import WarpCodegenIndexError, WarpCodegenTypeError, WarpCodegenValueError
+from .errors import WarpCodegenAttributeError, WarpCodegenIndexError, WarpCodegenTypeError, WarpCodegenValueError
 
 _component_letters = {"x": 0, "y": 1, "z": 2, "w": 3}
 
@@ -310,7 +310,10 @@ def struct_get(lw, base, field, node):
     t = base.type
     if field not in t.vars:
         raise lw.error(
-            f"struct {t.key} has no field '{field}' (fields: {', '.join(t.vars)})", node, WarpCodegenTypeError
+            f"`{field}` is not an attribute of '{ast.unparse(node.value) if isinstance(node, ast.Attribute) else t.key}' "
+            f"(struct {t.key}, fields: {', '.join(t.vars)})",
+            node,
+            WarpCodegenAttributeError,
         )
     return lw.call(intr.GET_FIELD, [base], t.vars[field], attr=(t, field), node=node)
 
@@ -319,7 +322,10 @@ def struct_set(lw, base, field, value, node):
     t = base.type
     if field not in t.vars:
         raise lw.error(
-            f"struct {t.key} has no field '{field}' (fields: {', '.join(t.vars)})", node, WarpCodegenTypeError
+            f"`{field}` is not an attribute of '{ast.unparse(node.value) if isinstance(node, ast.Attribute) else t.key}' "
+            f"(struct {t.key}, fields: {', '.join(t.vars)})",
+            node,
+            WarpCodegenAttributeError,
         )
     want = t.vars[field]
     if value.type != want:

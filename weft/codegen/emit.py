@@ -634,6 +634,8 @@ class CStyleRenderer:
         for inst in list(funcs) + list(kernels):
             for var in inst.ir.vars:
                 t = var.type
+                if wt.is_array_like(t):
+                    t = t.dtype  # an array of structs needs the struct (even if no element is read)
                 if getattr(t, "_kind", None) != "struct":
                     continue
                 for dep in t.dependencies() + [t]:

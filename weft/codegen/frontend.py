@@ -724,7 +724,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         idx = [self.expr(i) for i in idx_nodes]
         if len(idx) > base.type.ndim or (len(idx) < base.type.ndim and not partial):
             raise self.error(
-                f"array '{ast.unparse(node.value)}' has {base.type.ndim} dimension(s) but is indexed with {len(idx)}",
+                f"Incorrect number of indices specified for array indexing: array '{ast.unparse(node.value)}' has "
+                f"{base.type.ndim} dimension(s) but is indexed with {len(idx)}",
                 node,
                 WarpCodegenTypeError,
             )
