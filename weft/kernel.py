@@ -20,7 +20,7 @@ from .codegen import frontend, ir, pipeline
 from .codegen import typing_rules as tr
 from .codegen.access import array_access
 from .codegen.errors import WarpCodegenError
-from .codegen.source import Source
+from .codegen.source import Source, snapshot
 from .codegen.statics import Static
 from .native_func import native_instance
 from .reference import is_reference
@@ -161,6 +161,7 @@ class Function:
         self.add_overload(pyfunc)
 
     def add_overload(self, pyfunc):
+        snapshot(pyfunc)
         sig = self._annotations(pyfunc)
         for k, existing in enumerate(self.overloads):
             if self._annotations(existing) == sig and _ref_flags(existing) != _ref_flags(pyfunc):
@@ -371,6 +372,7 @@ class Kernel:
                 "define the kernel as a Python function"
             )
         pyfunc = func
+        snapshot(pyfunc)  # compile the code Python ran, even if the file changes before the first launch
         self.pyfunc = pyfunc
         self.func = pyfunc
         self.key = key or pyfunc.__qualname__
@@ -723,6 +725,7 @@ def func_grad(forward):
         raise TypeError("@wp.func_grad takes a @wp.func")
 
     def wrap(grad_fn):
+        snapshot(grad_fn)
         forward.custom_grad = grad_fn
         forward._instances.clear()
         mod.definitions_changed()
@@ -738,6 +741,7 @@ def func_replay(forward):
         raise TypeError("@wp.func_replay takes a @wp.func")
 
     def wrap(replay_fn):
+        snapshot(replay_fn)
         forward.custom_replay = replay_fn
         forward._instances.clear()
         mod.definitions_changed()

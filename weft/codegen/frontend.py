@@ -68,6 +68,12 @@ _augops_atomic = {ast.Add: "atomic_add", ast.Sub: "atomic_sub"}
 _MISSING = object()
 
 
+def _is_function_alias(value, name) -> bool:
+    """Whether ``name`` binds a weft func or builtin whose own name is another."""
+    is_function = getattr(value, "_weft_kind", None) == "func" or isinstance(value, reg.Builtin)
+    return is_function and getattr(value, "__name__", name) != name
+
+
 def _type_attribute(t, attr):
     """What ``x.dtype`` / ``x.length`` mean for a value type ``t`` in kernels, as in Warp: the
     scalar type of its components and their number (1 for a scalar); ``_MISSING`` otherwise."""
@@ -485,9 +491,16 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 WarpCodegenKeyError,
             )
         result = self.from_python(value, node.id, node)
-        if isinstance(result, ir.Var) and node.id not in self.src.closure and node.id in self.src.globals:
-            # A module global baked in as a constant: launches check it has not changed since.
-            self.fn.global_captures.append((self.src.globals, node.id, value))
+        alias = isinstance(result, Static) and _is_function_alias(value, node.id)
+        if isinstance(result, ir.Var) or alias:
+            # A closure or module global value baked in as a constant, or a name bound to a func or
+            # builtin under another name (``TARGET = my_func``): launches check it has not changed
+            # since (and rebuild if it has). A func's own name changes only by a redefinition,
+            # which every kernel sees (module.definitions_changed).
+            if node.id in self.src.closure:
+                self.fn.global_captures.append((self.src.cells, node.id, value))
+            elif node.id in self.src.globals:
+                self.fn.global_captures.append((self.src.globals, node.id, value))
         return result
 
     def from_python(self, value, name, node):

@@ -196,7 +196,7 @@ class Function:
         self.callees: list = []  # FuncInstances called (for emission order)
         self.has_side_effects = False
         self.adjoint_error: Optional[str] = None  # set when no correct gradient can be generated
-        self.global_captures: list = []  # (module globals, name, value) of constants baked in
+        self.global_captures: list = []  # (module globals or closure cells, name, value) of constants baked in
 
     def new_var(self, type, const=None, label="", mutable=False, literal=False) -> Var:
         v = Var(len(self.vars), type, const, label, mutable, literal)

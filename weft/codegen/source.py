@@ -8,9 +8,26 @@ import builtins
 import inspect
 import linecache
 import textwrap
+import weakref
 
 
-def function_source(pyfunc, file: str):
+_snapshots = weakref.WeakKeyDictionary()  # pyfunc -> (file, its lines when the function was decorated)
+
+
+def snapshot(pyfunc):
+    """Keep the text of the file defining ``pyfunc`` as it is now, so that what compiles later is
+    the code Python ran even if the file is edited or deleted meanwhile (one list per file)."""
+    try:
+        file = inspect.getsourcefile(pyfunc)
+    except TypeError:
+        return
+    if file:
+        lines = linecache.getlines(file, pyfunc.__globals__)
+        if lines:
+            _snapshots[pyfunc] = (file, lines)
+
+
+def function_source(pyfunc, file: str, all_lines=None):
     """``(lines, first line number, ast.Module)`` of a function's source: what
     ``inspect.getsourcelines`` returns, parsed.
 
@@ -23,8 +40,9 @@ def function_source(pyfunc, file: str):
     does not parse: then ``inspect`` decides.
     """
     code = pyfunc.__code__
-    linecache.checkcache(file)
-    all_lines = linecache.getlines(file, pyfunc.__globals__)
+    if all_lines is None:
+        linecache.checkcache(file)
+        all_lines = linecache.getlines(file, pyfunc.__globals__)
     first = code.co_firstlineno
     starts = [line for _, _, line in code.co_lines() if line is not None]
     if all_lines and starts and 0 < first <= len(all_lines):
@@ -42,6 +60,9 @@ def function_source(pyfunc, file: str):
             while end > first and _trailing_filler(all_lines[end - 1], body_col):
                 end -= 1
             return all_lines[first - 1 : end], first, tree
+    if all_lines and 0 < first <= len(all_lines):
+        block = inspect.getblock(all_lines[first - 1 :])  # the tokenizer's view of where it ends
+        return block, first, ast.parse(textwrap.dedent("".join(block)))
     lines, first = inspect.getsourcelines(pyfunc)
     return lines, first, ast.parse(textwrap.dedent("".join(lines)))
 
@@ -76,8 +97,13 @@ class Source:
         self.pyfunc = pyfunc
         self.name = pyfunc.__name__
         try:
-            self.file = inspect.getsourcefile(pyfunc) or "<unknown>"
-            lines, first, tree = function_source(pyfunc, self.file)
+            snap = _snapshots.get(pyfunc)
+            if snap is not None:
+                self.file = snap[0]
+                lines, first, tree = function_source(pyfunc, self.file, snap[1])
+            else:
+                self.file = inspect.getsourcefile(pyfunc) or "<unknown>"
+                lines, first, tree = function_source(pyfunc, self.file)
         except (OSError, TypeError) as e:
             raise RuntimeError(
                 f"weft needs the source code of '{pyfunc.__qualname__}' to compile it, but Python cannot find it "
@@ -90,6 +116,7 @@ class Source:
         self.tree = tree.body[0]
         self.globals = pyfunc.__globals__
         self.closure = {}
+        self.cells = _Cells(pyfunc)
         if pyfunc.__closure__:
             for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
                 try:
@@ -120,3 +147,20 @@ class Source:
     @staticmethod
     def is_missing(v) -> bool:
         return v is Source._missing
+
+
+class _Cells:
+    """The live values of a function's closure cells by name (``get`` as a dict's): kernels that
+    baked a closure value in as a constant compare it at launch, as they do module globals."""
+
+    def __init__(self, pyfunc):
+        self._cells = dict(zip(pyfunc.__code__.co_freevars, pyfunc.__closure__ or ()))
+
+    def get(self, name, default=None):
+        cell = self._cells.get(name)
+        if cell is None:
+            return default
+        try:
+            return cell.cell_contents
+        except ValueError:  # an empty cell
+            return default

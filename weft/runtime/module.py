@@ -19,6 +19,7 @@ import ctypes
 import functools
 import hashlib
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -193,11 +194,14 @@ class Module:
                 return
             prefetch_runtime()  # every launch needs it: compile it while this module is lowered and built
             self.lower_unlaunched_kernels()
-            batch = [i for i in self.pending if i.binding.forward_ptr is None]
-            if inst not in batch:
-                batch.append(inst)
+            # one instance per symbol: a kernel re-lowered since (a changed func or constant) leaves
+            # only its latest instance pending, and the one asked for wins over any other
+            latest = {i.symbol: i for i in self.pending if i.binding.forward_ptr is None}
+            latest[inst.symbol] = inst
+            batch = list(latest.values())
             self.build(batch)
-            self.pending = [i for i in self.pending if i.binding.forward_ptr is None]
+            built = {i.symbol for i in batch}  # superseded instances of these kernels are dropped too
+            self.pending = [i for i in self.pending if i.binding.forward_ptr is None and i.symbol not in built]
 
     def load(self, device=None, block_dim=None):
         """Build (or load from the cache) the module's code for ``device`` now instead of at the
@@ -239,6 +243,28 @@ class Module:
                     kernel.default_instance()
                 except (WarpCodegenError, TypeError, ValueError, KeyError, AttributeError, RuntimeError):
                     pass
+
+    def hash_module(self) -> bytes:
+        """The module's content hash (SHA-256 bytes, Warp's ``Module.hash_module``): the generated
+        code of every kernel it would build now (forward and backward), the funcs and constants
+        they use, and the build options. It changes exactly when what the kernels compute or how
+        they are built changes; a module defined again with the same code hashes the same.
+        Kernels that do not compile are left out (they report their error when launched)."""
+        from .launch import current_instance
+
+        self.lower_unlaunched_kernels()
+        instances = []
+        for k in self.kernels:
+            for arg_types in list(k._instances):
+                instances.append(current_instance(k, arg_types))  # re-lowered if a func or constant changed
+        funcs = self.funcs_of(instances)
+        source = CPURenderer(("forward", "backward")).render_module(instances, funcs)
+        # symbols carry the module's name: replaced by their position, the hash is the code's own
+        for k, symbol in enumerate([i.symbol for i in instances] + [f.symbol for f in funcs]):
+            source = source.replace(symbol, f"@{k}")
+        source = re.sub(r"  // @py [^\n]*", "", source)  # where each line came from is not what it computes
+        options = repr((build_options(self.options), cpu_tuning(self.options), self.options.get("enable_backward")))
+        return hashlib.sha256("\n".join([VERSION, source, options]).encode()).digest()
 
     @staticmethod
     def funcs_of(instances) -> list:
