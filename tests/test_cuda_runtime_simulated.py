@@ -458,3 +458,9 @@ def test_launch_bounds_reach_the_cuda_entry_and_cap_block_dim(sim):
     np.testing.assert_array_equal(x.numpy(), 1.0)
     with pytest.raises(ValueError, match="launch_bounds=64"):
         wp.launch(k_bounded_add_one, dim=100, inputs=[x], device=dev, block_dim=128)
+
+
+def test_driver_and_toolkit_versions(sim):
+    assert wp.get_cuda_driver_version() == (12, 8)  # the simulated driver reports 12080
+    major, minor = wp.get_cuda_toolkit_version()  # NVRTC, which this module requires
+    assert major >= 11 and minor >= 0

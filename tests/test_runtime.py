@@ -713,3 +713,11 @@ def test_device_availability_and_peer_queries_on_the_cpu():
         wp.is_mempool_access_enabled,
     ):
         assert query("cpu", "cpu") is False  # the CPU has no peer or pool access
+
+
+def test_cuda_driver_version_is_none_without_a_gpu_else_a_pair():
+    v = wp.get_cuda_driver_version()
+    if wp.is_cuda_available():
+        assert isinstance(v, tuple) and len(v) == 2 and v[0] >= 11
+    else:
+        assert v is None

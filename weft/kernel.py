@@ -68,12 +68,22 @@ def _ref_flags(pyfunc) -> tuple:
     return tuple(is_reference(p.annotation) for p in _signature(pyfunc).parameters.values())
 
 
+def _captures_changed(captures) -> bool:
+    """Whether a global or closure value baked in as a constant (or a func alias) now has another value."""
+    for d, name, value in captures:
+        cur = d.get(name, _MISSING)
+        if cur is not value and not (type(cur) is type(value) and cur == value):
+            return True
+    return False
+
+
 class FuncInstance(ir.FuncCallee):
     """A func specialised for concrete argument types (what a call of the func names in the IR)."""
 
     def __init__(self, function, overload_index, pyfunc, arg_types):
         self.function = function
         self.arg_types = tuple(arg_types)
+        self.generation = mod.generation()
         self.symbol = f"{_c_ident(pyfunc.__name__)}_{_short_hash(function.module.name, pyfunc.__qualname__, function.index, overload_index, self.arg_types, function.native)}"
         if function.native is not None:
             native_instance(self, function, pyfunc, arg_types)
@@ -137,6 +147,14 @@ class FuncInstance(ir.FuncCallee):
 
     def __repr__(self):
         return f"<FuncInstance {self.symbol}>"
+
+    def is_stale(self) -> bool:
+        """Lowered before the latest (re)definition of a func, or a constant it baked in changed
+        since: its callers lower it again."""
+        if self.generation != mod.generation():
+            return True
+        ir_ = getattr(self, "ir", None)
+        return bool(ir_ is not None and ir_.global_captures and _captures_changed(ir_.global_captures))
 
 
 class Function:
@@ -250,6 +268,8 @@ class Function:
     def instance(self, k, pyfunc, types_) -> FuncInstance:
         key = (k, types_)
         inst = self._instances.get(key)
+        if inst is not None and inst.is_stale():
+            inst = None  # lowered before a func was (re)defined or a constant it baked in changed
         if inst is None:
             if key in self._in_progress:
                 raise TypeError(f"func '{self.key}' calls itself; recursion is not supported in kernels")
@@ -421,11 +441,7 @@ class Kernel:
 
     def globals_changed(self, inst) -> bool:
         """Whether a module global this instance baked in as a constant now has another value."""
-        for d, name, value in inst.global_captures:
-            cur = d.get(name, _MISSING)
-            if cur is not value and not (type(cur) is type(value) and cur == value):
-                return True
-        return False
+        return _captures_changed(inst.global_captures)
 
     def refresh(self, inst) -> KernelInstance:
         """After a func was (re)defined, re-lower ``inst``; keep it if its code did not change."""

@@ -7,24 +7,39 @@ import ast
 import builtins
 import inspect
 import linecache
+import os
 import textwrap
+import tokenize
 import weakref
 
 
 _snapshots = weakref.WeakKeyDictionary()  # pyfunc -> (file, its lines when the function was decorated)
 
 
+_file_texts: dict = {}  # file -> (mtime_ns, size, lines) as last read
+
+
 def snapshot(pyfunc):
     """Keep the text of the file defining ``pyfunc`` as it is now, so that what compiles later is
-    the code Python ran even if the file is edited or deleted meanwhile (one list per file)."""
+    the code Python ran even if the file is edited or deleted meanwhile (one list per file
+    version; a file rewritten and re-imported, ``importlib.reload``, is read again)."""
     try:
         file = inspect.getsourcefile(pyfunc)
-    except TypeError:
+        st = os.stat(file) if file else None
+    except (TypeError, OSError):
         return
-    if file:
-        lines = linecache.getlines(file, pyfunc.__globals__)
-        if lines:
-            _snapshots[pyfunc] = (file, lines)
+    if st is None:
+        return
+    known = _file_texts.get(file)
+    if known is None or known[:2] != (st.st_mtime_ns, st.st_size):
+        try:
+            with tokenize.open(file) as f:
+                lines = f.readlines()
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            return
+        known = _file_texts[file] = (st.st_mtime_ns, st.st_size, lines)
+    if known[2]:
+        _snapshots[pyfunc] = (file, known[2])
 
 
 def function_source(pyfunc, file: str, all_lines=None):

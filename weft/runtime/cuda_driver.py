@@ -61,6 +61,19 @@ def _probe():
     return driver, count, ""
 
 
+def driver_version() -> tuple[int, int] | None:
+    """``(major, minor)`` of the installed CUDA driver (``cuDriverGetVersion``), or None where
+    none could be loaded and initialised."""
+    probe()
+    driver = _state[0][0]
+    if driver is None:
+        return None
+    err, version = driver.cuDriverGetVersion()
+    if err != driver.CUresult.CUDA_SUCCESS:
+        return None
+    return int(version) // 1000, (int(version) % 1000) // 10
+
+
 def pin_loaded_library(stem: str) -> str | None:
     """Keep an already loaded shared library (``libcuda.so``, ``libnvrtc.so``...) mapped until the
     process ends, whoever loaded it (Linux: reopened with RTLD_NOLOAD | RTLD_NODELETE). Returns its

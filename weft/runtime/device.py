@@ -308,6 +308,24 @@ def is_cuda_available() -> bool:
     return get_cuda_device_count() > 0
 
 
+def get_cuda_driver_version() -> tuple[int, int] | None:
+    """The installed CUDA driver's ``(major, minor)`` version, or None without a usable driver."""
+    from . import cuda_driver
+
+    return cuda_driver.driver_version()
+
+
+def get_cuda_toolkit_version() -> tuple[int, int] | None:
+    """The ``(major, minor)`` version of the CUDA compiler weft builds kernels with (NVRTC), or
+    None where it is not installed (CPU-only)."""
+    from . import nvrtc
+
+    try:
+        return nvrtc.version()
+    except Exception:  # noqa: BLE001 (no NVRTC library or bindings: no CUDA toolkit)
+        return None
+
+
 def is_cpu_available() -> bool:
     """Whether the CPU device is available (always true in weft)."""
     return True

@@ -1,0 +1,100 @@
+"""Kernels follow the code and values they depend on: a module rewritten and reloaded
+(``importlib.reload``) runs its new code, a reloaded dependency module's funcs reach the kernels
+of other modules calling them, and a global constant read inside a func is followed like one
+read by the kernel itself."""
+
+import importlib
+import sys
+
+import numpy as np
+
+import weft as wp
+
+DEPENDENCY = """
+import weft as wp
+
+@wp.func
+def magic():
+    return {value}
+"""
+
+DEPENDENT = """
+import weft as wp
+import {dep} as dep
+
+@wp.kernel
+def k(out: wp.array(dtype=float)):
+    out[0] = dep.magic() * 2.0
+"""
+
+SQUARE = """
+import weft as wp
+
+@wp.func
+def {name}(x: float):
+    return x * x
+
+@wp.kernel
+def k(out: wp.array(dtype=float)):
+    out[0] = {name}({arg})
+"""
+
+
+def write_module(tmp_path, monkeypatch, name, text):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / f"{name}.py").write_text(text)
+    importlib.invalidate_caches()
+
+
+def run(module) -> float:
+    out = wp.zeros(1, dtype=float)
+    wp.launch(module.k, 1, [out])
+    return float(out.numpy()[0])
+
+
+def test_a_rewritten_and_reloaded_module_runs_its_new_code(tmp_path, monkeypatch):
+    write_module(tmp_path, monkeypatch, "reload_square", SQUARE.format(name="sqr", arg="2.0"))
+    module = importlib.import_module("reload_square")
+    assert run(module) == 4.0
+    (tmp_path / "reload_square.py").write_text(SQUARE.format(name="multiply", arg="4.0") + "\n# longer\n")
+    importlib.reload(module)
+    assert run(module) == 16.0
+    del sys.modules["reload_square"]
+
+
+def test_a_reloaded_dependency_reaches_the_kernels_calling_it(tmp_path, monkeypatch):
+    write_module(tmp_path, monkeypatch, "reload_dep", DEPENDENCY.format(value="1.5"))
+    write_module(tmp_path, monkeypatch, "reload_user", DEPENDENT.format(dep="reload_dep"))
+    dep = importlib.import_module("reload_dep")
+    user = importlib.import_module("reload_user")
+    assert run(user) == 3.0
+    (tmp_path / "reload_dep.py").write_text(DEPENDENCY.format(value="2.25") + "\n# edited\n")
+    importlib.reload(dep)
+    assert run(user) == 4.5
+    del sys.modules["reload_dep"], sys.modules["reload_user"]
+
+
+SCALE = 2.0
+
+
+@wp.func
+def scaled(x: float):
+    return SCALE * x
+
+
+@wp.kernel
+def k_scaled(out: wp.array(dtype=float)):
+    out[0] = scaled(1.0)
+
+
+def test_a_changed_constant_read_in_a_func_is_followed():
+    global SCALE
+    out = wp.zeros(1, dtype=float)
+    wp.launch(k_scaled, 1, [out])
+    assert out.numpy()[0] == 2.0
+    try:
+        SCALE = 3.0
+        wp.launch(k_scaled, 1, [out])
+        np.testing.assert_array_equal(out.numpy(), [3.0])
+    finally:
+        SCALE = 2.0
