@@ -358,3 +358,20 @@ def test_runtime_built_at_install_is_used_when_its_source_matches(monkeypatch):
         assert weft_module.installed_runtime() is None
     finally:
         weft_module.installed_runtime.cache_clear()
+
+
+@wp.kernel(module="tb_no_cache")
+def k_no_cache(y: wp.array(dtype=float)):
+    y[wp.tid()] = 2.5
+
+
+def test_cache_kernels_false_compiles_instead_of_loading_from_the_cache(monkeypatch):
+    compiles = []
+    real = cpu.compile_shared
+    monkeypatch.setattr(cpu, "compile_shared", lambda *a, **k: compiles.append(a[0]) or real(*a, **k))
+    real_units = cpu.compile_units
+    monkeypatch.setattr(cpu, "compile_units", lambda *a, **k: compiles.append(a[0]) or real_units(*a, **k))
+    monkeypatch.setattr(wp.config, "cache_kernels", False)
+    y = wp.zeros(2, dtype=float)
+    wp.launch(k_no_cache, 2, [y])  # built now even where an earlier run left it in the cache
+    assert compiles and y.numpy().tolist() == [2.5, 2.5]

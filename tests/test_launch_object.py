@@ -172,6 +172,13 @@ def test_vector_and_struct_params():
     cmd.set_param_by_name("p", q)
     cmd.launch()
     np.testing.assert_array_equal(q.out.numpy(), [-1.0, -2.0])
+    q.scale = 5.0  # a struct argument is live, as in Warp: its fields are read at each launch
+    cmd.launch()
+    np.testing.assert_array_equal(q.out.numpy(), [5.0, 10.0])
+    cmd.set_param_at_index_from_ctype(0, p.__ctype__())  # a ctypes snapshot is not live
+    p.scale = 100.0
+    cmd.launch()
+    np.testing.assert_array_equal(p.out.numpy(), [3.0, 6.0])
 
 
 def test_bad_params_raise_and_keep_the_old_value():

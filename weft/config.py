@@ -23,6 +23,8 @@ Attributes:
     legacy_scalar_return_types: builtins called from Python return plain ``float`` / ``int`` for
         every scalar type (default False: float32 and int32 results are ``float`` / ``int``, other
         types weft scalar values such as ``wp.float64(...)``).
+    cache_kernels: reuse built kernels from the disk cache (default True); False builds every
+        module afresh (the build is still written to the cache).
     verify_ir: check after the compiler's stages that none changed the IR it was given (a
         development switch, on in weft's test suite; ``codegen/pipeline.py``).
 """
@@ -32,6 +34,7 @@ import os
 version = "0.1.0"
 mode = "debug"
 kernel_cache_dir = None
+cache_kernels = True
 verbose = False
 quiet = False
 log_level = 20  # weft.log.LOG_INFO

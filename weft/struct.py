@@ -100,6 +100,10 @@ class StructInstance:
                 setattr(c, name, v)
         return c
 
+    def __ctype__(self):
+        """The ctypes mirror filled from the current field values (Warp's name for ``_ctype``)."""
+        return self._ctype()
+
     def numpy_value(self) -> tuple:
         """This instance as a NumPy record value (a tuple in field order, arrays as their
         descriptor bytes): ``np.array([s.numpy_value()], dtype=S.numpy_dtype())``."""

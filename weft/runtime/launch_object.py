@@ -112,6 +112,8 @@ class Launch:
         self.fwd_args = list(values)
         self.adj_args = list(adj_values) if adjoint else None
         self._raw = [False] * len(values)  # per argument: given as a ctypes value (no conversion)?
+        # struct instances are live, as in Warp: their fields are read again at each launch
+        self._live_structs: set = set()
         self._adj_raw = [False] * len(values)
         self._ctx = _launch.launch_context_t()
         self._ctx_addr = ctypes.addressof(self._ctx)
@@ -146,6 +148,10 @@ class Launch:
         adj = self.adj_args[k] if self.adjoint else None
         device = None if self.device.is_cpu else self.device
         self._launcher.set_arg(self._args, k, self.fwd_args[k], adj, self.adjoint, self._raw[k], device)
+        if not self._raw[k] and getattr(self.fwd_args[k], "_struct", None) is not None:
+            self._live_structs.add(k)
+        else:
+            self._live_structs.discard(k)
 
     # -- the grid ------------------------------------------------------------------------------
 
@@ -253,6 +259,8 @@ class Launch:
         """
         if self._generation != _module._generation[0] or self._captures:
             self._refresh()
+        for k in self._live_structs:  # fields changed since the struct was set are seen
+            self._pack(k)
         if self._cuda is not None:
             self._cuda.launch_kernel(
                 self._inst, self.device, self._ctx.bounds, self._args, self.adjoint, stream, self.block_dim,

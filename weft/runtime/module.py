@@ -113,7 +113,7 @@ def cached_library(stem: str, source: str, defines, include_dirs=(), units=None,
     ``tuning``: ``cpu_tuning`` of the module."""
     base = cache_entry(stem, source, defines, include_dirs, tuning)
     so_path, sum_path, cpp_path = base + ".so", base + ".sha256", base + ".cpp"
-    lib = _load_verified(so_path, sum_path)
+    lib = _load_verified(so_path, sum_path) if config.cache_kernels else None
     if lib is not None:
         return lib
     _write_atomic(cpp_path, source.encode())
