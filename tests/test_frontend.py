@@ -1199,6 +1199,19 @@ def test_a_kernel_returning_a_value_is_a_type_error():
     with pytest.raises(wp.codegen.WarpCodegenTypeError, match="Warp kernels cannot return values"):
         wp.launch(returns_none, 1, [1.0])
 
+    @wp.kernel(module="unique")
+    def annotated_float(x: float) -> float:  # a value-type annotation, even with a bare return
+        return
+
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="Warp kernels cannot return values"):
+        wp.launch(annotated_float, 1, [1.0])
+
+    @wp.kernel(module="unique")
+    def annotated_none(x: float) -> None:
+        return
+
+    wp.launch(annotated_none, 1, [1.0])
+
 
 def test_missing_functions_and_attributes_are_named():
     @wp.kernel(module="unique")

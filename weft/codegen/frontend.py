@@ -224,6 +224,13 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             v = self.fn.new_var(t, label=a.arg)
             self.fn.params.append(ir.Param(a.arg, v))
             self.env[a.arg] = v
+        if self.is_kernel and tree.returns is not None and self.kernel_return_annotation(tree) not in (None, type(None)):
+            raise self.error(
+                "Warp kernels cannot return values. Write results to output arguments, and omit the return "
+                "annotation or use `-> None`.",
+                tree.returns,
+                WarpCodegenTypeError,
+            )
         self.env["$ret"] = self.const(False, wt.bool)
         self.visit_body(tree.body)
         if not self.is_kernel:
@@ -231,6 +238,12 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         self.fn.tid_ndim = self.tid_ndim
         self.fn.captures = self.captures
         return self.fn
+
+    def kernel_return_annotation(self, tree):
+        """A kernel's return annotation as evaluated when it was defined (a string one, under
+        ``from __future__ import annotations``, evaluated now)."""
+        ann = getattr(self.src.pyfunc, "__annotations__", {}).get("return", _MISSING)
+        return self.static_eval(tree.returns) if ann is _MISSING or isinstance(ann, str) else ann
 
     def finish_return(self):
         rv = self.env.get("$retval")
