@@ -190,6 +190,16 @@ def test_overloads_differing_only_by_reference_are_refused():
     with pytest.raises(RuntimeError, match="differ only"):
         wp.func(_refness_by_reference)
 
+    @wp.func
+    def local_refness(x: wp.int32) -> wp.int32:
+        return x
+
+    with pytest.raises(RuntimeError, match="differ only"):  # funcs defined inside a function too
+
+        @wp.func
+        def local_refness(x: wp.ref[wp.int32]):  # noqa: F811
+            x += 1
+
 
 def _refness_by_reference(x: wp.ref[wp.int32]):
     x += 1

@@ -679,6 +679,12 @@ def test_modules_load_ahead_of_their_launches():
     other = wp.Kernel(func=_double_it, module="weft_test_load_module_by_name")
     wp.load_module("weft_test_load_module_by_name", device="cpu")
     assert other.default_instance().binding.forward_ptr is not None
+    with pytest.raises(RuntimeError, match="does not contain any Warp kernels, functions, or structs"):
+        wp.load_module("no_module_of_this_name")
+    import json
+
+    with pytest.raises(RuntimeError, match="'json' does not contain"):
+        wp.load_module(json)
 
 
 def test_kernel_decorator_options_warp_programs_pass():

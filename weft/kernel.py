@@ -685,13 +685,12 @@ def func(f=None, *, name=None, module=None):
         # that function (the name still bound in its frame), adds an overload; anything else (a
         # loop redefining the same signature, another call of a factory) makes another func.
         existing = _bound_in_defining_frame(f)
-        if (
-            existing is not None
-            and existing.key == (name or f.__qualname__)
-            and all(Function._annotations(o) != Function._annotations(f) for o in existing.overloads)
-        ):
-            existing.add_overload(f)
-            return existing
+        if existing is not None and existing.key == (name or f.__qualname__):
+            sig, refs = Function._annotations(f), _ref_flags(f)
+            same = [o for o in existing.overloads if Function._annotations(o) == sig]
+            if not same or any(_ref_flags(o) != refs for o in same):
+                existing.add_overload(f)  # an overload (or the error for one differing only by wp.ref)
+                return existing
         return Function(f, _module_for(f, module), key=name)
     existing = _funcs.get(key)
     if existing is not None:

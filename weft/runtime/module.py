@@ -61,8 +61,19 @@ def load_module(module=None, device=None, recursive=False, block_dim=None):
         module = inspect.stack()[1].frame.f_globals.get("__name__", "__main__")
     name = module.name if isinstance(module, Module) else module if isinstance(module, str) else module.__name__
     names = [n for n in list(_modules) if n == name or (recursive and n.startswith(name + "."))]
-    for n in names or [name]:
+    if not names and not _defines_weft_types(sys.modules.get(name)):
+        raise RuntimeError(
+            f"Module '{name}' does not contain any Warp kernels, functions, or structs (weft found none "
+            "defined in it); import it first, or pass the module that defines them"
+        )
+    for n in names:
         get_module(n).load(device, block_dim)
+
+
+def _defines_weft_types(pymodule) -> bool:
+    """Whether a Python module holds a @wp.struct (structs have nothing to build, but loading
+    their module is not an error)."""
+    return pymodule is not None and any(getattr(v, "_kind", None) == "struct" for v in vars(pymodule).values())
 
 
 def get_module(name: str) -> "Module":
