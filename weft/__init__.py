@@ -39,6 +39,7 @@ from .builtins.constructors import (
     transform_set_translation,
 )
 from .builtins.library import (
+    lower_bound,
     quat_from_euler,
     quat_to_euler,
     quat_to_rpy,
