@@ -38,3 +38,11 @@ def test_a_redefinition_replaces_the_name_and_keeps_earlier_references():
     wp.launch(k_answers, 1, [out])
     np.testing.assert_array_equal(out.numpy(), [43.0, 18.0, 1.5, 1.5])
     assert first_answer is not answer
+
+
+def test_signature_introspection_shows_the_latest_definition():
+    import inspect
+
+    assert list(inspect.signature(answer).parameters) == ["x"]
+    assert inspect.signature(answer).parameters["x"].annotation is int
+    assert inspect.signature(wp.lower_bound).parameters.keys() == {"arr", "arr_begin", "arr_end", "value"}

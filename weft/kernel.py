@@ -180,6 +180,7 @@ class Function:
 
     def add_overload(self, pyfunc):
         snapshot(pyfunc)
+        self.__wrapped__ = pyfunc  # inspect.signature(func) shows the latest definition, as in Warp
         sig = self._annotations(pyfunc)
         for k, existing in enumerate(self.overloads):
             if self._annotations(existing) == sig and _ref_flags(existing) != _ref_flags(pyfunc):
