@@ -31,6 +31,10 @@ class StaticTuple:
         self.items = list(items)
 
 
+class ShapeTuple(StaticTuple):
+    """``a.shape`` of an array: as in Warp, ``a.shape[d]`` past its dimensions (up to 4) is 0."""
+
+
 class ControlFlow:
     """Lowering of control flow (mixed into ``Lowerer``)."""
 

@@ -56,6 +56,15 @@ def _with_loc(name):
     return lambda r, b, s, a: f"weft::{name}({a[0]}, {r.loc(b, s)}, {', '.join(a[1:])})"
 
 
+def _array_slice(r, b, s, a) -> str:
+    """``weft::array_slice(arr, loc, slice_spec<N>{{kind, start, stop, step, given, ...}})``."""
+    parts = []
+    for e, (kind, given) in enumerate(s.attr):
+        start, stop, step = a[1 + 3 * e : 4 + 3 * e]
+        parts.append(f"{kind}, weft::int64({start}), weft::int64({stop}), weft::int64({step}), {given}")
+    return f"weft::array_slice({a[0]}, {r.loc(b, s)}, weft::slice_spec<{len(s.attr)}>{{{{{', '.join(parts)}}}}})"
+
+
 def _nc(b, s) -> str:
     """``_nc`` for the unchecked variant of a thread-indexed access in the fast body."""
     return "_nc" if b.unchecked and id(s) in b.facts.tid_indexed else ""
@@ -122,6 +131,7 @@ forward_formats = {
     intr.BIT_CAST: lambda r, b, s, a: f"weft::bit_cast<{ctype_name(s.result.type)}>({a[0]})",
     intr.GRAD_CALL: lambda r, b, s, a: _grad_call(s, a),
     intr.ARRAY_VIEW: _with_loc("array_view"),
+    intr.ARRAY_SLICE: lambda r, b, s, a: _array_slice(r, b, s, a),
     intr.INDEXED_VIEW: _with_loc("indexed_view"),
     intr.INDEXED_DATA: lambda r, b, s, a: f"{a[0]}.data",
     intr.INDEXED_INDEX: lambda r, b, s, a: f"weft::indexed_index({a[0]}, {r.loc(b, s)}, {s.attr}, {a[1]})",

@@ -26,7 +26,7 @@ from . import composite, ir, special_calls
 from . import intrinsics as intr
 from . import typing_rules as tr
 from .ast_scans import literal_type as _literal_type
-from .control_flow import ControlFlow, StaticTuple
+from .control_flow import ControlFlow, ShapeTuple, StaticTuple
 from .errors import (
     UnsupportedConstruct,
     WarpCodegenAttributeError,
@@ -573,7 +573,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             raise self.error(f"{base.type.__name__} has no attribute '{node.attr}'", node, WarpCodegenAttributeError)
         if isinstance(base, ir.Var) and wt.is_array_like(base.type):
             if node.attr == "shape":
-                return StaticTuple([self.call(intr.SHAPE, [base], wt.int32, attr=d) for d in range(base.type.ndim)])
+                return ShapeTuple([self.call(intr.SHAPE, [base], wt.int32, attr=d) for d in range(base.type.ndim)])
             if node.attr == "ndim":
                 return self.const(base.type.ndim, wt.int32)
             if node.attr == "dtype":
@@ -691,6 +691,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             k = self.expr(node.slice)
             if not k.is_const:
                 raise self.error("a tuple can only be indexed with a constant", node)
+            if isinstance(base, ShapeTuple) and len(base.items) <= int(k.const) < wt.MAX_DIMS:
+                return self.const(0, wt.int32)
             return base.items[int(k.const)]
         if isinstance(base, ir.Var) and isinstance(base.type, wt.TupleType):
             n = len(base.type.types)
@@ -706,6 +708,9 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             if composite.has_slice(nodes):
                 return composite.read_slice(self, base, nodes, node)
             return composite.read(self, base, self.index_list(node), node)
+        nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType) and composite.has_slice(nodes):
+            return self.array_slice(base, nodes, node)
         arr, idx = self.array_and_index(node, base, partial=True)
         if len(idx) < arr.type.ndim:
             kind, op = (
@@ -763,6 +768,39 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if isinstance(base.type, wt.IndexedArrayType) and len(idx) == base.type.ndim:
             return self.indexed_element(base, idx, node)
         return base, idx
+
+    def array_slice(self, arr, nodes, node):
+        """``a[i, 1:n:2]`` of an array: a subarray sharing its memory and gradient, integer
+        entries dropping their dimension, slices with Python's rules (``native/array.h``)."""
+        if len(nodes) > arr.type.ndim:
+            raise self.error(
+                f"array '{ast.unparse(node.value)}' has {arr.type.ndim} dimension(s) but is indexed with {len(nodes)}",
+                node,
+                WarpCodegenTypeError,
+            )
+        zero = self.const(0, wt.int64)
+        attr, args = [], [arr]
+        for n in nodes:
+            if not isinstance(n, ast.Slice):
+                i = self.expr(n)
+                if not wt.is_int(i.type):
+                    raise self.error(f"array indices must be integers, got {wt.type_repr(i.type)}", n, WarpCodegenTypeError)
+                attr.append((0, 0))
+                args += [i, zero, zero]
+                continue
+            bounds = []
+            for part in (n.lower, n.upper, n.step):
+                v = self.expr(part) if part is not None else None
+                if v is not None and not wt.is_int(v.type):
+                    raise self.error(f"slice bounds must be integers, got {wt.type_repr(v.type)}", part, WarpCodegenTypeError)
+                bounds.append(v)
+            start, stop, step = bounds
+            if step is not None and step.is_const and int(step.const) == 0:
+                raise self.error("slice step cannot be zero", n, WarpCodegenValueError)
+            attr.append((1, (start is not None) | (stop is not None) << 1))
+            args += [start or zero, stop or zero, step or self.const(1, wt.int64)]
+        ndim = arr.type.ndim - sum(1 for kind, _ in attr if kind == 0)
+        return self.call(intr.ARRAY_SLICE, args, wt.ArrayType(arr.type.dtype, ndim), attr=tuple(attr), node=node)
 
     def indexed_element(self, arr, idx, node):
         """An element of an indexed array as ``(data array, data indices)``: each index checked

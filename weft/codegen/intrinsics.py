@@ -36,6 +36,7 @@ PRINTF = "printf"
 INDEXED_DATA = "indexed_data"  # an indexed array's data array (its loads and stores are the indexed array's)
 INDEXED_INDEX = "indexed_index"  # attr d: index i of dimension d of an indexed array, as a data index
 INDEXED_VIEW = "indexed_view"  # a[i] of an indexed array with more dimensions: the indexed subarray
+ARRAY_SLICE = "array_slice"  # a[i, 1:n:2] in a kernel: attr ((kind, given bounds) per entry); args start, stop, step each
 ARRAY_VIEW = "array_view"  # a[i] of a 2-D+ array: the subarray (shares memory and gradient)
 GRAD_CALL = "grad_call"  # wp.grad(f)(args): attr (callee, result type); forward-only
 BIT_CAST = "bit_cast"  # wp.cast(x, dtype): the same bytes read as another type of the same size
@@ -127,7 +128,8 @@ OPS: dict = {
     INDEXED_DATA: OpInfo(_never),
     INDEXED_INDEX: OpInfo(_never),
     INDEXED_VIEW: OpInfo(_never),
-    ARRAY_VIEW: OpInfo(_never),  # its loads and stores are the view's, attributed to the array (access.py)
+    ARRAY_VIEW: OpInfo(_never),
+    ARRAY_SLICE: OpInfo(_never),  # its loads and stores are the view's, attributed to the array (access.py)
 }
 
 

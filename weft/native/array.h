@@ -118,6 +118,70 @@ WEFT_FN array_t<T> array_view(const array_t<T>& a, int32 loc, I... idx) {
     return v;
 }
 
+// a[i, 1:n:2] in a kernel: per index entry five numbers: kind (0: an integer index, 1: a slice),
+// start, stop, step, and which of start / stop were given (bit 0 / bit 1); dimensions past the
+// entries are kept whole. Slices follow Python's rules (negative bounds count from the end and
+// are clipped, a negative step walks backwards); the result shares the data and gradient.
+template <int N>
+struct slice_spec {
+    int64 v[5 * N];
+};
+
+WEFT_COLD_PATH WEFT_FN void raise_zero_step(int32 loc) {
+    kernel_error e = {};
+    e.code = 6;
+    e.loc = loc;
+    raise_kernel_error(e);
+}
+
+template <typename T, int N>
+WEFT_FN array_t<T> array_slice(const array_t<T>& a, int32 loc, const slice_spec<N>& spec) {
+    array_t<T> v = a;
+    int64 offset = 0;
+    int out = 0;
+    for (int d = 0; d < a.ndim; ++d) {
+        const int64* s = d < N ? spec.v + 5 * d : nullptr;
+        int64 len = a.shape[d];
+        if (s && s[0] == 0) {  // an integer index drops the dimension
+            int64 i = s[1] < 0 ? s[1] + len : s[1];
+#ifndef WEFT_RELEASE
+            if (i < 0 || i >= len) {
+                int64 idx[1] = {s[1]};
+                raise_index_error(a, loc, d, idx, 1);
+            }
+#endif
+            offset += i * a.strides[d];
+            continue;
+        }
+        int64 step = s ? s[3] : 1;
+        if (step == 0) raise_zero_step(loc);
+        int64 lower = step > 0 ? 0 : -1, upper = step > 0 ? len : len - 1;
+        int64 start = step > 0 ? lower : upper, stop = step > 0 ? upper : lower;
+        if (s && (s[4] & 1)) {
+            start = s[1] < 0 ? s[1] + len : s[1];
+            start = start < lower ? lower : (start > upper ? upper : start);
+        }
+        if (s && (s[4] & 2)) {
+            stop = s[2] < 0 ? s[2] + len : s[2];
+            stop = stop < lower ? lower : (stop > upper ? upper : stop);
+        }
+        int64 count = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
+                               : (start > stop ? (start - stop - step - 1) / (-step) : 0);
+        if (count > 0) offset += start * a.strides[d];
+        v.shape[out] = int32(count);
+        v.strides[out] = a.strides[d] * step;
+        ++out;
+    }
+    for (int d = out; d < 4; ++d) {
+        v.shape[d] = 0;
+        v.strides[d] = 0;
+    }
+    v.ndim = out;
+    v.data = (T*)((char*)a.data + offset);
+    v.grad = a.grad ? (T*)((char*)a.grad + offset) : nullptr;
+    return v;
+}
+
 // wp.indexedarray: an array seen through one int32 index buffer per dimension (null: that
 // dimension is not remapped). Kernels reach its elements through ``data`` and mapped indices.
 template <typename T>
