@@ -87,7 +87,24 @@ from .codegen.errors import (
     WeftBuildError,
     WeftCompileError,
 )
-from .codegen.intrinsics import adjoint, atomic_add, atomic_max, atomic_min, atomic_sub, cast, constant, grad, printf, static, tid
+from .codegen.intrinsics import (
+    adjoint,
+    atomic_add,
+    atomic_and,
+    atomic_cas,
+    atomic_exch,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_sub,
+    atomic_xor,
+    cast,
+    constant,
+    grad,
+    printf,
+    static,
+    tid,
+)
 from .codegen.intrinsics import print_value as print  # noqa: A004 (Warp's wp.print)
 from .interop import (
     device_from_jax,

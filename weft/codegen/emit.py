@@ -106,6 +106,7 @@ forward_formats = {
     intr.LOAD: _access("load"),
     intr.STORE: _access("store"),
     **{name: _atomic(name) for name in intr.ATOMICS.values()},
+    intr.ATOMIC_CAS: _with_loc("atomic_cas"),
     intr.CAST: lambda r, b, s, a: f"weft::cast<{ctype_name(s.attr)}>({a[0]})",
     intr.PHI: lambda r, b, s, a: f"weft::where({', '.join(a)})",
     intr.CONSTRUCT: lambda r, b, s, a: f"weft::{s.attr}<{ctype_name(s.result.type)}>({', '.join(a)})",
@@ -422,6 +423,8 @@ class CStyleRenderer:
         for suffix, body_fn, replay in variants:
             out.append(f"{self.fn_qualifier} {ret_t} {inst.symbol}{suffix}({self.func_params(body_fn)}) {{")
             out += ["    " + d for d in self.declarations(body_fn, False, {p.var.id for p in body_fn.params})]
+            if replay:  # a replayed loop counts its trips and keeps its checkpoints (forward_loop)
+                out += ["    " + d for d in self.loop_state_decls(body_fn)]
             self.forward_block(Body(body_fn), body_fn.body, out, "    ", replay)
             if body_fn.ret is not None:
                 out.append(f"    return {self.v(body_fn.ret)};")

@@ -54,7 +54,14 @@ ATOMICS = {
     "atomic_sub": "atomic_sub",
     "atomic_min": "atomic_min",
     "atomic_max": "atomic_max",
+    "atomic_exch": "atomic_exch",
+    "atomic_and": "atomic_and",
+    "atomic_or": "atomic_or",
+    "atomic_xor": "atomic_xor",
 }
+DIFFERENTIABLE_ATOMICS = ("atomic_add", "atomic_sub", "atomic_min", "atomic_max")
+BITWISE_ATOMICS = ("atomic_and", "atomic_or", "atomic_xor")
+ATOMIC_CAS = "atomic_cas"  # wp.atomic_cas(arr, i..., compare, value): args arr, indices, compare, value
 
 @dataclasses.dataclass(frozen=True)
 class OpInfo:
@@ -100,7 +107,11 @@ _PRINT = OpInfo(_never, side_effect=True)
 OPS: dict = {
     LOAD: OpInfo(_array_dtype, reads_array=True),
     STORE: OpInfo(_array_dtype, side_effect=True, writes_array=True),
-    **{name: OpInfo(_array_dtype, side_effect=True, reads_array=True, writes_array=True) for name in ATOMICS.values()},
+    **{
+        name: OpInfo(_array_dtype if name in DIFFERENTIABLE_ATOMICS else _never, side_effect=True, reads_array=True, writes_array=True)
+        for name in ATOMICS.values()
+    },
+    ATOMIC_CAS: OpInfo(_never, side_effect=True, reads_array=True, writes_array=True),
     CAST: OpInfo(_cast),
     PHI: OpInfo(_phi),
     TUPLE_MAKE: OpInfo(operands_differentiable),
@@ -217,6 +228,19 @@ atomic_min = _kernel_only("atomic_min")
 atomic_min.__doc__ = "Atomically store min(arr[i, ...], value); returns the previous value."
 atomic_max = _kernel_only("atomic_max")
 atomic_max.__doc__ = "Atomically store max(arr[i, ...], value); returns the previous value."
+atomic_exch = _kernel_only("atomic_exch")
+atomic_exch.__doc__ = "Atomically store value in ``arr[i, ...]``; returns the previous value (no gradient)."
+atomic_cas = _kernel_only("atomic_cas")
+atomic_cas.__doc__ = (
+    "Atomically store value in ``arr[i, ...]`` if it holds compare (compared bit for bit); returns "
+    "the previous value (no gradient)."
+)
+atomic_and = _kernel_only("atomic_and")
+atomic_and.__doc__ = "Atomically store ``arr[i, ...] & value`` (integers); returns the previous value."
+atomic_or = _kernel_only("atomic_or")
+atomic_or.__doc__ = "Atomically store ``arr[i, ...] | value`` (integers); returns the previous value."
+atomic_xor = _kernel_only("atomic_xor")
+atomic_xor.__doc__ = "Atomically store ``arr[i, ...] ^ value`` (integers); returns the previous value."
 
 
 class _Adjoint:

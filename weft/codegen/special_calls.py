@@ -86,17 +86,31 @@ def _call_len(lw: Lowerer, node):
 
 
 def _call_atomic(name):
+    values = 2 if name == "atomic_cas" else 1  # compare and value, or value
+
     def handler(lw: Lowerer, node):
-        args = lw.call_args(node, ["arr", "i", "j", "k", "l", "value"])
-        if len(args) < 3 or not wt.is_array_like(args[0].type):
-            raise lw.error(f"wp.{name}(array, index..., value) needs an array, indices and a value", node)
-        arr, idx, value = args[0], args[1:-1], args[-1]
+        names = ["arr", "i", "j", "k", "l"][: max(2, len(node.args) - values)] + (["compare"] if values == 2 else [])
+        args = lw.call_args(node, names + ["value"])
+        what = "compare, value" if values == 2 else "value"
+        if len(args) < 2 + values or not wt.is_array_like(args[0].type):
+            raise lw.error(f"wp.{name}(array, index..., {what}) needs an array, indices and {what}", node)
+        arr, idx, vals = args[0], args[1:-values], args[-values:]
         if len(idx) != arr.type.ndim:
             raise lw.error(f"wp.{name} on a {arr.type.ndim}-d array needs {arr.type.ndim} indices", node)
+        dtype = arr.type.dtype
+        if name in intr.BITWISE_ATOMICS and not wt.is_int(dtype):
+            raise lw.error(
+                f"wp.{name}() works on arrays of integers, got {wt.type_repr(dtype)}", node, WarpCodegenTypeError
+            )
+        if name in ("atomic_cas", "atomic_exch") and not wt.is_scalar(dtype):
+            raise lw.error(
+                f"wp.{name}() works on arrays of scalars, got {wt.type_repr(dtype)}", node, WarpCodegenTypeError
+            )
         if isinstance(arr.type, wt.IndexedArrayType):
             arr, idx = lw.indexed_element(arr, idx, node)
-        value = lw.coerce_store_value(arr, value, node)
-        return lw.call(intr.ATOMICS[name], [arr] + idx + [value], arr.type.dtype, node=node)
+        vals = [lw.coerce_store_value(arr, v, node) for v in vals]
+        op = intr.ATOMIC_CAS if name == "atomic_cas" else intr.ATOMICS[name]
+        return lw.call(op, [arr] + idx + vals, arr.type.dtype, node=node)
 
     return handler
 
@@ -161,7 +175,7 @@ def _call_grad(lw: Lowerer, node):
 
 register_special(intr.grad, _call_grad)
 register_special(intr.constant, _call_constant)
-for _name in intr.ATOMICS:
+for _name in [*intr.ATOMICS, "atomic_cas"]:
     register_special(getattr(intr, _name), _call_atomic(_name))
 
 

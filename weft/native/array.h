@@ -334,7 +334,29 @@ WEFT_ATOMIC(add, add_raw)
 WEFT_ATOMIC(sub, sub_raw)
 WEFT_ATOMIC(min, min_raw)
 WEFT_ATOMIC(max, max_raw)
+WEFT_ATOMIC(exch, exch_raw)
+WEFT_ATOMIC(and, and_raw)
+WEFT_ATOMIC(or, or_raw)
+WEFT_ATOMIC(xor, xor_raw)
 #undef WEFT_ATOMIC
+
+// atomic_cas(a, loc, i..., compare, value) -> previous value.
+template <typename T>
+WEFT_FN T atomic_cas(const array_t<T>& a, int32 loc, int64 i0, T compare, T v) {
+    return atomic_cas_raw(elem_ptr(a.data, a, loc, i0), compare, v);
+}
+template <typename T>
+WEFT_FN T atomic_cas(const array_t<T>& a, int32 loc, int64 i0, int64 i1, T compare, T v) {
+    return atomic_cas_raw(elem_ptr(a.data, a, loc, i0, i1), compare, v);
+}
+template <typename T>
+WEFT_FN T atomic_cas(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, T compare, T v) {
+    return atomic_cas_raw(elem_ptr(a.data, a, loc, i0, i1, i2), compare, v);
+}
+template <typename T>
+WEFT_FN T atomic_cas(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, int64 i3, T compare, T v) {
+    return atomic_cas_raw(elem_ptr(a.data, a, loc, i0, i1, i2, i3), compare, v);
+}
 
 // Adjoints of atomics: adj_atomic_OP(a, loc, i..., value, adj_value&, adj_ret).
 // add/sub pass the element's gradient to the value (no clearing: every contribution counts);

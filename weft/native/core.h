@@ -480,6 +480,62 @@ inline bfloat16 atomic_min_raw(bfloat16* p, bfloat16 v) {
 inline bfloat16 atomic_max_raw(bfloat16* p, bfloat16 v) {
     return atomic_update_float(p, [v](bfloat16 o) { return float(v) > float(o) || float(o) != float(o) ? v : o; });
 }
+
+// exchange, compare-and-swap (bit for bit, as the hardware compares) and the bitwise atomics, on
+// the unsigned integer of the value's size. Sequentially consistent: a spin lock built from
+// atomic_cas / atomic_exch orders the plain reads and writes it guards.
+template <int N>
+struct uint_of_size;
+template <>
+struct uint_of_size<1> {
+    typedef uint8_t type;
+};
+template <>
+struct uint_of_size<2> {
+    typedef uint16_t type;
+};
+template <>
+struct uint_of_size<4> {
+    typedef uint32_t type;
+};
+template <>
+struct uint_of_size<8> {
+    typedef uint64_t type;
+};
+
+template <typename T>
+inline T atomic_exch_raw(T* p, T v) {
+    typedef typename uint_of_size<sizeof(T)>::type B;
+    B nb, ob;
+    memcpy(&nb, &v, sizeof(T));
+    ob = __atomic_exchange_n((B*)p, nb, __ATOMIC_SEQ_CST);
+    T old;
+    memcpy(&old, &ob, sizeof(T));
+    return old;
+}
+template <typename T>
+inline T atomic_cas_raw(T* p, T compare, T v) {
+    typedef typename uint_of_size<sizeof(T)>::type B;
+    B cb, nb;
+    memcpy(&cb, &compare, sizeof(T));
+    memcpy(&nb, &v, sizeof(T));
+    __atomic_compare_exchange_n((B*)p, &cb, nb, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    T old;  // what the element held: compare on success, the current value on failure
+    memcpy(&old, &cb, sizeof(T));
+    return old;
+}
+template <typename T>
+inline T atomic_and_raw(T* p, T v) {
+    return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
+}
+template <typename T>
+inline T atomic_or_raw(T* p, T v) {
+    return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
+}
+template <typename T>
+inline T atomic_xor_raw(T* p, T v) {
+    return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
+}
 #else
 // CUDA: hardware atomics where they exist (add on int32/uint32/uint64/float/double, min/max on
 // 32/64-bit ints); everything else (float min/max, float16, 8/16-bit ints, bool) is a
@@ -606,6 +662,100 @@ __device__ inline int64 atomic_max_raw(int64* p, int64 v) { return atomicMax((lo
 __device__ inline uint64 atomic_max_raw(uint64* p, uint64 v) {
     return atomicMax((unsigned long long*)p, (unsigned long long)v);
 }
+
+// exchange, compare-and-swap (bit for bit) and the bitwise atomics: the hardware's on 4- and 8-byte
+// words, a compare-and-swap loop on the containing word for narrower types.
+template <typename T>
+struct atomic_op_set {
+    T v;
+    __device__ T operator()(T) const { return v; }
+};
+template <typename T>
+struct atomic_op_cas {
+    T compare, v;
+    __device__ T operator()(T o) const {
+        unsigned long long a = 0, b = 0;  // compared bit for bit
+        memcpy(&a, &o, sizeof(T));
+        memcpy(&b, &compare, sizeof(T));
+        return a == b ? v : o;
+    }
+};
+template <typename T>
+struct atomic_op_and {
+    T v;
+    __device__ T operator()(T o) const { return T(o & v); }
+};
+template <typename T>
+struct atomic_op_or {
+    T v;
+    __device__ T operator()(T o) const { return T(o | v); }
+};
+template <typename T>
+struct atomic_op_xor {
+    T v;
+    __device__ T operator()(T o) const { return T(o ^ v); }
+};
+
+template <typename T>
+__device__ inline T atomic_exch_raw(T* p, T v) {
+    if constexpr (sizeof(T) == 4) {
+        unsigned int nb, ob;
+        memcpy(&nb, &v, 4);
+        ob = atomicExch((unsigned int*)p, nb);
+        T old;
+        memcpy(&old, &ob, 4);
+        return old;
+    } else if constexpr (sizeof(T) == 8) {
+        unsigned long long nb, ob;
+        memcpy(&nb, &v, 8);
+        ob = atomicExch((unsigned long long*)p, nb);
+        T old;
+        memcpy(&old, &ob, 8);
+        return old;
+    } else {
+        return atomic_update(p, atomic_op_set<T>{v});
+    }
+}
+template <typename T>
+__device__ inline T atomic_cas_raw(T* p, T compare, T v) {
+    if constexpr (sizeof(T) == 4) {
+        unsigned int cb, nb, ob;
+        memcpy(&cb, &compare, 4);
+        memcpy(&nb, &v, 4);
+        ob = atomicCAS((unsigned int*)p, cb, nb);
+        T old;
+        memcpy(&old, &ob, 4);
+        return old;
+    } else if constexpr (sizeof(T) == 8) {
+        unsigned long long cb, nb, ob;
+        memcpy(&cb, &compare, 8);
+        memcpy(&nb, &v, 8);
+        ob = atomicCAS((unsigned long long*)p, cb, nb);
+        T old;
+        memcpy(&old, &ob, 8);
+        return old;
+    } else {
+        return atomic_update(p, atomic_op_cas<T>{compare, v});
+    }
+}
+template <typename T>
+__device__ inline T atomic_and_raw(T* p, T v) {
+    return atomic_update(p, atomic_op_and<T>{v});
+}
+template <typename T>
+__device__ inline T atomic_or_raw(T* p, T v) {
+    return atomic_update(p, atomic_op_or<T>{v});
+}
+template <typename T>
+__device__ inline T atomic_xor_raw(T* p, T v) {
+    return atomic_update(p, atomic_op_xor<T>{v});
+}
+__device__ inline int32 atomic_and_raw(int32* p, int32 v) { return atomicAnd((int*)p, (int)v); }
+__device__ inline uint32 atomic_and_raw(uint32* p, uint32 v) { return atomicAnd((unsigned int*)p, (unsigned int)v); }
+__device__ inline int32 atomic_or_raw(int32* p, int32 v) { return atomicOr((int*)p, (int)v); }
+__device__ inline uint32 atomic_or_raw(uint32* p, uint32 v) { return atomicOr((unsigned int*)p, (unsigned int)v); }
+__device__ inline int32 atomic_xor_raw(int32* p, int32 v) { return atomicXor((int*)p, (int)v); }
+__device__ inline uint32 atomic_xor_raw(uint32* p, uint32 v) { return atomicXor((unsigned int*)p, (unsigned int)v); }
 #endif
 
 }  // namespace weft

@@ -1,0 +1,109 @@
+"""wp.atomic_cas, wp.atomic_exch and the bitwise atomics (atomic_and / atomic_or / atomic_xor):
+previous values returned, results checked against NumPy, a spin lock built from them under
+contention on all cores, and the types they refuse."""
+
+import numpy as np
+import pytest
+
+import weft as wp
+
+
+def make_counter_kernel(T):
+    @wp.func
+    def acquire(lock: wp.array(dtype=T)):
+        while wp.atomic_cas(lock, 0, T(0), T(1)) == T(1):
+            pass
+
+    @wp.func
+    def release(lock: wp.array(dtype=T)):
+        wp.atomic_exch(lock, 0, T(0))
+
+    @wp.func
+    def fenced_read(a: wp.array(dtype=T), i: int):
+        v = wp.atomic_exch(a, i, T(0))
+        wp.atomic_exch(a, i, v)
+        return v
+
+    @wp.kernel(module="unique")
+    def locked_increment(counter: wp.array(dtype=T), lock: wp.array(dtype=T)):
+        acquire(lock)
+        counter[0] = fenced_read(counter, 0) + T(1)  # a plain read-modify-write, made safe by the lock
+        release(lock)
+
+    return locked_increment
+
+
+@pytest.mark.parametrize("T", [wp.int32, wp.uint32, wp.int64, wp.float32, wp.float64, wp.int16])
+def test_a_spin_lock_from_cas_and_exch_counts_every_thread(T):
+    kernel = make_counter_kernel(T)
+    counter, lock = wp.zeros(1, dtype=T), wp.zeros(1, dtype=T)
+    wp.launch(kernel, 2000, [counter, lock])
+    assert counter.numpy()[0] == 2000 and lock.numpy()[0] == 0
+
+
+@wp.kernel
+def k_cas_results(a: wp.array2d(dtype=wp.float32), old: wp.array(dtype=wp.float32)):
+    old[0] = wp.atomic_cas(a, 0, 1, 2.0, 5.0)  # holds 2.0: swapped
+    old[1] = wp.atomic_cas(a, 1, 0, 9.0, 7.0)  # holds 3.0: kept
+    old[2] = wp.atomic_exch(a, 1, 1, -1.0)
+
+
+def test_cas_and_exch_return_the_previous_value():
+    a = wp.array(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))
+    old = wp.zeros(3, dtype=wp.float32)
+    wp.launch(k_cas_results, 1, [a, old])
+    np.testing.assert_array_equal(old.numpy(), [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(a.numpy(), [[1.0, 5.0], [3.0, -1.0]])
+
+
+@wp.kernel
+def k_bitwise(a: wp.array(dtype=wp.int64), masks: wp.array(dtype=wp.int64), old: wp.array2d(dtype=wp.int64)):
+    i = wp.tid()
+    old[0, i] = wp.atomic_or(a, 0, masks[i])
+    old[1, i] = wp.atomic_and(a, 1, ~masks[i])
+    old[2, i] = wp.atomic_xor(a, 2, masks[i])
+
+
+def test_bitwise_atomics_combine_every_thread_and_return_a_previous_value():
+    rng = np.random.default_rng(9)
+    masks = rng.integers(0, 2**62, 64, dtype=np.int64)
+    start = np.array([0, -1, 12345], np.int64)
+    a = wp.array(start)
+    old = wp.zeros((3, 64), dtype=wp.int64)
+    wp.launch(k_bitwise, 64, [a, wp.array(masks), old])
+    np.testing.assert_array_equal(
+        a.numpy(),
+        [np.bitwise_or.reduce(masks), -1 & np.bitwise_and.reduce(~masks), 12345 ^ np.bitwise_xor.reduce(masks)],
+    )
+    # each returned value is the element before that thread's update: a subset of the other masks
+    assert all((int(o) | int(m)) <= int(a.numpy()[0]) for o, m in zip(old.numpy()[0], masks))
+
+
+@wp.kernel
+def k_indexed_exch(a: wp.indexedarray(dtype=int), out: wp.array(dtype=int)):
+    i = wp.tid()
+    out[i] = wp.atomic_exch(a, i, 100 + i)
+
+
+def test_exchange_through_an_indexed_array():
+    data = wp.array(np.arange(5, dtype=np.int32))
+    out = wp.zeros(2, dtype=int)
+    wp.launch(k_indexed_exch, 2, [wp.indexedarray(data, wp.array([4, 1], dtype=wp.int32)), out])
+    np.testing.assert_array_equal(out.numpy(), [4, 1])
+    np.testing.assert_array_equal(data.numpy(), [0, 101, 2, 3, 100])
+
+
+def test_bitwise_atomics_refuse_floats_and_cas_refuses_vectors():
+    @wp.kernel(module="unique")
+    def float_or(a: wp.array(dtype=float)):
+        wp.atomic_or(a, 0, 1.0)
+
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="arrays of integers"):
+        wp.launch(float_or, 1, [wp.zeros(1, dtype=float)])
+
+    @wp.kernel(module="unique")
+    def vec_cas(a: wp.array(dtype=wp.vec3)):
+        wp.atomic_cas(a, 0, wp.vec3(), wp.vec3(1.0, 1.0, 1.0))
+
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="arrays of scalars"):
+        wp.launch(vec_cas, 1, [wp.zeros(1, dtype=wp.vec3)])
