@@ -24,6 +24,7 @@ from .array import (
     zeros_like,
 )
 from .indexed_array import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
+from .builtins.search import lower_bound
 from .builtins.constructors import (
     eig3,
     identity,
@@ -39,7 +40,6 @@ from .builtins.constructors import (
     transform_set_translation,
 )
 from .builtins.library import (
-    lower_bound,
     quat_from_euler,
     quat_to_euler,
     quat_to_rpy,
