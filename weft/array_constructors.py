@@ -23,17 +23,19 @@ from .runtime import recording
 # ---------------------------------------------------------------------------------------------
 
 
-def _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero) -> array:
+def _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero, strides=None) -> array:
     a = array.__new__(array)
     a._reset()
     a._retain_grad = bool(retain_grad)
-    a._init_new(dtype, shape, None, device, pinned, zero=zero)
+    a._init_new(dtype, shape, strides, device, pinned, zero=zero)
     if requires_grad:
         a._alloc_grad()
     return a
 
 
-def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:
+def empty(
+    shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False, *, strides=None, n=None
+) -> array:
     """Return an uninitialized array.
 
     Args:
@@ -43,13 +45,19 @@ def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=Fals
         requires_grad: Allocate a zeroed gradient.
         pinned: Use pinned host memory (recorded only on this build).
         retain_grad: Keep the gradient during backward.
+        strides: Byte strides per dimension (default contiguous).
+        n: Warp's older spelling of a 1-d ``shape``.
     """
-    return _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=False)
+    shape = (n,) if n is not None else shape
+    return _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=False, strides=strides)
 
 
-def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:
+def zeros(
+    shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False, *, strides=None, n=None
+) -> array:
     """Return an array of zeros (arguments as for ``empty``)."""
-    return _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=True)
+    shape = (n,) if n is not None else shape
+    return _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=True, strides=strides)
 
 
 def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:

@@ -1,0 +1,21 @@
+"""Constructor options Warp programs use: ``strides=`` for empty/zeros (a column-major layout
+seen through NumPy), and Warp's older ``n=`` for a 1-d shape."""
+
+import numpy as np
+
+import weft as wp
+
+
+def test_zeros_with_strides_is_a_column_major_array():
+    a = wp.zeros((2, 3), dtype=wp.float32, strides=(4, 8))
+    assert a.shape == (2, 3) and a.strides == (4, 8) and not a.is_contiguous
+    a.assign(np.arange(6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_array_equal(a.numpy(), np.arange(6).reshape(2, 3))
+    np.testing.assert_array_equal(a.contiguous().numpy(), np.arange(6).reshape(2, 3))
+    e = wp.empty((3, 2), dtype=wp.float64, strides=(8, 24))
+    assert e.strides == (8, 24)
+
+
+def test_n_is_a_one_dimensional_shape():
+    assert wp.zeros(n=5, dtype=wp.vec2).shape == (5,)
+    assert wp.empty(n=3).shape == (3,)
