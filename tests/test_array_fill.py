@@ -45,3 +45,15 @@ def test_fill_a_struct_array_with_an_instance():
     assert Body.numpy_dtype()["names"] == ["mass", "vel", "tag"]
     row = np.array([b.numpy_value()], dtype=Body.numpy_dtype())
     assert row["mass"][0] == 2.5 and row["tag"][0] == 7
+
+
+def test_full_infers_the_dtype_from_composite_struct_and_sequence_values():
+    m = wp.full(2, wp.mat22h(1.0, 2.0, 3.0, 4.0))
+    assert m.dtype is wp.mat22h and m.numpy()[1].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    b = Body()
+    b.tag = 3
+    s = wp.full(3, b)
+    assert s.dtype is Body and [r.tag for r in s.list()] == [3, 3, 3]
+    v = wp.full((2, 2), [1.5, 2.5, 3.5])  # a sequence: a vector of its NumPy type, as in Warp
+    assert v.dtype is wp.types.vector(3, wp.float64) and v.shape == (2, 2)
+    np.testing.assert_array_equal(v.numpy()[1, 0], [1.5, 2.5, 3.5])

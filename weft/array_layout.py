@@ -74,6 +74,19 @@ def _infer_scalar_dtype(value):
         dtype = types.scalar_from_numpy(value.dtype)
         if dtype is not None:
             return dtype
+    if getattr(value, "_struct", None) is not None:  # a struct instance
+        return value._struct
+    if getattr(type(value), "_kind", None) in ("vector", "matrix", "quaternion", "transform"):
+        return type(value)
+    if hasattr(value, "__len__"):  # a sequence: a vector or matrix of its elements' type, as in Warp
+        from . import vector_types as vt
+
+        na = np.asarray(value)
+        scalar = types.scalar_from_numpy(na.dtype)
+        if scalar is not None and na.ndim == 1 and na.size:
+            return vt.vector(na.size, scalar)
+        if scalar is not None and na.ndim == 2 and na.size:
+            return vt.matrix(na.shape, scalar)
     raise TypeError(f"Cannot infer an array dtype from the value {value!r}; pass dtype= explicitly")
 
 
