@@ -395,7 +395,7 @@ class array:
         self._require_data("reshape")
         if not self.is_contiguous:
             raise RuntimeError("Reshaping non-contiguous arrays is unsupported; call a.contiguous().reshape(...)")
-        dims = _reshape_dims(self.size, shape)
+        dims = _reshape_dims(self.size, shape, self.shape)
         return self._view(0, dims, _contiguous_strides(dims, _dtype_size(self.dtype)))
 
     def flatten(self):
@@ -421,15 +421,48 @@ class array:
         return self._view(0, shape, strides)
 
     def view(self, dtype):
-        """Return a view of the same memory as another dtype of the same byte size."""
+        """Return a view of the same memory as another dtype, as in Warp: of the same byte size,
+        or a vector / matrix array as its scalars (trailing dimensions added), or a scalar array
+        as vectors / matrices (its trailing dimensions, contiguous, taken as their shape).
+
+        Raises:
+            TypeError: The sizes do not fit (the message says which).
+        """
         self._require_data("view")
         dtype = _resolve_dtype(dtype)
-        if _dtype_size(dtype) != _dtype_size(self.dtype):
-            raise ValueError(
-                f"Cannot view {_dtype_name(self.dtype)} ({_dtype_size(self.dtype)} bytes) as "
-                f"{_dtype_name(dtype)} ({_dtype_size(dtype)} bytes): element sizes differ"
-            )
-        return self._view(0, self.shape, self.strides, dtype)
+        src_shape, dst_shape = getattr(self.dtype, "_shape", ()), getattr(dtype, "_shape", ())
+        src_scalar, dst_scalar = getattr(self.dtype, "_scalar", self.dtype), getattr(dtype, "_scalar", dtype)
+        if _dtype_size(dtype) == _dtype_size(self.dtype):
+            return self._view(0, self.shape, self.strides, dtype)
+        prefix = f"cannot create an array view with dtype {_dtype_name(dtype)} from source dtype {_dtype_name(self.dtype)}: "
+        if src_shape and not dst_shape:  # vectors / matrices as their scalars
+            if _dtype_size(src_scalar) != _dtype_size(dtype):
+                raise ArrayViewError(
+                    prefix + f"source scalar dtype {_dtype_name(src_scalar)} has size {_dtype_size(src_scalar)} bytes, "
+                    f"but target dtype has size {_dtype_size(dtype)} bytes"
+                )
+            inner = _contiguous_strides(src_shape, _dtype_size(dtype))
+            return self._view(0, self.shape + tuple(src_shape), self.strides + inner, dtype)
+        if dst_shape and not src_shape:  # scalars as vectors / matrices
+            if _dtype_size(dst_scalar) != _dtype_size(self.dtype):
+                raise ArrayViewError(
+                    prefix + f"source dtype has size {_dtype_size(self.dtype)} bytes, but target scalar dtype "
+                    f"{_dtype_name(dst_scalar)} has size {_dtype_size(dst_scalar)} bytes"
+                )
+            k = len(dst_shape)
+            inner = _contiguous_strides(tuple(dst_shape), _dtype_size(self.dtype))
+            if tuple(self.shape[-k:]) != tuple(dst_shape) or tuple(self.strides[-k:]) != inner:
+                raise ArrayViewError(
+                    prefix + f"the array's trailing dimensions {tuple(self.shape[-k:])} must be contiguous and "
+                    f"match the target's shape {tuple(dst_shape)}"
+                )
+            outer = tuple(self.shape[:-k]) or (1,)
+            strides = tuple(self.strides[:-k]) or (_dtype_size(dtype),)
+            return self._view(0, outer, strides, dtype)
+        raise ArrayViewError(
+            prefix + f"source dtype has size {_dtype_size(self.dtype)} bytes, but target dtype has size "
+            f"{_dtype_size(dtype)} bytes"
+        )
 
     def contiguous(self):
         """Return this array if contiguous, else a contiguous copy."""
@@ -710,6 +743,11 @@ def _inner_contiguous(arr, trailing) -> bool:
 # ---------------------------------------------------------------------------------------------
 # annotation helpers (also constructors: wp.array2d(data, dtype=float) works)
 # ---------------------------------------------------------------------------------------------
+
+
+class ArrayViewError(TypeError, ValueError):
+    """``array.view`` to a dtype whose size does not fit (a TypeError, as in Warp; also the
+    ValueError weft raised before)."""
 
 
 class _FixedNdimArray(array):

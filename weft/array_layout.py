@@ -200,7 +200,7 @@ def _index_layout(shape, strides, key):
     return offset, tuple(new_shape), tuple(new_strides)
 
 
-def _reshape_dims(size, shape) -> tuple[int, ...]:
+def _reshape_dims(size, shape, source_shape=None) -> tuple[int, ...]:
     """Resolve a reshape target (an int or ints, at most one -1) for an array of ``size`` elements."""
     try:
         dims = [operator.index(shape)]
@@ -211,13 +211,19 @@ def _reshape_dims(size, shape) -> tuple[int, ...]:
     if -1 in dims:
         known = _prod(d for d in dims if d != -1)
         if known == 0 or size % known:
-            raise ValueError(f"Cannot reshape an array of size {size} into shape {tuple(dims)}")
+            of = f"of shape {tuple(source_shape)} (size {size})" if source_shape is not None else f"of size {size}"
+            raise ReshapeError(f"cannot reshape array {of} into shape {tuple(dims)}")
         dims[dims.index(-1)] = size // known
     dims = tuple(dims)
     _check_dims(dims)
     if _prod(dims) != size:
-        raise ValueError(f"Cannot reshape an array of size {size} into shape {dims}")
+        of = f"of shape {tuple(source_shape)} (size {size})" if source_shape is not None else f"of size {size}"
+        raise ReshapeError(f"cannot reshape array {of} into shape {dims} (size {_prod(dims)})")
     return dims
+
+
+class ReshapeError(ValueError, RuntimeError):
+    """A reshape to another number of elements (a ValueError; also the RuntimeError Warp raises)."""
 
 
 def _as_index(k):
