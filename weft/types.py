@@ -12,4 +12,5 @@ from .reference import Reference, ref  # noqa: F401 (wp.ref[T], Warp's warp.type
 # Warp's spellings of the bfloat16 NumPy conversions (programs import them from warp.types)
 from .scalar_types import np_bfloat16_bits_to_float32 as _np_bfloat16_bits_to_float32  # noqa: F401, E402
 from .scalar_types import np_float32_to_bfloat16_bits as _np_float32_to_bfloat16_bits  # noqa: F401, E402
+from .type_queries import *  # noqa: F401, F403, E402 (Warp's introspection helpers)
 from .tile_types import is_tile, tile  # noqa: F401, E402 (annotations only: weft has no tiles yet)

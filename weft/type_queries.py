@@ -1,0 +1,196 @@
+"""Warp's public type-introspection helpers (``warp.types.types_equal``, ``type_size``,
+``type_is_vector``, ``is_struct`` ...), answered from weft's own types. ``type_is_*`` take a
+type, ``is_*`` (except the scalar-type predicates weft already had) a value."""
+
+from __future__ import annotations
+
+import builtins as _py
+import ctypes
+
+from . import scalar_types as st
+
+_COMPOSITE_KINDS = ("vector", "matrix", "quaternion", "transform")
+
+__all__ = [
+    "is_composite",
+    "is_matrix",
+    "is_quaternion",
+    "is_struct",
+    "is_transformation",
+    "is_value",
+    "is_vector",
+    "type_is_array",
+    "type_is_composite",
+    "type_is_float",
+    "type_is_int",
+    "type_is_matrix",
+    "type_is_quaternion",
+    "type_is_scalar",
+    "type_is_struct",
+    "type_is_transformation",
+    "type_is_value",
+    "type_is_vector",
+    "type_length",
+    "type_scalar_type",
+    "type_size",
+    "type_size_in_bytes",
+    "type_to_warp",
+    "types_equal",
+]
+
+
+def type_to_warp(dtype):
+    """Python's ``float`` / ``int`` / ``bool`` as weft's ``float32`` / ``int32`` / ``bool``; other
+    types unchanged."""
+    if dtype is float:
+        return st.float32
+    if dtype is int:
+        return st.int32
+    if dtype is _py.bool:
+        return st.bool
+    return dtype
+
+
+def _kind(t):
+    return getattr(t, "_kind", None) if isinstance(t, type) else None
+
+
+def type_is_vector(t) -> _py.bool:
+    """Whether ``t`` is a vector type."""
+    return _kind(t) == "vector"
+
+
+def type_is_matrix(t) -> _py.bool:
+    """Whether ``t`` is a matrix type."""
+    return _kind(t) == "matrix"
+
+
+def type_is_quaternion(t) -> _py.bool:
+    """Whether ``t`` is a quaternion type."""
+    return _kind(t) == "quaternion"
+
+
+def type_is_transformation(t) -> _py.bool:
+    """Whether ``t`` is a transformation type."""
+    return _kind(t) == "transform"
+
+
+def type_is_composite(t) -> _py.bool:
+    """Whether ``t`` is a vector, matrix, quaternion or transformation type."""
+    return _kind(t) in _COMPOSITE_KINDS
+
+
+def type_is_struct(t) -> _py.bool:
+    """Whether ``t`` is a ``@wp.struct`` type."""
+    return getattr(t, "_kind", None) == "struct" and not isinstance(t, type)
+
+
+def type_is_int(t) -> _py.bool:
+    """Whether ``t`` is an integer scalar type (``int`` counts)."""
+    return st.is_int(type_to_warp(t))
+
+
+def type_is_float(t) -> _py.bool:
+    """Whether ``t`` is a floating-point scalar type (``float`` counts)."""
+    return st.is_float(type_to_warp(t))
+
+
+def type_is_scalar(t) -> _py.bool:
+    """Whether ``t`` is a numeric or bool scalar type."""
+    return st.is_scalar(type_to_warp(t))
+
+
+def type_is_value(t) -> _py.bool:
+    """Whether ``t`` is a value type: a scalar (Python's included) or a composite."""
+    return type_is_scalar(t) or type_is_composite(t)
+
+
+def type_is_array(t) -> _py.bool:
+    """Whether ``t`` is an array class (``wp.array``, ``wp.indexedarray`` and their n-d forms)."""
+    from .array import array
+    from .indexed_array import indexedarray
+
+    return isinstance(t, type) and issubclass(t, (array, indexedarray))
+
+
+def is_composite(x) -> _py.bool:
+    """Whether ``x`` is a vector, matrix, quaternion or transformation value."""
+    return type_is_composite(type(x))
+
+
+def is_vector(x) -> _py.bool:
+    """Whether ``x`` is a vector value."""
+    return type_is_vector(type(x))
+
+
+def is_matrix(x) -> _py.bool:
+    """Whether ``x`` is a matrix value."""
+    return type_is_matrix(type(x))
+
+
+def is_quaternion(x) -> _py.bool:
+    """Whether ``x`` is a quaternion value."""
+    return type_is_quaternion(type(x))
+
+
+def is_transformation(x) -> _py.bool:
+    """Whether ``x`` is a transformation value."""
+    return type_is_transformation(type(x))
+
+
+def is_struct(x) -> _py.bool:
+    """Whether ``x`` is a ``@wp.struct`` instance."""
+    return getattr(x, "_struct", None) is not None
+
+
+def is_value(x) -> _py.bool:
+    """Whether ``x`` is a value: a Python or weft scalar, or a composite."""
+    return isinstance(x, (int, float, _py.bool, st.scalar_base)) or is_composite(x)
+
+
+def type_scalar_type(dtype):
+    """The scalar type of a composite (``float32`` for ``vec3``), else ``dtype`` itself."""
+    return getattr(dtype, "_scalar", dtype) if type_is_composite(dtype) else dtype
+
+
+def type_length(obj) -> int:
+    """The number of components along the first dimension of a composite type or value (3 for
+    ``vec3``, 2 for ``mat23``); a tuple's or sequence's length otherwise."""
+    t = obj if isinstance(obj, type) else type(obj)
+    if type_is_composite(t):
+        return t._shape[0]
+    if isinstance(obj, st.TupleType):
+        return len(obj.types)
+    return len(obj)
+
+
+def type_size(dtype) -> int:
+    """The number of scalars in one element: 1 for a scalar or struct, the component count of a
+    vector, matrix, quaternion or transformation."""
+    return dtype._length_ if type_is_composite(dtype) else 1
+
+
+def type_size_in_bytes(dtype) -> int:
+    """The size in bytes of one element of ``dtype``."""
+    dtype = type_to_warp(dtype)
+    if type_is_struct(dtype):
+        return ctypes.sizeof(dtype.ctype)
+    if type_is_composite(dtype):
+        return dtype._length_ * type_size_in_bytes(dtype._scalar)
+    return dtype.np_dtype.itemsize if hasattr(dtype, "np_dtype") else ctypes.sizeof(dtype)
+
+
+def types_equal(a, b) -> _py.bool:
+    """Whether two types are the same weft type: Python's scalar types count as weft's, array
+    annotations compare by element type, dimensions and kind."""
+    if a is b:
+        return True
+    return _normalized(a) == _normalized(b)
+
+
+def _normalized(t):
+    t = type_to_warp(t)
+    kernel_type = getattr(t, "kernel_type", None)
+    if callable(kernel_type) and not isinstance(t, type):
+        return kernel_type()
+    return t
