@@ -57,3 +57,24 @@ def test_full_infers_the_dtype_from_composite_struct_and_sequence_values():
     v = wp.full((2, 2), [1.5, 2.5, 3.5])  # a sequence: a vector of its NumPy type, as in Warp
     assert v.dtype is wp.types.vector(3, wp.float64) and v.shape == (2, 2)
     np.testing.assert_array_equal(v.numpy()[1, 0], [1.5, 2.5, 3.5])
+
+
+@wp.struct
+class WithArrays:
+    i: int
+    a1: wp.array(dtype=int)
+    a2: wp.array2d(dtype=float)
+
+
+def test_struct_arrays_fill_with_zero_and_list_their_array_fields():
+    s = WithArrays()
+    s.i = 4
+    s.a1 = wp.array([1, 2, 3], dtype=int)
+    s.a2 = wp.zeros((2, 5), dtype=float)
+    a = wp.full(3, s, dtype=WithArrays)
+    items = a.list()
+    assert [x.i for x in items] == [4, 4, 4]
+    assert items[1].a1.ptr == s.a1.ptr and items[1].a1.numpy().tolist() == [1, 2, 3]  # the same memory
+    assert items[2].a2.shape == (2, 5) and items[2].a2.dtype is wp.float32
+    a.fill_(0)
+    assert a.list()[0].i == 0 and a.list()[0].a1 is None  # a null array field

@@ -550,7 +550,7 @@ class array:
         _, trailing = _np_layout(self.dtype)
         rows = a.reshape((self.size,) + trailing)
         if getattr(self.dtype, "_kind", None) == "struct":
-            return [self.dtype.from_record(r) for r in rows]
+            return [self.dtype.from_record(r, self.device) for r in rows]
         if getattr(self.dtype, "_scalar", self.dtype) is types.bfloat16:  # numbers, with or without ml_dtypes
             rows = types.np_bfloat16_bits_to_float32(rows.view(np.uint16))
         if trailing:
@@ -599,6 +599,8 @@ class array:
                 value = value.value
             elif getattr(value, "_struct", None) is not None and value._struct is self.dtype:
                 value = np.frombuffer(bytes(value._ctype()), dtype=np_dtype)[0]  # a struct instance: its record
+            elif np_dtype.fields is not None and isinstance(value, (int, float)) and value == 0:
+                value = np.zeros((), dtype=np_dtype)  # a struct array filled with 0: zeroed, as in Warp
             elif hasattr(value, "_shape") and hasattr(value, "__array__"):
                 value = value.__array__()  # a vector / matrix value: its numbers, not its storage bits
             try:

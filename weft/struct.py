@@ -125,6 +125,18 @@ class StructInstance:
         return f"{self._struct.key}({parts})"
 
 
+def _array_from_descriptor(raw: bytes, t, device):
+    """The array an ``array_t`` descriptor (its bytes in a struct record) describes, or None."""
+    from .array import array
+
+    d = wt.array_t.from_buffer_copy(raw)
+    if not d.data or d.ndim != t.ndim:
+        return None
+    shape = tuple(d.shape[k] for k in range(d.ndim))
+    strides = tuple(d.strides[k] for k in range(d.ndim))
+    return array(ptr=d.data, dtype=t.dtype, shape=shape, strides=strides, device=device)
+
+
 class Struct:
     """The type made by ``@wp.struct``; call it to create instances."""
 
@@ -202,16 +214,20 @@ class Struct:
             "itemsize": d.itemsize,
         }
 
-    def from_record(self, record) -> StructInstance:
+    def from_record(self, record, device=None) -> StructInstance:
         """An instance holding the values of one element of a NumPy array of this struct
-        (``a.numpy()[i]``); array fields, which only hold device pointers there, are None."""
+        (``a.numpy()[i]``). A plain array field becomes an array over the memory its descriptor
+        points to, on ``device`` (the struct array's; nothing is copied and its owner must stay
+        alive, as in Warp); a null one, or an indexed array field, is None."""
         inst = self.instance_type(self)
         for name, t in self.vars.items():
             v = record[name]
             if wt.is_array_like(t):
+                if isinstance(t, wt.ArrayType):
+                    setattr(inst, name, _array_from_descriptor(bytes(np.asarray(v)), t, device))
                 continue
             if isinstance(t, Struct):
-                value = t.from_record(v)
+                value = t.from_record(v, device)
             elif vt.is_composite(t):
                 value = t(*np.asarray(v).reshape(-1).tolist())
             elif wt.is_bit_stored(t):
