@@ -245,7 +245,7 @@ def test_host_writes_fill_zero_assign_and_copies():
     x[np.ix_([2, 0], [3, 1])] = [[1, 2], [3, 4]]
     np.testing.assert_array_equal(data.numpy(), x)
     c = a.contiguous()
-    assert isinstance(c, wp.array) and c.is_contiguous
+    assert isinstance(c, wp.array) and c.is_contiguous and not a.is_contiguous
     np.testing.assert_array_equal(c.numpy(), [[1, 2], [3, 4]])
     assert a.list() == [1.0, 2.0, 3.0, 4.0]
     np.testing.assert_array_equal(wp.clone(a).numpy(), c.numpy())

@@ -143,11 +143,13 @@ def _copy_indexed(dest, src, dest_offset, src_offset, count):
             raise TypeError(f"wp.copy: {name} must be a wp.array with data, got {type(a).__name__}")
     if dest_offset or src_offset or count:
         raise ValueError("wp.copy: offsets and counts are not supported with indexed arrays; copy whole arrays")
-    if tuple(dest.shape) != tuple(src.shape) or dest.dtype != src.dtype or dest.device is not src.device:
+    if tuple(dest.shape) != tuple(src.shape) or dest.dtype != src.dtype:
         raise ValueError(
-            f"wp.copy: an indexed copy needs the same shape, dtype and device, got {dest.shape} {_dtype_name(dest.dtype)} "
-            f"on {dest.device} and {src.shape} {_dtype_name(src.dtype)} on {src.device}"
+            f"wp.copy: an indexed copy needs the same shape and dtype, got {dest.shape} {_dtype_name(dest.dtype)} "
+            f"and {src.shape} {_dtype_name(src.dtype)}"
         )
+    if dest.device is not src.device:  # gathered here, moved, scattered there
+        src = src.contiguous().to(dest.device)
     if dest.size:
         launch_copy(dest, src, record=True)
 

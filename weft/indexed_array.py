@@ -140,6 +140,11 @@ class indexedarray:
             ct.shape[d] = self.shape[d] if d < self.ndim else 0
         return ct
 
+    @property
+    def is_contiguous(self) -> bool:
+        """Always False: the elements are gathered through the indices (``contiguous()`` copies)."""
+        return False
+
     def arrays(self):
         """The arrays this one reads and writes (the tape zeroes their gradients)."""
         return [] if self.data is None else [self.data]
