@@ -152,3 +152,25 @@ def test_rebinding_a_global_func_alias_rebuilds_and_rehashes():
     finally:
         TARGET = double_it
     assert module.hash_module() == h_double
+
+
+BROKEN = """
+import weft as wp
+
+@wp.func
+def fn(value: int):
+    wp.print(value + {delta})
+
+@wp.kernel
+def k():
+    fn(1)
+    undefined_name_here(2)
+"""
+
+
+def test_modules_whose_kernels_do_not_compile_still_hash_their_code(tmp_path):
+    _, a = load_text(tmp_path, "hash_broken_a", BROKEN.format(delta=0))
+    _, b = load_text(tmp_path, "hash_broken_b", BROKEN.format(delta=0))
+    _, c = load_text(tmp_path, "hash_broken_c", BROKEN.format(delta=1))
+    assert a.hash_module() == b.hash_module()
+    assert a.hash_module() != c.hash_module()  # only a func the broken kernel calls differs

@@ -172,6 +172,7 @@ class Module:
         self.lazy_backward: list = []  # _Batch objects whose backward library is not built yet
         self.cuda_loaded: dict = {}  # device alias -> aot.AotModule (set by load_aot_module)
         self._func_names: dict = {}
+        self.functions: list = []  # the funcs defined in the module (their hash covers kernels that do not compile)
 
     def set_options(self, options: dict):
         """Update the module's options; kernels built with the old ones are built again at
@@ -190,6 +191,7 @@ class Module:
         return index
 
     def add_func(self, function) -> int:
+        self.functions.append(function)
         index = self._func_names.get(function.key, 0)
         self._func_names[function.key] = index + 1
         return index
@@ -260,7 +262,8 @@ class Module:
         code of every kernel it would build now (forward and backward), the funcs and constants
         they use, and the build options. It changes exactly when what the kernels compute or how
         they are built changes; a module defined again with the same code hashes the same.
-        Kernels that do not compile are left out (they report their error when launched)."""
+        A kernel that does not compile (it reports its error when launched) counts by its source
+        text and that of the module's funcs."""
         from .launch import current_instance
 
         self.lower_unlaunched_kernels()
@@ -274,6 +277,11 @@ class Module:
         for k, symbol in enumerate([i.symbol for i in instances] + [f.symbol for f in funcs]):
             source = source.replace(symbol, f"@{k}")
         source = re.sub(r"  // @py [^\n]*", "", source)  # where each line came from is not what it computes
+        unlowered = [k for k in self.kernels if not k._instances and not k.is_generic]
+        if unlowered:  # kernels that do not compile: their text and the module's funcs stand for their code
+            texts = [_source_text(k.pyfunc) for k in unlowered]
+            texts += [_source_text(o) for f in self.functions for o in f.overloads]
+            source += "\n".join(["", "// not compiled:"] + texts)
         options = repr((build_options(self.options), cpu_tuning(self.options), self.options.get("enable_backward")))
         return hashlib.sha256("\n".join([VERSION, source, options]).encode()).digest()
 
@@ -341,6 +349,16 @@ class Module:
     def cuda_image(self, instances, arch: int, use_ptx: bool = True) -> bytes:
         """PTX text or CUBIN bytes of the instances' CUDA entry points (see ``cuda_build``)."""
         return self.cuda_build(instances, arch, use_ptx).image
+
+
+def _source_text(pyfunc) -> str:
+    """A function's source text as compiled (``codegen.source``), or its qualname where there is none."""
+    from ..codegen.source import Source
+
+    try:
+        return Source(pyfunc).text
+    except RuntimeError:
+        return pyfunc.__qualname__
 
 
 def module_units(renderer, instances, funcs) -> tuple:
