@@ -727,6 +727,24 @@ def test_static_selects_a_func():
     np.testing.assert_array_equal(y.numpy(), [(1 + 1) * 2 + 2, (2 + 1) * 2 + 3])
 
 
+def test_static_errors_say_what_went_wrong():
+    @wp.kernel(module="unique")
+    def divides_by_zero(y: wp.array(dtype=float)):
+        y[0] = wp.static(1.0 / 0.0)
+
+    with pytest.raises(wp.codegen.WarpCodegenValueError, match="Error evaluating static expression: float division by zero"):
+        wp.launch(divides_by_zero, 1, [wp.zeros(1, dtype=float)])
+
+    arr = wp.zeros(2, dtype=float)
+
+    @wp.kernel(module="unique")
+    def makes_an_array(y: wp.array(dtype=float)):
+        z = wp.static(arr)
+
+    with pytest.raises(wp.WarpCodegenError, match="unsupported value: a Warp array cannot be created inside Warp kernels"):
+        wp.launch(makes_an_array, 1, [arr])
+
+
 def test_func_called_from_python_runs_python_body():
     assert piecewise(-3.0) == -1.0
     assert axpy(2.0, 3.0) == 7.0

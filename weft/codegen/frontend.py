@@ -608,7 +608,9 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return eval(code, scope)
         except Exception as e:
             raise self.error(
-                f"could not evaluate '{ast.unparse(node)}' at build time: {e}", node, WarpCodegenValueError
+                f"Error evaluating static expression: {e} (in '{ast.unparse(node)}', evaluated at build time)",
+                node,
+                WarpCodegenValueError,
             ) from None
 
     def visit_BinOp(self, node):

@@ -42,7 +42,12 @@ def _call_static(lw: Lowerer, node):
     value = lw.static_eval(node.args[0])
     result = lw.from_python(value, "static", node)
     if isinstance(result, Static) and not callable(value) and not isinstance(value, type):
-        raise lw.error(f"wp.static() produced {value!r}, which kernels cannot use", node)
+        why = (
+            "a Warp array cannot be created inside Warp kernels; pass it as a kernel argument"
+            if hasattr(value, "kernel_type")
+            else f"{value!r} is not a value, type or function kernels can use"
+        )
+        raise lw.error(f"Static expression returns an unsupported value: {why}", node)
     return result
 
 
