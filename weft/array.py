@@ -97,6 +97,8 @@ class array:
             an incompatible ``grad``.
     """
 
+    _weft_array_class = True  # what wp.types.type_is_array looks for
+
     def __init__(
         self,
         data=None,

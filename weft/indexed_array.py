@@ -52,6 +52,8 @@ class indexedarray:
             contradicts ``data``.
     """
 
+    _weft_array_class = True  # what wp.types.type_is_array looks for
+
     def __init__(self, data=None, indices=None, dtype=Any, ndim=None):
         if dtype is int:
             dtype = types.int32

@@ -107,10 +107,7 @@ def type_is_value(t) -> _py.bool:
 
 def type_is_array(t) -> _py.bool:
     """Whether ``t`` is an array class (``wp.array``, ``wp.indexedarray`` and their n-d forms)."""
-    from .array import array
-    from .indexed_array import indexedarray
-
-    return isinstance(t, type) and issubclass(t, (array, indexedarray))
+    return isinstance(t, type) and getattr(t, "_weft_array_class", False)
 
 
 def is_composite(x) -> _py.bool:
