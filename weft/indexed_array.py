@@ -253,28 +253,17 @@ class indexedarray:
         return repr(self) if self.data is None else str(self.numpy())
 
 
-def indexedarray1d(*args, **kwargs):
-    """A 1-D ``wp.indexedarray`` (or its annotation)."""
-    kwargs["ndim"] = 1
-    return indexedarray(*args, **kwargs)
+def _fixed_ndim(ndim: int):
+    def make(*args, **kwargs):
+        kwargs["ndim"] = ndim
+        return indexedarray(*args, **kwargs)
+
+    make.__name__ = make.__qualname__ = f"indexedarray{ndim}d"
+    make.__doc__ = f"A {ndim}-D ``wp.indexedarray`` (or its annotation): ``indexedarray(..., ndim={ndim})``."
+    return make
 
 
-def indexedarray2d(*args, **kwargs):
-    """A 2-D ``wp.indexedarray`` (or its annotation)."""
-    kwargs["ndim"] = 2
-    return indexedarray(*args, **kwargs)
-
-
-def indexedarray3d(*args, **kwargs):
-    """A 3-D ``wp.indexedarray`` (or its annotation)."""
-    kwargs["ndim"] = 3
-    return indexedarray(*args, **kwargs)
-
-
-def indexedarray4d(*args, **kwargs):
-    """A 4-D ``wp.indexedarray`` (or its annotation)."""
-    kwargs["ndim"] = 4
-    return indexedarray(*args, **kwargs)
+indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d = (_fixed_ndim(n) for n in range(1, 5))
 
 
 def index_with_arrays(a: array, key):

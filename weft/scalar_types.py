@@ -375,14 +375,14 @@ def type_repr(t) -> str:
     return str(t)
 
 
-class ArrayType:
-    """Kernel-side type of an array parameter: element type and number of dimensions."""
+class _ArrayKindType:
+    """An interned (element type, dimensions) pair of one array kind, named by ``_kind_name``:
+    launch-time checks compare these by identity. Types of different kinds are never equal."""
 
     __slots__ = ("dtype", "ndim", "__weakref__")
-    _interned: dict = {}
+    _kind_name = ""
 
     def __new__(cls, dtype, ndim: int):
-        # Interned, so launch-time checks can compare by identity.
         key = (dtype, ndim)
         t = cls._interned.get(key)
         if t is None:
@@ -393,43 +393,32 @@ class ArrayType:
         return t
 
     def __eq__(self, other):
-        return other is self or (isinstance(other, ArrayType) and other.dtype == self.dtype and other.ndim == self.ndim)
+        return other is self or (type(other) is type(self) and other.dtype == self.dtype and other.ndim == self.ndim)
 
     def __hash__(self):
-        return hash(("array", self.dtype, self.ndim))
+        return hash((self._kind_name, self.dtype, self.ndim))
 
     def __repr__(self):
-        return f"array{self.ndim}d({type_repr(self.dtype)})" if self.ndim > 1 else f"array({type_repr(self.dtype)})"
+        dims = f"{self.ndim}d" if self.ndim > 1 else ""
+        return f"{self._kind_name}{dims}({type_repr(self.dtype)})"
 
 
-class IndexedArrayType:
+class ArrayType(_ArrayKindType):
+    """Kernel-side type of an array parameter: element type and number of dimensions."""
+
+    __slots__ = ()
+    _kind_name = "array"
+    _interned: dict = {}
+
+
+class IndexedArrayType(_ArrayKindType):
     """Kernel-side type of a ``wp.indexedarray`` parameter: an array of ``dtype`` with ``ndim``
     dimensions seen through per-dimension index arrays. Distinct from ``ArrayType``: kernels
     reach its elements through its data array (``codegen/frontend.py``)."""
 
-    __slots__ = ("dtype", "ndim", "__weakref__")
+    __slots__ = ()
+    _kind_name = "indexedarray"
     _interned: dict = {}
-
-    def __new__(cls, dtype, ndim: int):
-        key = (dtype, ndim)
-        t = cls._interned.get(key)
-        if t is None:
-            t = object.__new__(cls)
-            t.dtype = dtype
-            t.ndim = ndim
-            cls._interned[key] = t
-        return t
-
-    def __eq__(self, other):
-        return other is self or (
-            isinstance(other, IndexedArrayType) and other.dtype == self.dtype and other.ndim == self.ndim
-        )
-
-    def __hash__(self):
-        return hash(("indexedarray", self.dtype, self.ndim))
-
-    def __repr__(self):
-        return f"indexedarray{self.ndim}d({type_repr(self.dtype)})" if self.ndim > 1 else f"indexedarray({type_repr(self.dtype)})"
 
 
 def is_array_like(t) -> _py.bool:
