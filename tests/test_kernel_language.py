@@ -757,3 +757,18 @@ def test_closures_overload_within_one_factory_call_only():
 
         made.append(g)
     assert made[0] is not made[1]
+
+
+def _string_annotated_kernel(dtype):
+    def fill(out: "wp.array(dtype=dtype)", value: "dtype"):
+        i = wp.tid()
+        out[i] = value + dtype(1)
+
+    return wp.Kernel(func=fill, module="unique")
+
+
+def test_string_annotations_resolve_in_the_factory_closure():
+    for dtype in (wp.float64, wp.int16):
+        out = wp.zeros(3, dtype=dtype)
+        wp.launch(_string_annotated_kernel(dtype), 3, [out, dtype(4)])
+        assert out.dtype is dtype and out.numpy().tolist() == [5, 5, 5]

@@ -29,9 +29,17 @@ from .runtime.binding import Binding
 
 
 def _signature(pyfunc) -> inspect.Signature:
-    """The signature with string annotations (``from __future__ import annotations``) evaluated."""
+    """The signature with string annotations (``from __future__ import annotations``, or written
+    as strings) evaluated in the function's globals and closure (``"wp.array(dtype=dtype)"`` in
+    a kernel factory)."""
+    closure = {}
+    for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__ or ()):
+        try:
+            closure[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            pass
     try:
-        return inspect.signature(pyfunc, eval_str=True)
+        return inspect.signature(pyfunc, eval_str=True, locals=closure)
     except Exception:
         return inspect.signature(pyfunc)
 
