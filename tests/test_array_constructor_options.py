@@ -19,3 +19,10 @@ def test_zeros_with_strides_is_a_column_major_array():
 def test_n_is_a_one_dimensional_shape():
     assert wp.zeros(n=5, dtype=wp.vec2).shape == (5,)
     assert wp.empty(n=3).shape == (3,)
+
+
+def test_column_vectors_fill_vector_arrays():
+    x = np.arange(12, dtype=np.float32).reshape(4, 3, 1)  # (n, 3, 1), as np.matmul results come
+    a = wp.array(x, dtype=wp.vec3)
+    assert a.shape == (4,)
+    np.testing.assert_array_equal(a.numpy(), x[..., 0])

@@ -726,6 +726,10 @@ def _fit_shape(arr, dtype, trailing, shape):
         return arr.reshape(target)
     if not trailing or arr.shape[arr.ndim - len(trailing) :] == trailing:
         return arr
+    while arr.ndim > 1 and arr.shape[-1] == 1:  # (n, 3, 1) column vectors: inner 1s dropped, as in Warp
+        arr = arr.reshape(arr.shape[:-1])
+    if arr.shape[arr.ndim - len(trailing) :] == trailing:
+        return arr
     length = _prod(trailing)
     if arr.ndim >= 1 and arr.shape[-1] % length == 0:
         # flat inner dimension holding whole elements, e.g. (n, 6) floats as (n, 2) vec3s
