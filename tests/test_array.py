@@ -755,8 +755,14 @@ def test_copy_errors():
         copy(zeros(10), zeros(5), src_offset=2, count=4)
     with pytest.raises(ValueError, match="incompatible shapes"):
         copy(zeros((3, 4)).transpose(), zeros((3, 4)).transpose()[:2])
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match="count must be non-negative"):
         copy(zeros(3), zeros(3), count=-1)
+    with pytest.raises(RuntimeError, match="Source offset must be non-negative"):  # Warp's exception type too
+        copy(zeros(3), zeros(3), src_offset=-1)
+    with pytest.raises(RuntimeError, match="must be integers"):
+        copy(zeros(3), zeros(3), count=2.0)
+    with pytest.raises(RuntimeError, match="exceeds the source size"):
+        copy(zeros(2), zeros(4)[::2], count=5)
     with pytest.raises(TypeError, match="src must be a wp.array"):
         copy(zeros(3), np.zeros(3, dtype=np.float32))
 

@@ -7,6 +7,8 @@ import os
 import sys
 from typing import Any
 
+import numpy as np
+
 
 from . import config
 from .array import array, _host_view
@@ -133,6 +135,19 @@ def clone(src, device=None, requires_grad=None, pinned=None, retain_grad=False) 
     return a
 
 
+class CopyError(ValueError, RuntimeError):
+    """A ``wp.copy`` whose arguments do not fit (a ValueError; also the RuntimeError Warp raises)."""
+
+
+def _check_copy_range(dest_offset, src_offset, count):
+    for value in (dest_offset, src_offset, count):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise CopyError(f"wp.copy: dest_offset, src_offset and count must be integers, got {value!r}")
+    for value, what in ((src_offset, "Source offset"), (dest_offset, "Destination offset"), (count, "The count")):
+        if value < 0:
+            raise CopyError(f"wp.copy: {what} must be non-negative, got {value}")
+
+
 def _copy_indexed(dest, src, dest_offset, src_offset, count):
     """``wp.copy`` where a side is a ``wp.indexedarray``: element by element, whole arrays of the
     same shape, dtype and device; a kernel launch, so a tape records it and gradients flow."""
@@ -141,10 +156,11 @@ def _copy_indexed(dest, src, dest_offset, src_offset, count):
     for name, a in (("dest", dest), ("src", src)):
         if not (isinstance(a, array) or _is_indexed(a)) or a.is_annotation:
             raise TypeError(f"wp.copy: {name} must be a wp.array with data, got {type(a).__name__}")
+    _check_copy_range(dest_offset, src_offset, count)
     if dest_offset or src_offset or count:
-        raise ValueError("wp.copy: offsets and counts are not supported with indexed arrays; copy whole arrays")
+        raise CopyError("wp.copy: offsets and counts are not supported for indexed or Fabric arrays; copy whole arrays")
     if tuple(dest.shape) != tuple(src.shape) or dest.dtype != src.dtype:
-        raise ValueError(
+        raise CopyError(
             f"wp.copy: an indexed copy needs the same shape and dtype, got {dest.shape} {_dtype_name(dest.dtype)} "
             f"and {src.shape} {_dtype_name(src.dtype)}"
         )
@@ -196,20 +212,20 @@ def _copy(dest, src, dest_offset, src_offset, count, operation, stream=None):
     for name, a in (("dest", dest), ("src", src)):
         if not isinstance(a, array) or a.is_annotation:
             raise TypeError(f"wp.copy: {name} must be a wp.array with data, got {type(a).__name__}")
+    _check_copy_range(dest_offset, src_offset, count)
     if _dtype_size(dest.dtype) != _dtype_size(src.dtype):
-        raise ValueError(
-            f"wp.copy: element sizes differ ({_dtype_name(src.dtype)} is {_dtype_size(src.dtype)} bytes, "
-            f"{_dtype_name(dest.dtype)} is {_dtype_size(dest.dtype)} bytes); convert the data first"
+        raise CopyError(
+            f"wp.copy: element sizes differ (destination dtype={_dtype_name(dest.dtype)}, source dtype="
+            f"{_dtype_name(src.dtype)}: {_dtype_size(dest.dtype)} and {_dtype_size(src.dtype)} bytes); convert the data first"
         )
-    if min(dest_offset, src_offset, count) < 0:
-        raise ValueError("wp.copy: dest_offset, src_offset and count must be non-negative")
     flat = (dest.is_contiguous or dest.ndim == 1) and (src.is_contiguous or src.ndim == 1)
     if flat:
         count = count or src.size - src_offset
         if src_offset + count > src.size or dest_offset + count > dest.size:
-            raise ValueError(
+            side = "source" if src_offset + count > src.size else "destination"
+            raise CopyError(
                 f"wp.copy: cannot copy {count} elements from offset {src_offset} of an array of size {src.size} "
-                f"to offset {dest_offset} of an array of size {dest.size}"
+                f"to offset {dest_offset} of an array of size {dest.size}: that exceeds the {side} size"
             )
         if count and not (dest.device.is_cpu and src.device.is_cpu):
             _device_copy(dest, src, dest_offset, src_offset, count, True, stream)
@@ -221,9 +237,9 @@ def _copy(dest, src, dest_offset, src_offset, count, operation, stream=None):
             _record_write(operation, dest, src, _flat_range(dest_offset, src_offset, count))
         return
     if dest_offset or src_offset or count not in (0, src.size):
-        raise ValueError("wp.copy: offsets and counts are only supported for contiguous or 1-d arrays")
+        raise CopyError("wp.copy: offsets and counts are only supported for 1-D or contiguous arrays")
     if dest.shape != src.shape:
-        raise ValueError(f"wp.copy: incompatible shapes {src.shape} (src) and {dest.shape} (dest)")
+        raise CopyError(f"wp.copy: incompatible shapes: destination shape={dest.shape}, source shape={src.shape}")
     if src.size and not (dest.device.is_cpu and src.device.is_cpu):
         _device_copy(dest, src, 0, 0, src.size, False, stream)
     elif src.size:
