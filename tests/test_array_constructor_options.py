@@ -26,3 +26,13 @@ def test_column_vectors_fill_vector_arrays():
     a = wp.array(x, dtype=wp.vec3)
     assert a.shape == (4,)
     np.testing.assert_array_equal(a.numpy(), x[..., 0])
+
+
+def test_negative_and_huge_shapes_are_refused():
+    import pytest
+
+    for shape in (-1, (10, -1), -(2**32)):
+        with pytest.raises(ValueError, match="Array shapes must be non-negative"):
+            wp.zeros(shape=shape, dtype=int)
+    with pytest.raises(ValueError, match="every dimension must be in"):
+        wp.zeros(shape=2**31, dtype=wp.int8)

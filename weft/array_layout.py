@@ -131,7 +131,9 @@ def _check_dims(dims: tuple[int, ...]) -> None:
     if len(dims) == 0:
         raise ValueError("Array shape must have at least one dimension")
     for d in dims:
-        if d < 0 or d > _INT32_MAX:
+        if d < 0:
+            raise ValueError(f"Array shapes must be non-negative, got shape {dims}")
+        if d > _INT32_MAX:
             raise ValueError(f"Invalid array shape {dims}: every dimension must be in [0, {_INT32_MAX}]")
 
 
