@@ -239,7 +239,7 @@ def test_construct_errors():
         zeros((1, 2, 3, 4, 5))
     with pytest.raises(ValueError, match="at most 4 dimensions"):
         array(np.zeros((1, 1, 1, 1, 2)))
-    with pytest.raises(ValueError, match="every dimension"):
+    with pytest.raises(ValueError, match="must be non-negative"):
         zeros((3, -1))
     with pytest.raises(TypeError, match="shape must be an int"):
         zeros("abc")
