@@ -88,6 +88,7 @@ from .codegen.errors import (
     WeftCompileError,
 )
 from .codegen.intrinsics import (
+    address_of,
     adjoint,
     atomic_add,
     atomic_and,

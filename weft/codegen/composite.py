@@ -112,7 +112,7 @@ def from_rows_or_cols(lw, args, node, cols: bool):
     return lw.call(intr.CONSTRUCT, args, cls, attr="mat_from_cols" if cols else "mat_from_rows", node=node)
 
 
-def _check_index(lw, i, node, size=None):
+def check_index(lw, i, node, size=None):
     """An integer component index; a constant one must lie in ``[-size, size)`` (negative indices
     count from the end, as in Python and Warp). A variable one is checked when the kernel runs."""
     if not wt.is_int(i.type):
@@ -139,7 +139,7 @@ def read(lw, base, idx, node):
     nmax = 2 if t._kind == "matrix" else 1
     if not 1 <= len(idx) <= nmax:
         raise lw.error(f"{t.__name__} takes {nmax} index(es), got {len(idx)}", node, WarpCodegenTypeError)
-    idx = [_check_index(lw, i, node, t._shape[k]) for k, i in enumerate(idx)]
+    idx = [check_index(lw, i, node, t._shape[k]) for k, i in enumerate(idx)]
     return lw.call(intr.EXTRACT, [base] + idx, component_type(t, len(idx)), node=node)
 
 
@@ -156,7 +156,7 @@ def write(lw, base, idx, value, node):
                 node,
                 WarpCodegenTypeError,
             )
-    idx = [_check_index(lw, i, node, t._shape[k]) for k, i in enumerate(idx)]
+    idx = [check_index(lw, i, node, t._shape[k]) for k, i in enumerate(idx)]
     return lw.call(intr.ASSIGN_COPY, [base] + idx + [value], t, node=node)
 
 

@@ -102,6 +102,26 @@ def _atomic(name):
     return render
 
 
+def _address_of(element: bool):
+    """``weft::address_of(lvalue)``: the lvalue is a local or an array element
+    (``weft::element_ref``), then struct fields (``.f_name``) and components
+    (``weft::component_ref``), as ``s.attr`` lists them (codegen/address.py)."""
+
+    def render(r, b, s, a) -> str:
+        loc = r.loc(b, s)
+        k = 1 + s.args[0].type.ndim if element else 1
+        expr = f"weft::element_ref({', '.join([a[0], loc] + a[1:k])})" if element else a[0]
+        for kind, x in s.attr:
+            if kind == "field":
+                expr = f"{expr}.f_{x}"
+            else:
+                expr = f"weft::component_ref({', '.join([expr, loc] + a[k : k + x])})"
+                k += x
+        return f"weft::address_of({expr})"
+
+    return render
+
+
 forward_formats = {
     intr.LOAD: _access("load"),
     intr.STORE: _access("store"),
@@ -135,6 +155,9 @@ forward_formats = {
     intr.ARRAY_SLICE: lambda r, b, s, a: _array_slice(r, b, s, a),
     intr.INDEXED_VIEW: _with_loc("indexed_view"),
     intr.INDEXED_DATA: lambda r, b, s, a: f"{a[0]}.data",
+    intr.COPY: lambda r, b, s, a: a[0],
+    intr.ADDRESS_OF_LOCAL: _address_of(element=False),
+    intr.ADDRESS_OF_ELEMENT: _address_of(element=True),
     intr.INDEXED_INDEX: lambda r, b, s, a: f"weft::indexed_index({a[0]}, {r.loc(b, s)}, {s.attr}, {a[1]})",
 }
 
@@ -211,6 +234,7 @@ reverse_formats = {
         f"{x} += weft::tuple_get<{k}>({ret[0]});" for k, x in enumerate(adjs)
     ),
     intr.TUPLE_GET: lambda r, b, s, a, adjs, ret: f"weft::adj_tuple_get<{s.attr}>({', '.join(a + adjs + ret)});",
+    intr.COPY: lambda r, b, s, a, adjs, ret: f"{adjs[0]} += {ret[0]};",
 }
 
 

@@ -138,6 +138,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         self.undefined_after: dict = {}  # name -> why it is no longer visible
         self.adjoint_targets = adjoint_targets  # in a @wp.func_grad body: forward param name -> index
         self.ref_params = tuple(ref_params)  # wp.ref[T] parameters: their final values are returned too
+        self.literal_locals: set = set()  # ids of vars a name got from a bare literal (x = 0)
         self.node = src.tree
 
     # ----------------------------------------------------------------- infrastructure
@@ -305,6 +306,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 v = self.ref_value(target.id, v, target, "assignment")
             if isinstance(v, ir.Var) and v.literal:
                 v = self.const(v.const, v.type)  # a named literal takes its type (x = 0.1 is float32)
+                self.literal_locals.add(v.id)
             self.env[target.id] = v
             self.undefined_after.pop(target.id, None)
         elif isinstance(target, (ast.Subscript, ast.Attribute)):

@@ -62,6 +62,9 @@ ATOMICS = {
 DIFFERENTIABLE_ATOMICS = ("atomic_add", "atomic_sub", "atomic_min", "atomic_max")
 BITWISE_ATOMICS = ("atomic_and", "atomic_or", "atomic_xor")
 ATOMIC_CAS = "atomic_cas"  # wp.atomic_cas(arr, i..., compare, value): args arr, indices, compare, value
+COPY = "copy"  # a copy of a value with storage of its own (codegen/address.py)
+ADDRESS_OF_LOCAL = "address_of_local"  # wp.address_of(x.path): args var, component indices; attr steps
+ADDRESS_OF_ELEMENT = "address_of_element"  # wp.address_of(a[i].path): args array, indices, component indices
 
 @dataclasses.dataclass(frozen=True)
 class OpInfo:
@@ -112,6 +115,10 @@ OPS: dict = {
         for name in ATOMICS.values()
     },
     ATOMIC_CAS: OpInfo(_never, side_effect=True, reads_array=True, writes_array=True),
+    COPY: OpInfo(operands_differentiable),
+    ADDRESS_OF_LOCAL: OpInfo(_never),
+    # a snippet may read and write the element through the address
+    ADDRESS_OF_ELEMENT: OpInfo(_never, reads_array=True, writes_array=True),
     CAST: OpInfo(_cast),
     PHI: OpInfo(_phi),
     TUPLE_MAKE: OpInfo(operands_differentiable),
@@ -241,6 +248,13 @@ atomic_or = _kernel_only("atomic_or")
 atomic_or.__doc__ = "Atomically store ``arr[i, ...] | value`` (integers); returns the previous value."
 atomic_xor = _kernel_only("atomic_xor")
 atomic_xor.__doc__ = "Atomically store ``arr[i, ...] ^ value`` (integers); returns the previous value."
+address_of = _kernel_only("address_of")
+address_of.__doc__ = (
+    "The address of a local variable, array element, struct field or vector/matrix component as a "
+    "``uint64``, for ``@wp.func_native`` snippets that read or write through it: "
+    "``set_value(wp.address_of(a[i]))``. Writes through it are seen by later reads of the "
+    "variable (kernels only; no gradient)."
+)
 
 
 class _Adjoint:

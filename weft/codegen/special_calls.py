@@ -8,6 +8,7 @@ import ast
 import typing
 
 from .. import types as wt
+from . import address
 from . import intrinsics as intr
 from . import ir
 from .errors import UnsupportedConstruct, WarpCodegenTypeError
@@ -120,6 +121,15 @@ def _call_atomic(name):
     return handler
 
 
+def _call_address_of(lw: Lowerer, node):
+    if len(node.args) != 1 or node.keywords:
+        raise lw.error(
+            "wp.address_of() takes one argument: a variable, an array element, a struct field or a component",
+            node,
+        )
+    return address.lower(lw, node.args[0], node)
+
+
 def _call_constant(lw: Lowerer, node):
     return lw.from_python(lw.static_eval(node.args[0]), "constant", node)
 
@@ -180,6 +190,7 @@ def _call_grad(lw: Lowerer, node):
 
 register_special(intr.grad, _call_grad)
 register_special(intr.constant, _call_constant)
+register_special(intr.address_of, _call_address_of)
 for _name in [*intr.ATOMICS, "atomic_cas"]:
     register_special(getattr(intr, _name), _call_atomic(_name))
 

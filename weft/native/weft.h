@@ -16,6 +16,7 @@
 #include "staging.h"
 #include "linalg.h"
 #include "struct.h"
+#include "address.h"
 #include "random.h"
 #include "noise.h"
 
