@@ -46,3 +46,18 @@ def test_signature_introspection_shows_the_latest_definition():
     assert list(inspect.signature(answer).parameters) == ["x"]
     assert inspect.signature(answer).parameters["x"].annotation is int
     assert inspect.signature(wp.lower_bound).parameters.keys() == {"arr", "arr_begin", "arr_end", "value"}
+
+
+def test_func_exposes_its_python_function_as_warp_does():
+    @wp.func
+    def scaled(x: float) -> float:
+        return 2.0 * x
+
+    first = scaled.func
+    assert first.__name__ == "scaled" and first(3.0) == 6.0 and first.__globals__ is globals()
+
+    @wp.func
+    def scaled(x: float) -> float:  # noqa: F811 (a redefinition, as a user writes it)
+        return 3.0 * x
+
+    assert scaled.func is not first and scaled.func(3.0) == 9.0

@@ -186,6 +186,11 @@ class Function:
         self.index = module.add_func(self)
         self.add_overload(pyfunc)
 
+    @property
+    def func(self):
+        """The Python function of the latest definition (as Warp's ``Function.func``)."""
+        return self.__wrapped__
+
     def add_overload(self, pyfunc):
         snapshot(pyfunc)
         self.__wrapped__ = pyfunc  # inspect.signature(func) shows the latest definition, as in Warp
