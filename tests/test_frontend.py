@@ -981,6 +981,63 @@ def test_error_mixed_float32_float64():
     )
 
 
+def test_error_mixed_scalar_and_vector_types_in_warps_words():
+    @wp.kernel(module="tfe_err_mixed_words")
+    def k_err_mixed_words(a: wp.array(dtype=float), n: int):
+        a[0] = n * a[0]  # E:mixed-words
+
+    check_compile_error(
+        k_err_mixed_words, [fa(), 1], "E:mixed-words", "Input types must be the same, got ['int32', 'float32']"
+    )
+
+    @wp.kernel(module="tfe_err_mixed_vectors")
+    def k_err_mixed_vectors(a: wp.array(dtype=float)):
+        a[0] = wp.dot(wp.vec2(1.0, 2.0), wp.vec2h(1.0, 2.0))  # E:mixed-vectors
+
+    check_compile_error(
+        k_err_mixed_vectors, [fa()], "E:mixed-vectors", "Input types must be exactly the same, got ['vec2f', 'vec2h']"
+    )
+
+
+@wp.func
+def _one_pair(x: int) -> int:
+    return (x + x, x * x)
+
+
+@wp.func
+def _typed_pair(x: int) -> tuple[int, int]:
+    return (x, 1.23)
+
+
+@wp.func
+def _short_triple(x: int) -> tuple[int, int, int]:
+    return (x + x, x * x)
+
+
+def test_return_annotation_mismatches_name_the_annotation_as_written():
+    @wp.kernel(module="unique")
+    def one_pair(a: wp.array(dtype=int)):
+        a[0] = _one_pair(1)
+
+    @wp.kernel(module="unique")
+    def typed_pair(a: wp.array(dtype=int)):
+        x, y = _typed_pair(1)
+
+    @wp.kernel(module="unique")
+    def short_triple(a: wp.array(dtype=int)):
+        x, y, z = _short_triple(1)
+
+    cases = [
+        (one_pair, "`_one_pair` has its return type annotated as `int` but the code returns 2 values."),
+        (typed_pair, "annotated as `tuple[int, int]` but the code returns a tuple with types `(int32, float32)`."),
+        (short_triple, "annotated as a tuple of 3 elements but the code returns 2 values."),
+    ]
+    for kernel, words in cases:
+        with pytest.raises(wp.codegen.WarpCodegenTypeError) as info:
+            wp.launch(kernel, dim=1, inputs=[wp.zeros(1, dtype=int)])
+        assert words in str(info.value)
+
+
 def test_error_int_into_float_array():
     @wp.kernel(module="tfe_err_int_store")
     def k_err_int_store(a: wp.array(dtype=float), n: int):

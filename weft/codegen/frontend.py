@@ -253,11 +253,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if rv is not None and self.ret_type is not None:
             annotated = tr.annotation_type(self.ret_type)
             if annotated is not None and not tr.is_generic(annotated) and annotated != rv.type:
-                raise self.error(
-                    f"The function `{self.src.name}` has its return type annotated as `{wt.type_repr(annotated)}` "
-                    f"but the code returns a value of type `{wt.type_repr(rv.type)}`.",
-                    cls=WarpCodegenTypeError,
-                )
+                raise self.error(self.return_mismatch(annotated, rv.type), cls=WarpCodegenTypeError)
         if self.ref_params:  # copy-out: (result, final value of each wp.ref parameter)
             items = ([rv] if rv is not None else []) + [self.env[n] for n in self.ref_params]
             rv = self.call(intr.TUPLE_MAKE, items, wt.TupleType([x.type for x in items]))
@@ -265,6 +261,21 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return
         self.fn.ret_type = rv.type
         self.fn.ret = rv
+
+    def return_mismatch(self, annotated, returned) -> str:
+        """Warp's words for a returned value that does not match the return annotation (shown as
+        written: ``int``, ``tuple[int, int]``)."""
+        head = f"The function `{self.src.name}` has its return type annotated as"
+        shown = _annotation_text(self.ret_type)
+        if isinstance(returned, wt.TupleType):
+            n = len(returned.types)
+            if not isinstance(annotated, wt.TupleType):
+                return f"{head} `{shown}` but the code returns {n} values."
+            if len(annotated.types) != n:
+                return f"{head} a tuple of {len(annotated.types)} elements but the code returns {n} values."
+            types = ", ".join(wt.type_repr(t) for t in returned.types)
+            return f"{head} `{shown}` but the code returns a tuple with types `({types})`."
+        return f"{head} `{shown}` but the code returns a value of type `{wt.type_repr(returned)}`."
 
     # ----------------------------------------------------------------- assignments
     def visit_Assign(self, node):
@@ -1055,3 +1066,13 @@ def lower_function(
     fn = lw.lower()
     ir.verify(fn)
     return fn, lw
+
+
+def _annotation_text(ann) -> str:
+    """An annotation as its author wrote it: ``int``, ``wp.int16`` as ``int16``, ``tuple[int, float]``."""
+    if ann in (int, float, bool):
+        return ann.__name__
+    if typing.get_origin(ann) is tuple:
+        return "tuple[" + ", ".join("..." if a is Ellipsis else _annotation_text(a) for a in typing.get_args(ann)) + "]"
+    t = tr.annotation_type(ann)
+    return wt.type_repr(t) if t is not None else str(ann)

@@ -74,9 +74,23 @@ def choose_overload(builtin, args, make_const):
     shown = ", ".join(wt.type_repr(t) for t in arg_types)
     cands = "; ".join(builtin.name + ov.signature() for ov in builtin.overloads[:6])
     raise TypeError(
-        f"no overload of '{builtin.name}' accepts argument types ({shown}). Candidates: {cands}. "
+        f"{_mixed_types_lead(arg_types)}no overload of '{builtin.name}' accepts argument types ({shown}). Candidates: {cands}. "
         f"Mixed scalar types need an explicit cast, e.g. wp.float64(x) or float(x)"
     )
+
+
+def _mixed_types_lead(arg_types) -> str:
+    """Warp's words when the arguments differ only in their scalar types: scalars of different
+    types, or vectors/matrices of one shape with different scalar types."""
+    names = [wt.type_repr(t) for t in arg_types]
+    if len(arg_types) < 2 or len(set(names)) < 2:
+        return ""
+    if all(wt.is_scalar(t) for t in arg_types):
+        return f"Input types must be the same, got {names}: "
+    shapes = {(getattr(t, "_kind", None), getattr(t, "_shape", None)) for t in arg_types}
+    if len(shapes) == 1 and next(iter(shapes))[0] is not None:
+        return f"Input types must be exactly the same, got {names}: "
+    return ""
 
 
 def _first_fit(builtin, arg_types):
