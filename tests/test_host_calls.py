@@ -60,3 +60,26 @@ def test_builtins_with_several_outputs_return_a_tuple():
     U, V = np.asarray(U).reshape(3, 3), np.asarray(V).reshape(3, 3)
     rebuilt = U @ np.diag(np.asarray(sigma)) @ V.T
     np.testing.assert_allclose(rebuilt, np.asarray(A).reshape(3, 3), atol=1e-5)
+
+
+@wp.func
+def _bump_by_type(x: int):
+    return x + 1
+
+
+@wp.func
+def _bump_by_type(x: float):  # noqa: F811 (overloads)
+    return x + 0.5
+
+
+@wp.func
+def _bump_by_type(x: wp.vec3):  # noqa: F811
+    return x + wp.vec3(1.0, 0.0, 0.0)
+
+
+def test_overloaded_funcs_called_from_python_pick_the_overload_the_arguments_fit():
+    assert _bump_by_type(1) == 2 and isinstance(_bump_by_type(1), int)
+    assert _bump_by_type(1.0) == 1.5
+    assert _bump_by_type(wp.vec3(1.0, 2.0, 3.0)) == wp.vec3(2.0, 2.0, 3.0)
+    with pytest.raises(RuntimeError, match=r"Error calling function '_bump_by_type', no overload found for arguments \('a',\)"):
+        _bump_by_type("a")

@@ -658,7 +658,7 @@ def test_a_return_annotation_must_match_what_the_func_returns():
     def uses_halves(out: wp.array(dtype=float)):
         out[0] = float(halves(2.0))
 
-    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="annotated as `int32` but the code returns a value of type `float32`"):
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="annotated as `int` but the code returns a value of type `float32`"):
         wp.launch(uses_halves, 1, [wp.zeros(1, dtype=float)])
 
 

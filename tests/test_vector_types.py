@@ -380,3 +380,24 @@ def test_host_indexing_errors_name_the_key_and_the_value():
     m[0, 1] = 7
     m[1] = (5, 6)
     assert m == wp.mat22h(1, 7, 5, 6)
+
+
+def test_transform_constructor_defaults_to_the_identity_and_takes_named_parts():
+    assert list(wp.transform()) == [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    assert list(wp.transformd()) == [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    assert list(wp.transform(p=(1.0, 2.0, 3.0))) == [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0]
+    assert list(wp.transform(q=(4.0, 5.0, 6.0, 7.0), p=(1.0, 2.0, 3.0))) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    assert list(wp.transform((1.0, 2.0, 3.0), q=(4.0, 5.0, 6.0, 7.0))) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+
+
+def test_host_arithmetic_refuses_mixed_scalar_types_as_kernels_do():
+    for f, words in [
+        (lambda: wp.mat22f(1.0, 2.0, 3.0, 4.0) * wp.mat22d(1.0, 2.0, 3.0, 4.0), "'mul' compatible with the arguments 'mat22f, mat22d'"),
+        (lambda: wp.vec3f(1.0, 2.0, 3.0) + wp.vec3d(1.0, 2.0, 3.0), "'add' compatible with the arguments 'vec3f, vec3d'"),
+        (lambda: wp.vec3f(1.0, 2.0, 3.0) * wp.float64(2.0), "'mul' compatible with the arguments 'vec3f, float64'"),
+        (lambda: wp.quatd() * wp.quatf(), "'mul' compatible with the arguments 'quatd, quatf'"),
+    ]:
+        with pytest.raises(RuntimeError, match=words):
+            f()
+    assert wp.vec3d(1.0, 2.0, 3.0) * 2.0 == wp.vec3d(2.0, 4.0, 6.0)  # Python numbers mix with any type
+    assert wp.vec3(1.0, 2.0, 3.0) * wp.float32(2.0) == wp.vec3(2.0, 4.0, 6.0)

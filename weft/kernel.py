@@ -14,6 +14,8 @@ import hashlib
 import inspect
 import typing
 
+import numpy as np
+
 from . import types as wt
 from .codegen import adjoint as ad
 from .codegen import frontend, ir, pipeline
@@ -296,11 +298,52 @@ class Function:
         return inst
 
     def __call__(self, *args, **kwargs):
-        """Called from Python, a func runs its Python body (useful for testing scalar funcs)."""
-        return self.overloads[-1](*args, **kwargs)
+        """Called from Python, a func runs the Python body of the overload its arguments fit
+        (an exact type match first; a Python int fits float parameters too).
+
+        Raises:
+            RuntimeError: several overloads and none fits the arguments.
+        """
+        if len(self.overloads) == 1:
+            return self.overloads[0](*args, **kwargs)
+        best, best_score = None, 0
+        for pyfunc in self.overloads:
+            try:
+                bound = _signature(pyfunc).bind(*args, **kwargs)
+            except TypeError:
+                continue
+            bound.apply_defaults()
+            scores = [_host_fit(ann, v) for ann, v in zip(self._annotations(pyfunc), bound.arguments.values())]
+            if all(scores) and sum(scores) > best_score:
+                best, best_score = pyfunc, sum(scores)
+        if best is None:
+            raise RuntimeError(f"Error calling function '{self.key}', no overload found for arguments {args}")
+        return best(*args, **kwargs)
 
     def __repr__(self):
         return f"<weft func {self.key}>"
+
+
+def _host_fit(ann, value) -> int:
+    """How well a Python value fits a parameter type when a func is called from Python: 2 an
+    exact match, 1 a value the type can take (an int for a float, anything for ``Any``), 0 not."""
+    if ann is typing.Any or tr.is_generic(ann):
+        return 1
+    if isinstance(ann, wt.ArrayType):
+        return 2 if getattr(value, "dtype", None) == ann.dtype and getattr(value, "ndim", None) == ann.ndim else 0
+    if wt.is_scalar(ann):
+        if type(value) is ann:
+            return 2
+        if isinstance(value, bool):
+            return 2 if ann is wt.bool else 0
+        if isinstance(value, (int, np.integer)):
+            return 2 if wt.is_int(ann) else 1 if wt.is_float(ann) else 0
+        if isinstance(value, (float, np.floating)):
+            return 2 if ann is wt.float32 else 1 if wt.is_float(ann) else 0
+        return 0
+    if type(value) is ann:
+        return 2
+    return 1 if isinstance(value, ann if isinstance(ann, type) else ()) else 0
 
 
 class KernelInstance:

@@ -45,6 +45,9 @@ def _from_py(dtype, value):
     return float(value) if wt.is_float(dtype) else int(value)
 
 
+_OP_NAMES = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.divide: "div"}
+
+
 class _Composite:
     """Behaviour shared by all composite classes (mixed in before ctypes.Array)."""
 
@@ -128,7 +131,17 @@ class _Composite:
         out._set_flat(np.asarray(values).ravel().tolist())
         return out
 
+    def _same_scalar(self, other, name: str):
+        """Refuse mixing scalar types (as kernels do, and as Warp does in Python)."""
+        kind = other._scalar if isinstance(other, _Composite) else type(other) if isinstance(other, wt.scalar_base) else None
+        if kind is not None and kind is not self._scalar:
+            raise RuntimeError(
+                f"Couldn't find a function '{name}' compatible with the arguments "
+                f"'{wt.type_repr(type(self))}, {wt.type_repr(type(other))}'"
+            )
+
     def _binary(self, other, op, reverse=False):
+        self._same_scalar(other, _OP_NAMES.get(op, getattr(op, "__name__", "op")))
         a = self.__array__().astype(np.float64 if wt.is_float(self._scalar) else np.int64)
         if isinstance(other, _Composite):
             if other._shape != self._shape:
@@ -301,6 +314,7 @@ class MatrixBase(_Composite):
         self[:, c] = np.asarray(v)
 
     def __matmul__(self, other):
+        self._same_scalar(other, "mul")
         a = self.__array__()
         if isinstance(other, MatrixBase):
             r = a @ other.__array__()
@@ -311,6 +325,7 @@ class MatrixBase(_Composite):
         return NotImplemented
 
     def __rmatmul__(self, other):
+        self._same_scalar(other, "mul")
         if isinstance(other, VectorBase):
             r = other.__array__() @ self.__array__()
             return vector(len(r), self._scalar)(*r.tolist())
@@ -332,6 +347,7 @@ class QuaternionBase(VectorBase):
 
     def __mul__(self, other):
         if isinstance(other, QuaternionBase):
+            self._same_scalar(other, "mul")
             x1, y1, z1, w1 = self._flat()
             x2, y2, z2, w2 = other._flat()
             return self._new(
@@ -348,9 +364,17 @@ class QuaternionBase(VectorBase):
 class TransformBase(_Composite):
     _kind = "transform"
 
-    def __init__(self, *args):
+    def __init__(self, *args, p=None, q=None):
+        """``transform(p, q)``, ``transform(p=..., q=...)``, seven components, or nothing: the
+        identity (as in Warp; a part not given is the identity's)."""
+        if len(args) == 1 and not isinstance(args[0], (int, float, wt.scalar_base, np.number)) and len(np.ravel(np.asarray(list(args[0])))) == 3:
+            args, p = (), args[0]  # transform(p, q=...)
         if len(args) == 2 and len(np.ravel(np.asarray(list(args[0])))) == 3:
             args = (list(args[0]) + list(args[1]),)
+        if not args:
+            args = (list(p if p is not None else (0.0, 0.0, 0.0)) + list(q if q is not None else (0.0, 0.0, 0.0, 1.0)),)
+        elif p is not None or q is not None:
+            raise TypeError("transform() takes its parts either positionally or as p= and q=, not both")
         super().__init__(*args)
 
     def __getitem__(self, i):
