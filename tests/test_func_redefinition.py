@@ -61,3 +61,11 @@ def test_func_exposes_its_python_function_as_warp_does():
         return 3.0 * x
 
     assert scaled.func is not first and scaled.func(3.0) == 9.0
+
+
+def test_func_decorator_declares_typed_overloads_for_static_checkers():
+    import typing
+
+    overloads = typing.get_overloads(wp.func)
+    assert len(overloads) == 2  # @wp.func and @wp.func(...)
+    assert all("Callable" in str(o.__annotations__["return"]) for o in overloads)

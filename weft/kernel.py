@@ -723,6 +723,20 @@ def _launch_bounds(value) -> tuple:
 _funcs: dict = {}
 
 
+_P = typing.ParamSpec("_P")
+_R = typing.TypeVar("_R")
+
+
+@typing.overload
+def func(f: typing.Callable[_P, _R]) -> typing.Callable[_P, _R]: ...
+
+
+@typing.overload
+def func(
+    f: None = None, *, name: str | None = None, module=None
+) -> typing.Callable[[typing.Callable[_P, _R]], typing.Callable[_P, _R]]: ...
+
+
 def func(f=None, *, name=None, module=None):
     """Decorator: a function callable from kernels and other funcs. Defining another ``@wp.func``
     with the same name and different annotations adds an overload; with the same annotations it
