@@ -388,6 +388,8 @@ def test_transform_constructor_defaults_to_the_identity_and_takes_named_parts():
     assert list(wp.transform(p=(1.0, 2.0, 3.0))) == [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0]
     assert list(wp.transform(q=(4.0, 5.0, 6.0, 7.0), p=(1.0, 2.0, 3.0))) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
     assert list(wp.transform((1.0, 2.0, 3.0), q=(4.0, 5.0, 6.0, 7.0))) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    with pytest.raises(TypeError, match="^got an unexpected keyword argument 'pos'$"):
+        wp.transform(pos=wp.vec3(), rot=wp.quat())
 
 
 def test_host_arithmetic_refuses_mixed_scalar_types_as_kernels_do():

@@ -364,9 +364,11 @@ class QuaternionBase(VectorBase):
 class TransformBase(_Composite):
     _kind = "transform"
 
-    def __init__(self, *args, p=None, q=None):
+    def __init__(self, *args, p=None, q=None, **unknown):
         """``transform(p, q)``, ``transform(p=..., q=...)``, seven components, or nothing: the
         identity (as in Warp; a part not given is the identity's)."""
+        if unknown:
+            raise TypeError(f"got an unexpected keyword argument '{next(iter(unknown))}'")
         if len(args) == 1 and not isinstance(args[0], (int, float, wt.scalar_base, np.number)) and len(np.ravel(np.asarray(list(args[0])))) == 3:
             args, p = (), args[0]  # transform(p, q=...)
         if len(args) == 2 and len(np.ravel(np.asarray(list(args[0])))) == 3:
