@@ -484,6 +484,72 @@ def _utils_section(wp, device, sync):
     ]
 
 
+# -- 6b. sparse matrices and a Krylov solver (warp.sparse, warp.optim.linear) -----------------------
+
+SPARSE_SIDE = 316  # a SPARSE_SIDE^2 grid of 3x3 blocks, 5-point stencil: ~100k block rows, ~500k blocks
+
+
+def _sparse_section(wp, device, sync):
+    import importlib
+
+    sparse = importlib.import_module(wp.__name__ + ".sparse")
+    linear = importlib.import_module(wp.__name__ + ".optim.linear")
+    n = SPARSE_SIDE * SPARSE_SIDE
+    ii, jj = np.meshgrid(np.arange(SPARSE_SIDE), np.arange(SPARSE_SIDE), indexing="ij")
+    rows, cols = [], []
+    for di, dj in ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)):
+        ok = (ii + di >= 0) & (ii + di < SPARSE_SIDE) & (jj + dj >= 0) & (jj + dj < SPARSE_SIDE)
+        rows.append((ii * SPARSE_SIDE + jj)[ok])
+        cols.append(((ii + di) * SPARSE_SIDE + jj + dj)[ok])
+    rows, cols = np.concatenate(rows).astype(np.int32), np.concatenate(cols).astype(np.int32)
+    srng = np.random.default_rng(6)
+    blocks = np.where((rows == cols)[:, None, None], 8.0 * np.eye(3), -0.3 * srng.random((len(rows), 3, 3)))
+    t_rows = wp.array(rows, dtype=wp.int32, device=device)
+    t_cols = wp.array(cols, dtype=wp.int32, device=device)
+    t_vals = wp.array(blocks.astype(np.float32), dtype=wp.mat33, device=device)
+    A = sparse.bsr_from_triplets(n, n, t_rows, t_cols, t_vals)
+    x = wp.array(srng.random((n, 3)).astype(np.float32), dtype=wp.vec3, device=device)
+    y = wp.zeros(n, dtype=wp.vec3, device=device)
+    cg_x = wp.zeros(n, dtype=wp.vec3, device=device)
+    cg_iters = 20
+
+    def run_mv():
+        sparse.bsr_mv(A, x, y)
+        sync()
+
+    def run_triplets():
+        sparse.bsr_set_from_triplets(A, t_rows, t_cols, t_vals)
+        sync()
+
+    def run_cg():
+        linear.cg(A, x, cg_x, tol=1e-30, atol=1e-30, maxiter=cg_iters, check_every=cg_iters, use_cuda_graph=False)
+        sync()
+
+    return [
+        Workload(
+            "bsr_mv 100k rows 3x3",
+            f"y = A x, A a {n}-row BSR matrix of {len(rows)} 3x3 float32 blocks (5-point stencil)",
+            run_mv,
+            check=lambda: float(np.abs(y.numpy()).astype(np.float64).sum()),
+        ),
+        Workload(
+            "bsr_from_triplets 500k 3x3",
+            f"bsr_set_from_triplets of {len(rows)} 3x3 blocks into {n} rows (sort, merge, sum)",
+            run_triplets,
+            reps=7,
+            check=lambda: float(np.abs(A.values.numpy()[: A.nnz]).astype(np.float64).sum()),
+        ),
+        Workload(
+            "cg 20 iterations, bsr 3x3",
+            f"{cg_iters} conjugate-gradient iterations on that matrix (from x = 0 each time)",
+            run_cg,
+            prepare=lambda: cg_x.zero_(),
+            reps=7,
+            check=lambda: float(np.abs(cg_x.numpy()).astype(np.float64).sum()),
+        ),
+    ]
+
+
 # -- 7. compute-bound: all-pairs n-body, mat33 algebra --------------------------------------------
 
 
@@ -778,6 +844,7 @@ SECTIONS = [
     (("atomic_add 10M -> 1", "atomic_add 10M -> 1024"), _atomic_section),
     (("dyn loop 64, fwd", "dyn loop 64, backward"), _loop_section),
     (("array_sum 10M", "radix_sort_pairs 1M"), _utils_section),
+    (("bsr_mv 100k rows 3x3", "bsr_from_triplets 500k 3x3", "cg 20 iterations, bsr 3x3"), _sparse_section),
     (("n-body 4096, all pairs",), _nbody_section),
     (("mat33 1M: mul, inverse, det",), _mat_section),
     (("cloth 128x128 fwd, taped", "cloth 128x128 backward"), _cloth_section),
@@ -799,6 +866,9 @@ ROW_ORDER = [
     "dyn loop 64, backward",
     "array_sum 10M",
     "radix_sort_pairs 1M",
+    "bsr_mv 100k rows 3x3",
+    "bsr_from_triplets 500k 3x3",
+    "cg 20 iterations, bsr 3x3",
     "n-body 4096, all pairs",
     "mat33 1M: mul, inverse, det",
     "cloth 128x128 fwd, taped",

@@ -117,6 +117,29 @@ def block_rows_times_vector(
 
 
 @kernel
+def matrix_rows_times_vector(
+    offsets: array(dtype=int32),
+    columns: array(dtype=int32),
+    values: array(dtype=Any),
+    x: array(dtype=Any),
+    alpha: Any,
+    beta: Any,
+    y: array(dtype=Any),
+):
+    """``block_rows_times_vector`` for matrix blocks and vector arrays: one thread per block
+    row, each block's product as a matrix-vector product (``y[i] = alpha * sum A[b] x[col b] +
+    beta * y[i]``)."""
+    i = tid()
+    acc = type(y[i])()
+    for b in range(offsets[i], offsets[i + 1]):
+        acc += values[b] * x[columns[b]]
+    if beta == type(beta)(0.0):
+        y[i] = alpha * acc
+    else:
+        y[i] = alpha * acc + beta * y[i]
+
+
+@kernel
 def block_columns_times_vector(
     t_offsets: array(dtype=int32),
     t_blocks: array(dtype=int32),

@@ -126,9 +126,11 @@ def bsr_mv(A, x: array, y: array | None = None, alpha=1.0, beta=0.0, transpose: 
         y = zeros(rows, dtype=dtype, device=mat.device, requires_grad=x.requires_grad or mat.requires_grad)
         beta = 0.0
     y2 = _vector_view(y, rows, out_len, "y", mat.shape)
+    source = x
     if x.ptr == y.ptr and x.size:  # y is also the input: read a copy
         fits = work_buffer is not None and work_buffer.shape == x.shape and work_buffer.dtype == x.dtype
-        x2 = _vector_view(_copied(x, work_buffer if fits else None), cols, in_len, "x", mat.shape)
+        source = _copied(x, work_buffer if fits else None)
+        x2 = _vector_view(source, cols, in_len, "x", mat.shape)
     a, b = mat.scalar_type(alpha * scale), mat.scalar_type(beta)
     if transpose:
         t_offsets, t_blocks, t_rows = topo.transposed(mat.offsets.numpy(), mat.columns.numpy(), mat.ncol)
@@ -139,6 +141,13 @@ def bsr_mv(A, x: array, y: array | None = None, alpha=1.0, beta=0.0, transpose: 
             inputs=[_index(t_offsets, device), _index(t_blocks, device), _index(topo.rows_of(mat.offsets.numpy()), device),
                     scalar_blocks(mat.values, mat.block_shape), x2, a, b, y2],
             device=device,
+        )
+    elif br > 1 and bc > 1 and x.ndim == 1 and not wt.is_scalar(x.dtype) and not wt.is_scalar(y.dtype):
+        launch(  # matrix blocks and vector arrays: one thread per block row, matrix-vector products
+            k.matrix_rows_times_vector,
+            dim=rows,
+            inputs=[mat.offsets, mat.columns, mat.values, source, a, b, y],
+            device=mat.device,
         )
     else:
         launch(
