@@ -34,6 +34,21 @@ def segment_sum(
 
 
 @kernel
+def segment_sum_whole_blocks(
+    src: array(dtype=Any),
+    order: array(dtype=int32),
+    starts: array(dtype=int32),
+    dst: array(dtype=Any),
+):
+    """``segment_sum`` for arrays of one block type: one thread per block, whole blocks added."""
+    b = tid()
+    acc = type(dst[b])(0.0)
+    for k in range(starts[b], starts[b + 1]):
+        acc += src[order[k]]
+    dst[b] = acc
+
+
+@kernel
 def scatter_scalars(
     src: array(dtype=Any),
     target: array(dtype=int32),
@@ -130,7 +145,7 @@ def matrix_rows_times_vector(
     row, each block's product as a matrix-vector product (``y[i] = alpha * sum A[b] x[col b] +
     beta * y[i]``)."""
     i = tid()
-    acc = type(y[i])()
+    acc = type(y[i])(0.0)
     for b in range(offsets[i], offsets[i + 1]):
         acc += values[b] * x[columns[b]]
     if beta == type(beta)(0.0):
@@ -193,6 +208,54 @@ def block_products(
     if zb >= 0:
         acc += beta * z[zb, r, c]
     out[b, r, c] = acc
+
+
+@kernel
+def block_products_whole(
+    x: array(dtype=Any),
+    x_block: array(dtype=int32),
+    y: array(dtype=Any),
+    y_block: array(dtype=int32),
+    starts: array(dtype=int32),
+    z: array(dtype=Any),
+    z_block: array(dtype=int32),
+    alpha: Any,
+    beta: Any,
+    out: array(dtype=Any),
+):
+    """``block_products`` with whole blocks (matrix products, or scalars): one thread per
+    output block."""
+    b = tid()
+    acc = type(out[b])(0.0)
+    for p in range(starts[b], starts[b + 1]):
+        acc += x[x_block[p]] * y[y_block[p]]
+    acc = alpha * acc
+    zb = z_block[b]
+    if zb >= 0:
+        acc += beta * z[zb]
+    out[b] = acc
+
+
+@kernel
+def axpy_whole_blocks(
+    x: array(dtype=Any),
+    x_block: array(dtype=int32),
+    y: array(dtype=Any),
+    y_block: array(dtype=int32),
+    alpha: Any,
+    beta: Any,
+    out: array(dtype=Any),
+):
+    """``axpy_blocks`` with whole blocks: one thread per output block."""
+    b = tid()
+    acc = type(out[b])(0.0)
+    i = x_block[b]
+    if i >= 0:
+        acc += alpha * x[i]
+    j = y_block[b]
+    if j >= 0:
+        acc += beta * y[j]
+    out[b] = acc
 
 
 @kernel

@@ -79,7 +79,16 @@ def bsr_axpy(x, y: BsrMatrix | None = None, alpha=1.0, beta=1.0, masked: bool = 
     else:
         keys, in_x, in_y = topo.union(x_keys, y_keys)
     out = fresh_values(y, len(keys), requires_grad=xm.requires_grad)
-    if len(keys):
+    if len(keys) and xm.dtype == y.dtype:  # whole blocks, one thread each
+        device = y.device
+        launch(
+            k.axpy_whole_blocks,
+            dim=len(keys),
+            inputs=[xm.values, _index(in_x, device), y.values, _index(in_y, device), y.scalar_type(alpha * scale),
+                    y.scalar_type(beta), out],
+            device=device,
+        )
+    elif len(keys):
         device = y.device
         launch(
             k.axpy_blocks,
@@ -229,7 +238,17 @@ def bsr_mm(
     if max_new_nnz is not None and len(keys) - z.nnz > int(max_new_nnz):
         raise ValueError(f"bsr_mm: the product adds {len(keys) - z.nnz} blocks, more than max_new_nnz={max_new_nnz}")
     out = fresh_values(z, len(keys), requires_grad=xm.requires_grad or ym.requires_grad)
-    if len(keys):
+    whole = all(wt.is_scalar(m.dtype) for m in (xm, ym, z)) or not any(wt.is_scalar(m.dtype) for m in (xm, ym, z))
+    if len(keys) and whole:  # matrix (or scalar) products of whole blocks, one thread per output block
+        device = z.device
+        launch(
+            k.block_products_whole,
+            dim=len(keys),
+            inputs=[xm.values, _index(x_block, device), ym.values, _index(y_block, device), _index(starts, device),
+                    z.values, _index(z_block, device), z.scalar_type(alpha * xs * ys), z.scalar_type(beta), out],
+            device=device,
+        )
+    elif len(keys):
         device = z.device
         launch(
             k.block_products,

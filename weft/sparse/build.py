@@ -104,13 +104,16 @@ def bsr_set_from_triplets(
     out = fresh_values(dest, blocks, requires_grad=grad)
     if src is not None and blocks:
         device = dest.device
-        launch(
-            k.segment_sum,
-            dim=(blocks, *dest.block_shape),
-            inputs=[src, array(order, dtype=wt.int32, device=device), array(starts, dtype=wt.int32, device=device),
-                    scalar_blocks(out, dest.block_shape)],
-            device=device,
-        )
+        order_a, starts_a = array(order, dtype=wt.int32, device=device), array(starts, dtype=wt.int32, device=device)
+        if values.ndim == 1 and values.dtype == dest.dtype:  # whole blocks, one thread each
+            launch(k.segment_sum_whole_blocks, dim=blocks, inputs=[values, order_a, starts_a, out], device=device)
+        else:
+            launch(
+                k.segment_sum,
+                dim=(blocks, *dest.block_shape),
+                inputs=[src, order_a, starts_a, scalar_blocks(out, dest.block_shape)],
+                device=device,
+            )
     store(dest, dest.nrow, dest.ncol, offsets, cols, out)
 
 
