@@ -151,8 +151,11 @@ def bsr_mv(A, x: array, y: array | None = None, alpha=1.0, beta=0.0, transpose: 
                     scalar_blocks(mat.values, mat.block_shape), x2, a, b, y2],
             device=device,
         )
-    elif br > 1 and bc > 1 and x.ndim == 1 and not wt.is_scalar(x.dtype) and not wt.is_scalar(y.dtype):
-        launch(  # matrix blocks and vector arrays: one thread per block row, matrix-vector products
+    elif x.ndim == 1 and (
+        (wt.is_scalar(mat.dtype) and wt.is_scalar(x.dtype) and wt.is_scalar(y.dtype))
+        or (br > 1 and bc > 1 and not wt.is_scalar(x.dtype) and not wt.is_scalar(y.dtype))
+    ):
+        launch(  # whole blocks (matrices times vectors, or scalars): one thread per block row
             k.matrix_rows_times_vector,
             dim=rows,
             inputs=[mat.offsets, mat.columns, mat.values, source, a, b, y],
