@@ -525,7 +525,47 @@ def _sparse_section(wp, device, sync):
         linear.cg(A, x, cg_x, tol=1e-30, atol=1e-30, maxiter=cg_iters, check_every=cg_iters, use_cuda_graph=False)
         sync()
 
+    try:  # the same matrix and vectors in SciPy (single-threaded), when it is installed
+        import scipy.sparse as ssp
+        import scipy.sparse.linalg as sspl
+
+        nnz = A.nnz
+        S = ssp.bsr_array(
+            (A.values.numpy()[:nnz].reshape(nnz, 3, 3), A.columns.numpy()[:nnz], A.offsets.numpy()), shape=(3 * n, 3 * n)
+        )
+        s_x = x.numpy().reshape(-1)
+        s_out = [None]
+
+        def scipy_mv():
+            s_out[0] = S @ s_x
+
+        def scipy_cg():
+            s_out[0] = sspl.cg(S, s_x, rtol=1e-30, atol=1e-30, maxiter=cg_iters)[0]
+
+        scipy_skip = None if _is_cpu(device) else "SciPy runs on the host: see the CPU column"
+    except ImportError:
+        scipy_mv = scipy_cg = None
+        scipy_skip = "SciPy is not installed (pip install scipy)"
+
+    def scipy_check():
+        return float(np.abs(s_out[0]).astype(np.float64).sum())
+
     return [
+        Workload(
+            "scipy bsr mv, same matrix",
+            "the same product with scipy.sparse.bsr_array (one thread; the same in every column)",
+            scipy_mv,
+            skip=scipy_skip,
+            check=scipy_check,
+        ),
+        Workload(
+            "scipy cg 20 iterations, same",
+            "scipy.sparse.linalg.cg, 20 iterations on the same matrix and right-hand side (no preconditioner)",
+            scipy_cg,
+            reps=7,
+            skip=scipy_skip,
+            check=scipy_check,
+        ),
         Workload(
             "bsr_mv 100k rows 3x3",
             f"y = A x, A a {n}-row BSR matrix of {len(rows)} 3x3 float32 blocks (5-point stencil)",
@@ -844,7 +884,16 @@ SECTIONS = [
     (("atomic_add 10M -> 1", "atomic_add 10M -> 1024"), _atomic_section),
     (("dyn loop 64, fwd", "dyn loop 64, backward"), _loop_section),
     (("array_sum 10M", "radix_sort_pairs 1M"), _utils_section),
-    (("bsr_mv 100k rows 3x3", "bsr_from_triplets 500k 3x3", "cg 20 iterations, bsr 3x3"), _sparse_section),
+    (
+        (
+            "scipy bsr mv, same matrix",
+            "scipy cg 20 iterations, same",
+            "bsr_mv 100k rows 3x3",
+            "bsr_from_triplets 500k 3x3",
+            "cg 20 iterations, bsr 3x3",
+        ),
+        _sparse_section,
+    ),
     (("n-body 4096, all pairs",), _nbody_section),
     (("mat33 1M: mul, inverse, det",), _mat_section),
     (("cloth 128x128 fwd, taped", "cloth 128x128 backward"), _cloth_section),
@@ -867,8 +916,10 @@ ROW_ORDER = [
     "array_sum 10M",
     "radix_sort_pairs 1M",
     "bsr_mv 100k rows 3x3",
-    "bsr_from_triplets 500k 3x3",
+    "scipy bsr mv, same matrix",
     "cg 20 iterations, bsr 3x3",
+    "scipy cg 20 iterations, same",
+    "bsr_from_triplets 500k 3x3",
     "n-body 4096, all pairs",
     "mat33 1M: mul, inverse, det",
     "cloth 128x128 fwd, taped",
