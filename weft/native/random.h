@@ -67,9 +67,10 @@ WEFT_FN tuple_t<float32, uint32> randf(uint32 s, float32 low, float32 high) {
     return make_tuple(v, s);
 }
 
-// Standard normal by Box-Muller (two draws); 1 - u is in (0, 1], so the log is finite.
+// Standard normal by Box-Muller (two draws), as Warp draws it: the first uniform is shifted by
+// 5.96e-8 (about 2^-24) so that it lies in (0, 1) and the log is finite; the same sequence as Warp.
 WEFT_FN float32 rand_next_n(uint32& s) {
-    float32 u1 = 1.0f - rand_next_f(s);
+    float32 u1 = rand_next_f(s) + 5.96e-8f;
     float32 u2 = rand_next_f(s);
     return sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u2);
 }
