@@ -259,3 +259,45 @@ def test_radix_sort_pairs_through_the_ctypes_runtime(monkeypatch):
     order = np.argsort(k, kind="stable")
     np.testing.assert_array_equal(wk.numpy(), k[order])
     np.testing.assert_array_equal(wv.numpy(), v[order])
+
+
+def test_argument_errors_are_runtime_errors_in_warps_words():
+    from weft.utils import ArrayUtilsError
+
+    a32, a64 = wp.zeros(2, dtype=float), wp.zeros(2, dtype=wp.float64)
+    cases = [
+        (lambda: array_scan(wp.zeros(3, dtype=int), wp.zeros(4, dtype=int)), r"In and out array storage sizes do not match \(3 vs 4\)"),
+        (lambda: array_scan(wp.zeros(3, dtype=int), wp.zeros(3, dtype=float)), r"In and out array data types do not match \(int32 vs float32\)"),
+        (lambda: array_inner(a32, wp.zeros(3, dtype=float)), r"A and b array storage sizes do not match \(2 vs 3\)"),
+        (lambda: array_inner(a32, a64), r"A and b array data types do not match \(float32 vs float64\)"),
+        (lambda: array_sum(a32, out=wp.zeros(1, dtype=wp.float64)), "out array should have type float32"),
+        (lambda: array_sum(a32, out=wp.zeros(2, dtype=float)), r"out array should have shape \(1,\)"),
+        (lambda: array_inner(a32, a32, out=wp.zeros(1, dtype=wp.float64)), "out array should have type float32"),
+        (lambda: array_cast(wp.zeros((2, 2), dtype=int), wp.zeros((2, 2), dtype=float), count=1), "Partial cast is not supported"),
+        (lambda: radix_sort_pairs(wp.zeros(4, dtype=int), wp.zeros(4, dtype=int), 3, begin_bit=4, end_bit=2), r"Invalid radix sort bit range \[4, 2\) for 32-bit keys"),
+        (lambda: radix_sort_pairs(wp.zeros(4, dtype=int), wp.zeros(4, dtype=int), 3, end_bit=33), r"Invalid radix sort bit range \[0, 33\)"),
+    ]
+    for call, words in cases:
+        with pytest.raises(RuntimeError, match=words) as info:
+            call()
+        assert isinstance(info.value, ArrayUtilsError) and isinstance(info.value, (TypeError, ValueError))
+
+
+def test_scans_of_vectors_run_per_component_and_write_through_strided_views():
+    v = np.arange(12, dtype=np.int32).reshape(4, 3)
+    out = wp.zeros(4, dtype=wp.vec3i)
+    array_scan(wp.array(v, dtype=wp.vec3i), out, inclusive=False)
+    np.testing.assert_array_equal(out.numpy(), np.vstack((np.zeros((1, 3)), np.cumsum(v, axis=0)[:-1])))
+    base = wp.full(12, -7, dtype=wp.int64)
+    array_scan(wp.array(np.arange(12), dtype=wp.int64)[::2], base[::2])
+    np.testing.assert_array_equal(base.numpy()[::2], np.cumsum(np.arange(0, 12, 2)))
+    np.testing.assert_array_equal(base.numpy()[1::2], -7)
+
+
+def test_casts_take_scalars_in_order_across_shapes():
+    out = wp.empty((2, 2), dtype=float)
+    array_cast(wp.array((1, 2, 3, 4), dtype=int), out)
+    np.testing.assert_array_equal(out.numpy(), [[1.0, 2.0], [3.0, 4.0]])
+    flat = wp.zeros(2, dtype=float)
+    array_cast(wp.array(((1, 2), (3, 4)), dtype=wp.vec2), flat, count=1)  # one vec2: two values
+    np.testing.assert_array_equal(flat.numpy(), [1.0, 2.0])

@@ -223,10 +223,26 @@ class _HostWrite:
             self.a.assign(self.host)
 
 
+class ArrayUtilsError(TypeError, ValueError, RuntimeError):
+    """Bad arguments to an array utility: a ``RuntimeError`` as Warp raises, and the
+    ``TypeError`` / ``ValueError`` Python code expects for a wrong type or size."""
+
+
+def _name(dtype) -> str:
+    return _types.type_repr(dtype)
+
+
+def _check_out(out, dtype, shape):
+    if out.dtype != dtype:
+        raise ArrayUtilsError(f"out array should have type {_name(dtype)}")
+    if tuple(out.shape) != tuple(shape):
+        raise ArrayUtilsError(f"out array should have shape {tuple(shape)}")
+
+
 def _check_numeric(a, what):
     scalar, _, _ = _scalar_info(a.dtype)
     if scalar not in _types.scalar_types or scalar is _types.bool:
-        raise TypeError(f"{what}: unsupported data type {a.dtype}")
+        raise ArrayUtilsError(f"Unsupported data type: {_name(a.dtype)}")
 
 
 def array_sum(values, out=None, value_count=None, axis=None):
@@ -252,6 +268,7 @@ def array_sum(values, out=None, value_count=None, axis=None):
         res = r.reshape(shape) if shape else r.reshape(())[()]
         if out is None:
             return res
+        _check_out(out, values.dtype, (1,))
         with _HostWrite(out) as h:
             h.reshape(-1)[:comps] = np.asarray(res).reshape(-1)
         return out
@@ -259,8 +276,7 @@ def array_sum(values, out=None, value_count=None, axis=None):
     out_shape = values.shape[:axis] + (1,) + values.shape[axis + 1 :]
     if out is None:
         out = _zeros(out_shape, dtype=values.dtype, device=values.device)
-    if tuple(out.shape) != out_shape:
-        raise ValueError(f"array_sum: out has shape {out.shape}, expected {out_shape}")
+    _check_out(out, values.dtype, out_shape)
     with _HostWrite(out) as h:
         h[...] = r.reshape(h.shape)
     return out
@@ -281,11 +297,13 @@ def array_inner(a, b, out=None, count=None, axis=None):
     Returns:
         ``out`` when given; otherwise a NumPy scalar (``axis`` None) or a new array of scalars.
     """
-    _check_numeric(a, "array_inner")
+    if a.size != b.size:
+        raise ArrayUtilsError(f"A and b array storage sizes do not match ({a.size} vs {b.size})")
     if a.dtype != b.dtype:
-        raise TypeError(f"array_inner: arrays have different dtypes {a.dtype} and {b.dtype}")
+        raise ArrayUtilsError(f"A and b array data types do not match ({_name(a.dtype)} vs {_name(b.dtype)})")
     if tuple(a.shape) != tuple(b.shape):
-        raise ValueError(f"array_inner: arrays have different shapes {a.shape} and {b.shape}")
+        raise ArrayUtilsError(f"array_inner: arrays have different shapes {a.shape} and {b.shape}")
+    _check_numeric(a, "array_inner")
     if axis is not None and count is not None:
         raise ValueError("array_inner: count cannot be used with axis")
     scalar, _, comps = _scalar_info(a.dtype)
@@ -294,6 +312,7 @@ def array_inner(a, b, out=None, count=None, axis=None):
         res = r.reshape(())[()]
         if out is None:
             return res
+        _check_out(out, scalar, (1,))
         with _HostWrite(out) as h:
             h.reshape(-1)[0] = res
         return out
@@ -302,36 +321,39 @@ def array_inner(a, b, out=None, count=None, axis=None):
     out_shape = a.shape[:axis] + (1,) + a.shape[axis + 1 :]
     if out is None:
         out = _zeros(out_shape, dtype=scalar, device=a.device)
-    if tuple(out.shape) != out_shape:
-        raise ValueError(f"array_inner: out has shape {out.shape}, expected {out_shape}")
+    _check_out(out, scalar, out_shape)
     with _HostWrite(out) as h:
         h[...] = r.reshape(out_shape)
     return out
 
 
 def array_scan(in_array, out_array, inclusive=True):
-    """Prefix sum of a 1-d array into ``out_array`` (as ``warp.utils.array_scan``).
+    """Prefix sum over the elements of an array into ``out_array`` (as ``warp.utils.array_scan``);
+    vectors and matrices are summed component-wise. Strided views are read and written in place.
 
     ``inclusive=True``: ``out[i] = in[0] + ... + in[i]``; otherwise ``out[0] = 0`` and
-    ``out[i] = in[0] + ... + in[i-1]``. Computed with NumPy on the CPU, written in place.
+    ``out[i] = in[0] + ... + in[i-1]``. Computed with NumPy on the CPU.
+
+    Raises:
+        ArrayUtilsError: different sizes or data types, or a non-numeric data type.
     """
-    if in_array.dtype != out_array.dtype:
-        raise TypeError(f"array_scan: arrays have different dtypes {in_array.dtype} and {out_array.dtype}")
     if in_array.size != out_array.size:
-        raise ValueError(f"array_scan: arrays have different sizes {in_array.size} and {out_array.size}")
+        raise ArrayUtilsError(f"In and out array storage sizes do not match ({in_array.size} vs {out_array.size})")
+    if in_array.dtype != out_array.dtype:
+        raise ArrayUtilsError(
+            f"In and out array data types do not match ({_name(in_array.dtype)} vs {_name(out_array.dtype)})"
+        )
     _check_numeric(in_array, "array_scan")
     if in_array.size == 0:
         return
-    src = in_array.numpy().reshape(-1)
+    _, _, comps = _scalar_info(in_array.dtype)
+    src = in_array.numpy().reshape(in_array.size, comps)
     with _HostWrite(out_array) as out_host:
-        dst = out_host.reshape(-1)
-        dt = dst.dtype
-        if inclusive:
-            np.cumsum(src, dtype=dt, out=dst)
-        else:
-            s = np.cumsum(src, dtype=dt)  # separate buffer: in and out may alias
-            dst[1:] = s[:-1]
-            dst[0] = 0
+        s = np.cumsum(src, axis=0, dtype=out_host.dtype)  # a separate buffer: in and out may alias
+        if not inclusive:
+            s[1:] = s[:-1].copy()
+            s[0] = 0
+        out_host[...] = s.reshape(out_host.shape)
 
 
 def _stable_order(keys):
@@ -366,6 +388,12 @@ def radix_sort_pairs(keys, values, count, begin_bit=0, end_bit=None):
         raise ValueError("radix_sort_pairs: keys and values must be 1-d")
     if count > keys.shape[0] or count > values.shape[0]:
         raise ValueError(f"radix_sort_pairs: count {count} exceeds the array lengths {keys.shape[0]}, {values.shape[0]}")
+    from .array_layout import _dtype_size
+
+    bits = 8 * _dtype_size(keys.dtype)
+    end = bits if end_bit is None else int(end_bit)
+    if not 0 <= int(begin_bit) <= end <= bits:
+        raise ArrayUtilsError(f"Invalid radix sort bit range [{int(begin_bit)}, {end}) for {bits}-bit keys")
     if count <= 0:
         return
     if _spans_overlap(keys[:count], values[:count]):
@@ -447,25 +475,33 @@ def runlength_encode(values, run_values, run_lengths, run_count=None, value_coun
 
 
 def array_cast(in_array, out_array, count=None):
-    """Convert the elements of ``in_array`` to ``out_array``'s dtype (as ``warp.utils.array_cast``).
+    """Convert the values of ``in_array`` to ``out_array``'s dtype (as ``warp.utils.array_cast``).
 
-    Scalars convert as in C (float to int truncates toward zero); vectors and matrices convert
-    component-wise and need the same number of components. ``count`` converts only the first
-    ``count`` elements (1-d arrays). Computed with NumPy, written in place.
+    The arrays' scalars are taken in order (a vector or matrix contributes its components), so
+    the shapes may differ when the numbers of scalars agree; scalars convert as in C (float to
+    int truncates toward zero). ``count`` converts only the scalars of the first ``count``
+    elements (1-d arrays). Computed with NumPy, written in place.
+
+    Raises:
+        ArrayUtilsError: different numbers of scalars, or ``count`` with a multi-dimensional array.
     """
     _, _, ci = _scalar_info(in_array.dtype)
-    _, _, co = _scalar_info(out_array.dtype)
-    if ci != co:
-        raise TypeError(f"array_cast: cannot cast {in_array.dtype} to {out_array.dtype} (component counts differ)")
-    if count is None:
-        if tuple(in_array.shape) != tuple(out_array.shape):
-            raise ValueError(f"array_cast: shapes differ: {in_array.shape} and {out_array.shape}")
-        src = in_array.numpy()
-    else:
-        count = int(count)
-        if in_array.ndim != 1 or out_array.ndim != 1:
-            raise ValueError("array_cast: count needs 1-d arrays")
-        src = in_array.numpy()[:count]
+    src = in_array.numpy().reshape(-1)
+    if count is not None:
+        if in_array.ndim > 1 or out_array.ndim > 1:
+            raise ArrayUtilsError("Partial cast is not supported for arrays with more than one dimension")
+        src = src[: int(count) * ci]
     with _HostWrite(out_array) as out_host:
-        dst = out_host if count is None else out_host[:count]
-        dst[...] = src.astype(dst.dtype).reshape(dst.shape)
+        dst = out_host.reshape(-1) if out_host.flags.c_contiguous else None
+        total = out_host.size
+        if (count is None and src.size != total) or src.size > total:
+            raise ArrayUtilsError(
+                f"array_cast: {_name(in_array.dtype)} array of {in_array.size} elements ({src.size} values) does not fit "
+                f"{_name(out_array.dtype)} array of {out_array.size} elements ({total} values)"
+            )
+        if dst is None:  # a strided view: write through it
+            flat = out_host.reshape(-1).copy()
+            flat[: src.size] = src.astype(flat.dtype)
+            out_host[...] = flat.reshape(out_host.shape)
+        else:
+            dst[: src.size] = src.astype(dst.dtype)
