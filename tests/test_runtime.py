@@ -727,3 +727,14 @@ def test_cuda_driver_version_is_none_without_a_gpu_else_a_pair():
         assert isinstance(v, tuple) and len(v) == 2 and v[0] >= 11
     else:
         assert v is None
+
+
+def test_cuda_supported_archs_and_cpu_shared_memory():
+    archs = wp.get_cuda_supported_archs()
+    assert isinstance(archs, list) and archs == sorted(set(archs))
+    assert all(isinstance(a, int) and 50 <= a <= 150 for a in archs)
+    from weft.runtime import nvrtc
+
+    if nvrtc.available():
+        assert 75 in archs and 90 in archs
+    assert wp.get_device("cpu").max_shared_memory_per_block == 0

@@ -143,6 +143,7 @@ from .runtime.device import (
     get_cuda_device_count,
     get_cuda_devices,
     get_cuda_driver_version,
+    get_cuda_supported_archs,
     get_cuda_toolkit_version,
     get_device,
     get_devices,

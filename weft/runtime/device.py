@@ -48,6 +48,7 @@ class Device:
         self.uuid = None
         self.pci_bus_id = None
         self.total_memory = 0
+        self.max_shared_memory_per_block = 0
         self.allocator = None
 
     @property
@@ -324,6 +325,14 @@ def get_cuda_toolkit_version() -> tuple[int, int] | None:
         return nvrtc.version()
     except Exception:  # noqa: BLE001 (no NVRTC library or bindings: no CUDA toolkit)
         return None
+
+
+def get_cuda_supported_archs() -> list[int]:
+    """The GPU architectures (compute capabilities as ``10 * major + minor``, sorted) the CUDA
+    compiler weft uses (NVRTC) can build for; empty where NVRTC is not installed."""
+    from .cuda import nvrtc_archs
+
+    return sorted(set(nvrtc_archs()))
 
 
 def is_cpu_available() -> bool:
