@@ -50,7 +50,56 @@ def test_map_of_a_func_over_arrays_and_broadcast_values():
     np.testing.assert_array_equal(out.numpy(), [11.0, 21.0, 31.0])
     v = wp.array([[1.0, 2.0, 3.0]], dtype=wp.vec3)
     np.testing.assert_allclose(wp.map(wp.length, v).numpy(), [np.sqrt(14.0)], rtol=1e-6)
-    with pytest.raises(ValueError, match="cannot be combined"):
+    with pytest.raises(ValueError, match=r"Shapes \(3,\) and \(2,\) are not broadcastable"):
         wp.map(_scale_add, x, wp.zeros(2, dtype=float))
-    with pytest.raises(ValueError, match="at least one array"):
+    with pytest.raises(ValueError, match="at least one warp.array input"):
         wp.map(_scale_add, 1.0, 2.0)
+
+
+def test_map_broadcasts_array_shapes_as_numpy_and_gradients_reach_the_originals():
+    a = wp.array(np.arange(4, dtype=np.float32).reshape(1, 4), requires_grad=True)
+    b = wp.array(np.arange(12, dtype=np.float32).reshape(3, 1, 4) * 0.5, requires_grad=True)
+    with wp.Tape() as tape:
+        c = wp.map(wp.mul, a, b)
+    assert c.shape == (3, 1, 4)
+    np.testing.assert_allclose(c.numpy(), a.numpy() * b.numpy())
+    tape.backward(grads={c: wp.ones((3, 1, 4), dtype=float)})
+    np.testing.assert_allclose(a.grad.numpy(), b.numpy().sum(axis=0))  # summed over the broadcast axis
+    np.testing.assert_allclose(b.grad.numpy(), np.broadcast_to(a.numpy(), (3, 1, 4)))
+
+
+def _four(a, b, c, d):  # a plain Python function: map compiles it as a func
+    return a * b + c * d
+
+
+def test_map_takes_python_functions_lambdas_and_up_to_six_inputs():
+    x = wp.array(np.arange(4, dtype=np.float32))
+    np.testing.assert_allclose(wp.map(_four, x, x, x, 2.0).numpy(), x.numpy() ** 2 + 2.0 * x.numpy())
+    first, second = (lambda u: u * 10.0), (lambda u: u - 1.0)  # two lambdas on one line
+    np.testing.assert_allclose(wp.map(first, x).numpy(), 10.0 * x.numpy())
+    np.testing.assert_allclose(wp.map(second, x).numpy(), x.numpy() - 1.0)
+    six = wp.map(lambda a, b, c, d, e, f: a + b + c + d + e + f, x, x, x, x, x, 1.0)
+    np.testing.assert_allclose(six.numpy(), 5.0 * x.numpy() + 1.0)
+    for k in range(2):  # a new lambda object from the same code each time
+        np.testing.assert_allclose(wp.map(lambda u: u + 1.0, x).numpy(), x.numpy() + 1.0)
+    kernel = wp.map(lambda u: u + 2.0, x, return_kernel=True)
+    out = wp.empty(20, dtype=float)
+    wp.launch(kernel, dim=20, inputs=[wp.zeros(20, dtype=float)], outputs=[out])
+    np.testing.assert_array_equal(out.numpy(), np.full(20, 2.0))
+
+
+@wp.func
+def _no_value(x: float):
+    y = x
+
+
+def test_map_explains_functions_and_outputs_that_do_not_fit():
+    x = wp.zeros(3, dtype=float)
+    with pytest.raises(TypeError, match="The provided function must return a value"):
+        wp.map(_no_value, x)
+    with pytest.raises(TypeError, match=r"Number of input arguments \(2\) does not match expected number of function arguments \(1\)"):
+        wp.map(lambda u: u, x, x)
+    with pytest.raises(TypeError, match=r"Output array shape \(2,\) does not match expected shape \(3,\)"):
+        wp.map(wp.sub, x, x, out=wp.empty(2, dtype=float))
+    with pytest.raises(TypeError, match="Output array dtype int32 does not match expected dtype float32"):
+        wp.map(wp.sub, x, x, out=wp.empty(3, dtype=int))

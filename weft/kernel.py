@@ -94,7 +94,7 @@ class FuncInstance(ir.FuncCallee):
         self.function = function
         self.arg_types = tuple(arg_types)
         self.generation = mod.generation()
-        self.symbol = f"{_c_ident(pyfunc.__name__)}_{_short_hash(function.module.name, pyfunc.__qualname__, function.index, overload_index, self.arg_types, function.native)}"
+        self.symbol = f"{_c_ident(pyfunc.__name__)}_{_short_hash(function.module.name, pyfunc.__qualname__, function.key, function.index, overload_index, self.arg_types, function.native)}"
         if function.native is not None:
             native_instance(self, function, pyfunc, arg_types)
             return

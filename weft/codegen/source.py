@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import inspect
 import linecache
 import os
@@ -82,6 +83,62 @@ def function_source(pyfunc, file: str, all_lines=None):
     return lines, first, ast.parse(textwrap.dedent("".join(lines)))
 
 
+_parsed_files: dict = {}  # file -> (its lines, ast.Module) as last parsed, for lambdas
+
+
+def lambda_source(pyfunc):
+    """``(lines, first line number, ast.Module)`` for a lambda: the lines that hold it, and a
+    module whose one ``def`` returns the lambda's expression (with the lambda's argument names,
+    positions relative to those lines). The lambda is found in its file's syntax tree: the one
+    with the same arguments whose body holds the code object's first instruction.
+
+    Raises:
+        OSError: the source cannot be read.
+        SyntaxError: no lambda of this code object is found in it.
+    """
+    code = pyfunc.__code__
+    file = inspect.getsourcefile(pyfunc)
+    if file is None:
+        raise OSError("no source file")
+    linecache.checkcache(file)
+    all_lines = linecache.getlines(file, pyfunc.__globals__)
+    known = _parsed_files.get(file)
+    if known is None or known[0] != all_lines:
+        known = _parsed_files[file] = (all_lines, ast.parse("".join(all_lines)))
+    tree = known[1]
+    names = list(code.co_varnames[: code.co_argcount])
+    candidates = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and [a.arg for a in n.args.args] == names]
+    # the body's first instruction with a real column (the first entry is the RESUME at column 0)
+    starts = [(p[0], p[2]) for p in code.co_positions() if p[0] is not None and p[2] is not None and p[2] > 0]
+    if starts:
+        line, col = min(starts)
+
+        def holds(n):
+            b = n.body
+            return (b.lineno, b.col_offset) <= (line, col) <= (b.end_lineno, b.end_col_offset)
+
+        candidates = [n for n in candidates if holds(n)]
+    else:
+        candidates = [n for n in candidates if n.lineno == code.co_firstlineno]
+    if not candidates:
+        raise SyntaxError(f"cannot find the source of lambda {pyfunc.__qualname__}")
+    node = min(candidates, key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset))  # innermost
+    node = copy.deepcopy(node)  # the file's tree is cached: renumber a copy
+    first = node.lineno
+    fn = ast.FunctionDef(
+        name="lambda", args=node.args, body=[ast.Return(value=node.body)], decorator_list=[], returns=None, type_params=[]
+    )
+    ast.copy_location(fn, node)
+    ast.copy_location(fn.body[0], node.body)
+    fn = ast.increment_lineno(ast.fix_missing_locations(fn), 1 - first)
+    lines = all_lines[first - 1 : node.end_lineno]
+    return lines, first, ast.Module(body=[fn], type_ignores=[])
+
+
+def _indent_of(lines) -> int:
+    return len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+
+
 def _body_column(node, all_lines, first: int, indent: int):
     """Column of the body's first statement, None when it shares the line of the ``def``."""
     stmt = node.body[0]
@@ -112,14 +169,16 @@ class Source:
         self.pyfunc = pyfunc
         self.name = pyfunc.__name__
         try:
-            snap = _snapshots.get(pyfunc)
-            if snap is not None:
+            if pyfunc.__name__ == "<lambda>":
+                self.file = inspect.getsourcefile(pyfunc) or "<unknown>"
+                lines, first, tree = lambda_source(pyfunc)
+            elif (snap := _snapshots.get(pyfunc)) is not None:
                 self.file = snap[0]
                 lines, first, tree = function_source(pyfunc, self.file, snap[1])
             else:
                 self.file = inspect.getsourcefile(pyfunc) or "<unknown>"
                 lines, first, tree = function_source(pyfunc, self.file)
-        except (OSError, TypeError) as e:
+        except (OSError, TypeError, SyntaxError) as e:
             raise RuntimeError(
                 f"weft needs the source code of '{pyfunc.__qualname__}' to compile it, but Python cannot find it "
                 f"({e}); define kernels in a .py file rather than an interactive prompt"
@@ -128,6 +187,8 @@ class Source:
         self.lines = lines
         self.text = textwrap.dedent("".join(lines))
         self.indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+        if pyfunc.__name__ == "<lambda>":
+            self.indent = 0  # a lambda's positions come from its file's tree: columns are absolute
         self.tree = tree.body[0]
         self.globals = pyfunc.__globals__
         self.closure = {}

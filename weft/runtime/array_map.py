@@ -38,6 +38,30 @@ def _element_type(x):
     return None
 
 
+class MapError(TypeError):
+    """``wp.map`` was given a function or output that does not fit its inputs."""
+
+
+_wrapped: dict = {}  # id(python function) -> (the function, its weft Function)
+
+
+def _as_func(fn):
+    """A plain Python function or lambda as a weft func (made once per function object, in the
+    map kernels' module); weft funcs and builtins as they are."""
+    if getattr(fn, "_weft_kind", None) == "func" or not callable(fn) or not hasattr(fn, "__code__"):
+        return fn
+    with _lock:
+        found = _wrapped.get(id(fn))
+        if found is None or found[0] is not fn:
+            from ..kernel import Function
+            from . import _map_kernels
+            from .module import get_module
+
+            key = f"{fn.__qualname__}_{id(fn):x}"
+            found = _wrapped[id(fn)] = (fn, Function(fn, get_module(_map_kernels.MODULE), key=key))
+    return found[1]
+
+
 def _kernel_for(fn, dtypes):
     key = (id(fn), dtypes)
     with _lock:
@@ -50,10 +74,17 @@ def _kernel_for(fn, dtypes):
             else:
                 fit = tr._first_fit(fn, list(dtypes))
                 rtype = fit[1] if fit is not None else None
-            if rtype is None or isinstance(rtype, wt.TupleType):
-                raise TypeError(
-                    f"wp.map: {getattr(fn, 'key', getattr(fn, 'name', fn))} takes no elements of types "
-                    f"({', '.join(wt.type_repr(t) for t in dtypes)}) or returns no single value"
+                if rtype is None:
+                    raise MapError(
+                        f"Function {getattr(fn, 'key', getattr(fn, 'name', fn))} does not support the provided argument "
+                        f"types {', '.join(wt.type_repr(t) for t in dtypes)}"
+                    )
+            if rtype is None:
+                raise MapError("The provided function must return a value")
+            if isinstance(rtype, wt.TupleType):
+                raise MapError(
+                    f"wp.map: {getattr(fn, 'key', fn)} returns {len(rtype.types)} values; weft's map takes functions "
+                    "returning one value (call it once per output)"
                 )
             found = (_map_kernels.make(fn, dtypes, rtype), rtype, fn)  # fn kept alive with its id
             _kernels[key] = found
@@ -64,56 +95,106 @@ def _func_result(fn, dtypes):
     """The result type of a weft func for element types ``dtypes`` (its instance's)."""
     from ..codegen import ir
 
+    params = len(fn.param_names())
+    if params != len(dtypes) and not fn.param_defaults():
+        raise MapError(
+            f"Number of input arguments ({len(dtypes)}) does not match expected number of function arguments ({params})"
+        )
     f = ir.Function("map_probe", False)
     args = [f.new_var(t) for t in dtypes]
     try:
         inst, _ = fn.specialize(args, lambda v, t: f.new_var(t, const=v))
     except TypeError as e:
-        raise TypeError(f"wp.map: {e}") from None
+        raise MapError(f"wp.map: {e}") from None
     return inst.value_ret_type
 
 
-def array_map(fn, *inputs, out=None, device=None):
-    """Apply ``fn`` (a ``@wp.func`` or a builtin) element-wise to the arrays in ``inputs``
-    (scalars and vector values are broadcast) and return the result array, or fill ``out``.
+def _broadcast_shape(arrays) -> tuple:
+    shape = tuple(arrays[0].shape)
+    for a in arrays[1:]:
+        try:
+            shape = tuple(np.broadcast_shapes(shape, tuple(a.shape)))
+        except ValueError:
+            raise ValueError(f"Shapes {shape} and {tuple(a.shape)} are not broadcastable") from None
+    return shape
+
+
+def _flat_input(x, shape, device):
+    """An array input as a contiguous 1-d array over ``shape`` (broadcast by a gather kernel,
+    so that gradients reach the original)."""
+    from ..array_constructors import array as make_array
+    from ..array_constructors import empty
+    from . import _map_kernels
+    from .launch import launch
+
+    x = x if x.is_contiguous else x.contiguous()
+    if tuple(x.shape) == shape:
+        return x.flatten()
+    index = np.broadcast_to(np.arange(x.size, dtype=np.int32).reshape(x.shape), shape).reshape(-1)
+    out = empty(index.size, dtype=x.dtype, device=device, requires_grad=getattr(x, "requires_grad", False))
+    launch(_map_kernels.gather, index.size, inputs=[x.flatten(), make_array(index, device=device)], outputs=[out], device=device)
+    return out
+
+
+def array_map(fn, *inputs, out=None, return_kernel=False, block_dim=256, device=None):
+    """Apply ``fn`` element-wise to the arrays in ``inputs`` and return the result array, or fill
+    ``out``. ``fn`` is a ``@wp.func``, a builtin, or a Python function or lambda (compiled as a
+    func). Array shapes broadcast as in NumPy; scalars and vector values are broadcast too; up
+    to six inputs. ``return_kernel=True`` returns the element-wise kernel over 1-d arrays (its
+    inputs, then ``out``) instead of running it.
 
     Raises:
-        ValueError: no array input, more than three inputs, or arrays of different shapes.
-        TypeError: ``fn`` has no overload for the element types.
+        ValueError: no array input, more than six inputs, or shapes that do not broadcast.
+        TypeError (``MapError``): ``fn`` takes other arguments or returns no value, or ``out``
+            does not fit.
     """
     from ..array_constructors import empty, full
+    from . import _map_kernels
 
-    if not 1 <= len(inputs) <= 3:
-        raise ValueError(f"wp.map takes one to three inputs, got {len(inputs)}")
+    fn = _as_func(fn)
+    if not 1 <= len(inputs) <= _map_kernels.MAX_INPUTS:
+        raise ValueError(f"wp.map takes one to {_map_kernels.MAX_INPUTS} inputs, got {len(inputs)}")
     arrays = [x for x in inputs if _is_array(x)]
     if not arrays:
-        raise ValueError("wp.map needs at least one array input")
-    shape = arrays[0].shape
-    if any(a.shape != shape for a in arrays):
-        raise ValueError(f"wp.map: arrays of shapes {[a.shape for a in arrays]} cannot be combined")
+        raise ValueError("map requires at least one warp.array input")
+    shape = _broadcast_shape(arrays)
     device = device or arrays[0].device
+    size = int(np.prod(shape)) if shape else 1
     flat = []
     for x in inputs:
         if _is_array(x):
-            flat.append((x if x.is_contiguous else x.contiguous()).flatten())
+            flat.append(_flat_input(x, shape, device))
             continue
         t = _element_type(x)
         if t is None:
             raise TypeError(f"wp.map: {type(x).__name__} is neither an array nor a kernel value")
-        like = next(a for a in arrays)
+        like = arrays[0]
         if t in (wt.int32, wt.float32) and isinstance(x, (int, float)) and wt.is_scalar(like.dtype):
             t = like.dtype  # an untyped Python number takes the arrays' element type
-        flat.append(full(like.size, x if not wt.is_scalar(t) else t(x), dtype=t, device=device))
+        flat.append(full(size, x if not wt.is_scalar(t) else t(x), dtype=t, device=device))
     dtypes = tuple(a.dtype for a in flat)
     kernel, rtype = _kernel_for(fn, dtypes)
+    if return_kernel:
+        return kernel
     if out is None:
         grad = any(getattr(a, "requires_grad", False) for a in arrays)
         out = empty(shape, dtype=rtype, device=device, requires_grad=grad)
-    elif out.shape != shape or out.dtype != rtype or not (out.is_contiguous or out.ndim == 1):
-        raise ValueError(f"wp.map: out must be a contiguous array of shape {shape} and dtype {wt.type_repr(rtype)}")
+    else:
+        if isinstance(out, (list, tuple)):
+            if len(out) != 1:
+                raise MapError(
+                    f"Number of provided output arrays ({len(out)}) does not match expected number of function outputs (1)"
+                )
+            out = out[0]
+        if tuple(out.shape) != shape:
+            raise MapError(f"Output array shape {tuple(out.shape)} does not match expected shape {shape}")
+        if out.dtype != rtype:
+            raise MapError(f"Output array dtype {wt.type_repr(out.dtype)} does not match expected dtype {wt.type_repr(rtype)}")
+        if not (out.is_contiguous or out.ndim == 1):
+            raise MapError(f"wp.map: out must be contiguous or 1-d, got strides {out.strides}")
     from .launch import launch
 
-    launch(kernel, flat[0].size, inputs=flat, outputs=[out.flatten()], device=device)
+    launch(kernel, size, inputs=flat, outputs=[out.flatten()], device=device)
     return out
 
 
