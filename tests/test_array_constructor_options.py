@@ -36,3 +36,10 @@ def test_negative_and_huge_shapes_are_refused():
             wp.zeros(shape=shape, dtype=int)
     with pytest.raises(ValueError, match="every dimension must be in"):
         wp.zeros(shape=2**31, dtype=wp.int8)
+
+
+def test_strides_must_match_the_dimensions():
+    import pytest
+
+    with pytest.raises(ValueError, match="Invalid number of strides, expected 2 strides, got 1"):
+        wp.empty((0, 3), dtype=wp.int32, strides=(4,))

@@ -114,7 +114,7 @@ def k_bad_row(a: wp.array2d(dtype=float), i: int, out: wp.array(dtype=int)):
 def test_zero_steps_and_bad_integer_entries_raise():
     a = wp.zeros(4, dtype=float)
     out = wp.zeros(1, dtype=int)
-    with pytest.raises(ValueError, match="slice step cannot be zero"):
+    with pytest.raises(ValueError, match="Slice step cannot be zero"):
         wp.launch(k_step, 1, [a, 0, out])
     wp.launch(k_step, 1, [a, -3, out])
     assert out.numpy()[0] == 2
@@ -123,7 +123,7 @@ def test_zero_steps_and_bad_integer_entries_raise():
     def literal_zero(a: wp.array(dtype=float)):
         b = a[::0]
 
-    with pytest.raises(wp.codegen.WarpCodegenValueError, match="slice step cannot be zero"):
+    with pytest.raises(wp.codegen.WarpCodegenValueError, match="Slice step cannot be zero"):
         wp.launch(literal_zero, 1, [a])
     with pytest.raises(IndexError, match="k_bad_row"):
         wp.launch(k_bad_row, 1, [wp.zeros((2, 3), dtype=float), 2, out])

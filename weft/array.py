@@ -189,7 +189,10 @@ class array:
         itemsize = _dtype_size(dtype)
         strides = _contiguous_strides(shape, itemsize) if strides is None else tuple(int(s) for s in strides)
         if len(strides) != len(shape):
-            raise ValueError(f"strides {strides} must have one entry per dimension of shape {shape}")
+            raise ValueError(
+                f"Invalid number of strides, expected {len(shape)} strides, got {len(strides)}: strides {strides} "
+                f"must have one entry per dimension of shape {shape}"
+            )
         lo, hi = _byte_span(shape, strides, itemsize)
         ptr, owner = _alloc(device, hi - lo, pinned, zero)
         if ptr is not None:

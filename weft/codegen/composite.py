@@ -180,7 +180,7 @@ def _positions(lw, index_node, size, node):
 
     step = bound(index_node.step)
     if step == 0:
-        raise lw.error("slice step cannot be zero", node, WarpCodegenValueError)
+        raise lw.error("Slice step cannot be zero", node, WarpCodegenValueError)
     picked = list(range(*slice(bound(index_node.lower), bound(index_node.upper), step).indices(size)))
     if not picked:
         raise lw.error("the slice selects no component (weft has no empty vectors)", node, WarpCodegenValueError)

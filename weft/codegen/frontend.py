@@ -811,7 +811,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 bounds.append(v)
             start, stop, step = bounds
             if step is not None and step.is_const and int(step.const) == 0:
-                raise self.error("slice step cannot be zero", n, WarpCodegenValueError)
+                raise self.error("Slice step cannot be zero", n, WarpCodegenValueError)
             attr.append((1, (start is not None) | (stop is not None) << 1))
             args += [start or zero, stop or zero, step or self.const(1, wt.int64)]
         ndim = arr.type.ndim - sum(1 for kind, _ in attr if kind == 0)
