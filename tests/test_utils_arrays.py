@@ -301,3 +301,29 @@ def test_casts_take_scalars_in_order_across_shapes():
     flat = wp.zeros(2, dtype=float)
     array_cast(wp.array(((1, 2), (3, 4)), dtype=wp.vec2), flat, count=1)  # one vec2: two values
     np.testing.assert_array_equal(flat.numpy(), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("key_dtype", [wp.int32, wp.float32, wp.float64])
+def test_segmented_sort_sorts_each_segment_stably_and_leaves_the_rest(key_dtype):
+    from weft.utils import segmented_sort_pairs
+
+    rng = np.random.default_rng(5)
+    n = 500
+    keys_np = rng.integers(0, 20, n).astype(key_dtype.np_dtype if hasattr(key_dtype, "np_dtype") else np.float64)
+    values_np = np.arange(n, dtype=np.int32)
+    starts, ends = np.array([0, 40, 200, 450], np.int32), np.array([30, 180, 400, 500], np.int32)  # gaps stay as they are
+    keys, values = wp.array(keys_np, dtype=key_dtype), wp.array(values_np, dtype=wp.int32)
+    segmented_sort_pairs(keys, values, n, wp.array(starts, dtype=wp.int32), wp.array(ends, dtype=wp.int32))
+    expect_k, expect_v = keys_np.copy(), values_np.copy()
+    for s, e in zip(starts, ends):
+        order = np.argsort(keys_np[s:e], kind="stable")
+        expect_k[s:e], expect_v[s:e] = keys_np[s:e][order], values_np[s:e][order]
+    np.testing.assert_array_equal(keys.numpy(), expect_k)
+    np.testing.assert_array_equal(values.numpy(), expect_v)
+    # ends taken from the next start
+    k2, v2 = wp.array(keys_np, dtype=key_dtype), wp.array(values_np, dtype=wp.int32)
+    segmented_sort_pairs(k2, v2, n, wp.array([0, 250, 500], dtype=wp.int32))
+    for s, e in ((0, 250), (250, 500)):
+        assert np.all(np.diff(k2.numpy()[s:e]) >= 0)
+    with pytest.raises(RuntimeError, match="overlap"):
+        segmented_sort_pairs(keys, values, n, wp.array([0, 10], dtype=wp.int32), wp.array([20, 30], dtype=wp.int32))

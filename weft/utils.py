@@ -402,6 +402,51 @@ def radix_sort_pairs(keys, values, count, begin_bit=0, end_bit=None):
         _sort_pairs(keys_host[:count], values_host[:count], begin_bit, end_bit)
 
 
+def segmented_sort_pairs(keys, values, count, segment_start_indices, segment_end_indices=None):
+    """Sort key-value pairs within segments (as ``warp.utils.segmented_sort_pairs``), in place:
+    the pairs at ``start[s]:end[s]`` of the first ``count`` are sorted by key, stably, each
+    segment on its own; pairs in no segment stay where they are.
+
+    ``segment_end_indices`` defaults to ``segment_start_indices[1:]`` (then the starts hold one
+    more entry than there are segments). Segments must not overlap. Keys of any numeric type
+    (floats by value), values of any type; Warp needs arrays of ``2 * count`` elements and int32
+    or float32 keys, weft neither.
+
+    Raises:
+        ArrayUtilsError: ``count`` beyond the arrays, keys and values of different lengths used,
+            or overlapping segments.
+    """
+    count = int(count)
+    if count > keys.shape[0] or count > values.shape[0]:
+        raise ArrayUtilsError(
+            f"segmented_sort_pairs: count {count} exceeds the array lengths {keys.shape[0]}, {values.shape[0]}"
+        )
+    if count <= 0:
+        return
+    starts = segment_start_indices.numpy().astype(np.int64)
+    ends = starts[1:] if segment_end_indices is None else segment_end_indices.numpy().astype(np.int64)
+    starts = np.clip(starts[: len(ends)], 0, count)
+    ends = np.clip(ends, 0, count)
+    keep = ends > starts
+    starts, ends = starts[keep], ends[keep]
+    if not len(starts):
+        return
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    if np.any(starts[1:] < ends[:-1]):
+        raise ArrayUtilsError("segmented_sort_pairs: segments overlap")
+    lengths = ends - starts
+    positions = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths) + np.arange(lengths.sum())
+    segment = np.repeat(np.arange(len(starts)), lengths)
+    with _HostWrite(keys) as keys_host, _HostWrite(values) as values_host:
+        k, v = keys_host[:count], values_host[:count]
+        sub = k[positions]
+        by_key = _stable_order(sub)
+        perm = by_key[np.argsort(segment[by_key], kind="stable")]  # by segment, then by key
+        k[positions] = sub[perm]
+        v[positions] = v[positions][perm]
+
+
 def _spans_overlap(a, b) -> bool:
     """Whether two arrays' memory ranges intersect (judged on the arrays themselves, wherever they
     live: a GPU array's host copies never overlap). Bounds only, like ``np.may_share_memory``."""
