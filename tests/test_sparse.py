@@ -369,3 +369,12 @@ def test_products_are_bitwise_reproducible():
     first = (A @ A).values.numpy()
     for _ in range(3):
         np.testing.assert_array_equal((A @ A).values.numpy(), first)
+
+
+def test_axpy_between_scalar_blocks_and_one_by_one_matrix_blocks():
+    rows, cols = wp.array([0, 1], dtype=int), wp.array([1, 0], dtype=int)
+    x = bsr_from_triplets(2, 2, rows, cols, wp.array([[[2.0]], [[3.0]]], dtype=wp.types.matrix((1, 1), wp.float32)))
+    y = bsr_from_triplets(2, 2, rows[:1], cols[:1], wp.array([5.0], dtype=wp.float32))
+    assert x.block_shape == y.block_shape == (1, 1) and x.dtype != y.dtype
+    bsr_axpy(x, y, alpha=2.0, beta=-1.0)
+    np.testing.assert_allclose(dense(y), [[0.0, 2.0 * 2.0 - 5.0], [6.0, 0.0]])

@@ -135,10 +135,6 @@ def lambda_source(pyfunc):
     return lines, first, ast.Module(body=[fn], type_ignores=[])
 
 
-def _indent_of(lines) -> int:
-    return len(lines[0]) - len(lines[0].lstrip()) if lines else 0
-
-
 def _body_column(node, all_lines, first: int, indent: int):
     """Column of the body's first statement, None when it shares the line of the ``def``."""
     stmt = node.body[0]

@@ -43,6 +43,7 @@ class LinearSolverState:
     """
 
     _work_vectors = 0
+    _preconditioner_fixed = False  # whether a solve must keep having (or not having) M, as Warp's
 
     def __init__(self, A, b: array, x: array, tol=None, atol=None, maxiter=0, M=None, callback: Callable | None = None,
                  check_every: int = 10, use_cuda_graph: bool = True):
@@ -88,7 +89,7 @@ class LinearSolverState:
         for name, new, old in (("b", b, self._b), ("x", x, self._x)):
             if new is not old and (new.shape != old.shape or new.dtype != old.dtype):
                 raise ValueError(f"Incompatible {name}: expected shape {old.shape} and type {old.dtype}, got {new.shape} {new.dtype}")
-        if (M is None) != (self._M is None) and type(self).__name__ in ("BiCGSTAB", "GMRES"):
+        if (M is None) != (self._M is None) and self._preconditioner_fixed:
             raise ValueError("the solver was built with and without a preconditioner M; pass M in both or neither")
         if M is not None and self._M is not None and M is not self._M and (M.shape != self._M.shape or M.dtype != self._M.dtype):
             raise ValueError(f"Incompatible M: expected shape {self._M.shape} and type {self._M.dtype}")
@@ -236,6 +237,7 @@ class BiCGSTAB(LinearSolverState):
     running residual ``r`` (in float32 it may drift from ``b - A x``)."""
 
     _work_vectors = 8
+    _preconditioner_fixed = True
 
     def __init__(self, *args, is_left_preconditioner: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
@@ -290,6 +292,8 @@ class GMRES(LinearSolverState):
     """Restarted GMRES(``restart``) for general ``A``; ``M`` right-preconditions unless
     ``is_left_preconditioner``. The residual is checked at every restart (cycles end early once
     the least-squares residual is small enough)."""
+
+    _preconditioner_fixed = True
 
     def __init__(self, A, b, x, tol=None, atol=None, restart: int = 31, maxiter=0, M=None, callback=None,
                  check_every: int = 31, use_cuda_graph: bool = True, is_left_preconditioner: bool = False):

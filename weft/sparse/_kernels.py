@@ -86,28 +86,6 @@ def scale_in_place(values: array3d(dtype=Any), alpha: Any):
 
 
 @kernel
-def axpy_blocks(
-    x: array3d(dtype=Any),
-    x_block: array(dtype=int32),
-    y: array3d(dtype=Any),
-    y_block: array(dtype=int32),
-    alpha: Any,
-    beta: Any,
-    out: array3d(dtype=Any),
-):
-    """``out[b] = alpha * x[x_block[b]] + beta * y[y_block[b]]`` (absent terms are zero)."""
-    b, r, c = tid()
-    acc = type(alpha)(0.0)
-    i = x_block[b]
-    if i >= 0:
-        acc += alpha * x[i, r, c]
-    j = y_block[b]
-    if j >= 0:
-        acc += beta * y[j, r, c]
-    out[b, r, c] = acc
-
-
-@kernel
 def block_rows_times_vector(
     offsets: array(dtype=int32),
     columns: array(dtype=int32),
@@ -246,7 +224,8 @@ def axpy_whole_blocks(
     beta: Any,
     out: array(dtype=Any),
 ):
-    """``axpy_blocks`` with whole blocks: one thread per output block."""
+    """``out[b] = alpha * x[x_block[b]] + beta * y[y_block[b]]`` (absent terms, index -1, are
+    zero): one thread per output block."""
     b = tid()
     acc = type(out[b])(0.0)
     i = x_block[b]

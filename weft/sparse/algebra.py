@@ -79,22 +79,16 @@ def bsr_axpy(x, y: BsrMatrix | None = None, alpha=1.0, beta=1.0, masked: bool = 
     else:
         keys, in_x, in_y = topo.union(x_keys, y_keys)
     out = fresh_values(y, len(keys), requires_grad=xm.requires_grad)
-    if len(keys) and xm.dtype == y.dtype:  # whole blocks, one thread each
+    if len(keys):  # whole blocks, one thread each
+        xv, yv, ov = xm.values, y.values, out
+        if xm.dtype != y.dtype:  # 1x1 blocks, a matrix type on one side: add them as scalars
+            xv, yv, ov = (scalar_blocks(a, (1, 1)).reshape((a.shape[0],)) for a in (xv, yv, ov))
         device = y.device
         launch(
             k.axpy_whole_blocks,
             dim=len(keys),
-            inputs=[xm.values, _index(in_x, device), y.values, _index(in_y, device), y.scalar_type(alpha * scale),
-                    y.scalar_type(beta), out],
-            device=device,
-        )
-    elif len(keys):
-        device = y.device
-        launch(
-            k.axpy_blocks,
-            dim=(len(keys), *y.block_shape),
-            inputs=[scalar_blocks(xm.values, xm.block_shape), _index(in_x, device), scalar_blocks(y.values, y.block_shape),
-                    _index(in_y, device), y.scalar_type(alpha * scale), y.scalar_type(beta), scalar_blocks(out, y.block_shape)],
+            inputs=[xv, _index(in_x, device), yv, _index(in_y, device), y.scalar_type(alpha * scale),
+                    y.scalar_type(beta), ov],
             device=device,
         )
     ncol = max(y.ncol, 1)

@@ -34,7 +34,7 @@ def _topology(topology, masked: bool) -> str:
     return topology
 
 
-def _triplet_blocks(values: array, n: int, block_shape: tuple) -> array:
+def _triplet_blocks(values: array, block_shape: tuple) -> array:
     """Triplet values as ``(n, rows, cols)`` scalars: an array of blocks, of scalars for 1x1
     blocks, or of scalars shaped ``(n, rows, cols)``."""
     if values.ndim == 3 and wt.is_scalar(values.dtype):
@@ -86,7 +86,7 @@ def bsr_set_from_triplets(
         n = min(n, int(count.numpy()[0]))
     r = rows.numpy()[:n]
     c = columns.numpy()[:n]
-    src = None if values is None else _triplet_blocks(values, values.shape[0], dest.block_shape)
+    src = None if values is None else _triplet_blocks(values, dest.block_shape)
     if src is not None and prune_numerical_zeros and n:
         nonzero = np.any(src.numpy()[:n].reshape(n, -1) != 0, axis=1)
         r = np.where(nonzero, r, -1)
@@ -362,34 +362,24 @@ def bsr_identity(rows_of_blocks: int, block_type, device=None) -> BsrMatrix:
 def bsr_compress(src: BsrMatrix, prune_numerical_zeros: bool = True, inplace: bool = False, topology=None) -> BsrMatrix:
     """Make ``src`` compact (and return it): blocks that may be unsorted or repeated within a row
     (or laid out with ``row_counts``) sorted, repeated blocks summed, zero blocks dropped if
-    ``prune_numerical_zeros``. Always differentiable in weft: the values are gathered into new
-    arrays by kernels (``inplace`` is accepted for Warp's signature; Warp's in-place path saves
-    memory but is not differentiable)."""
+    ``prune_numerical_zeros``. Its stored blocks are read as triplets (slots outside the rows'
+    ranges as ignored ones), so the values go through the differentiable triplet sum into new
+    arrays (``inplace`` is accepted for Warp's signature; Warp's in-place path saves memory but is
+    not differentiable)."""
     _topology(topology, False)
-    offsets = src.offsets.numpy()
-    counts = src.row_counts.numpy() if src.row_counts is not None else np.diff(offsets)
-    slots = np.concatenate([np.arange(offsets[i], offsets[i] + counts[i]) for i in range(src.nrow)] or [np.zeros(0)])
-    slots = slots.astype(np.int32)
-    rows = np.repeat(np.arange(src.nrow, dtype=np.int32), counts).astype(np.int32)
+    offsets = src.offsets.numpy().astype(np.int64)
+    counts = src.row_counts.numpy().astype(np.int64) if src.row_counts is not None else np.diff(offsets)
+    capacity = min(src.columns.shape[0], src.values.shape[0])
+    starts = np.repeat(offsets[:-1] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+    slots = starts + np.arange(int(counts.sum()))
+    rows = np.full(capacity, -1, np.int32)  # slack slots: a row outside the matrix, ignored
+    rows[slots] = np.repeat(np.arange(src.nrow, dtype=np.int32), counts)
     device = src.device
-    dest = src
-    values = src.values
-    cols = src.columns.numpy()[slots] if len(slots) else np.zeros(0, np.int32)
-    picked = array(slots, dtype=wt.int32, device=device)
-    gathered = zeros(len(slots), dtype=src.dtype, device=device, requires_grad=values.requires_grad)
-    if len(slots):
-        launch(
-            k.segment_sum,
-            dim=(len(slots), *src.block_shape),
-            inputs=[scalar_blocks(values, src.block_shape), picked, array(np.arange(len(slots) + 1, dtype=np.int32), device=device),
-                    scalar_blocks(gathered, src.block_shape)],
-            device=device,
-        )
     bsr_set_from_triplets(
-        dest,
+        src,
         array(rows, dtype=wt.int32, device=device),
-        array(cols.astype(np.int32), dtype=wt.int32, device=device),
-        gathered,
+        src.columns[:capacity],
+        src.values[:capacity],
         prune_numerical_zeros=prune_numerical_zeros,
     )
-    return dest
+    return src
