@@ -669,7 +669,7 @@ def test_tile_annotations_exist_and_compiling_them_is_refused():
     def passthrough(t: wp.tile[float, Literal[8], Literal[4]]) -> wp.tile[float, Literal[8], Literal[4]]:
         return t  # declaring it is fine: only compiling a tile is refused
 
-    assert repr(wp.tile[float, Literal[8], 4]) == "tile[float, 8, 4]" and wp.types.is_tile(wp.tile[float])
+    assert repr(wp.tile[float, Literal[8], 4]) == "tile[float32, 8, 4]" and wp.types.is_tile(wp.tile[float])
 
     @wp.kernel(module="unique")
     def takes_tile(t: wp.tile[float, 8, 4]):

@@ -309,6 +309,28 @@ def test_hand_built_adjoint_launch():
     np.testing.assert_array_equal(y.numpy(), [0.0, 0.0, 0.0])
 
 
+@wp.kernel
+def k_composite_params(v: wp.vec3, q: wp.quat, t: wp.transform, out: A):
+    for j in range(3):
+        out[j] = F64(v[j])
+    for j in range(4):
+        out[3 + j] = F64(q[j])
+    for j in range(7):
+        out[7 + j] = F64(t[j])
+
+
+def test_hand_built_launch_zero_initialises_composite_params():
+    out = wp.full(14, -1.0, dtype=F64)
+    cmd = wp.Launch(k_composite_params, wp.get_device())
+    cmd.set_param_by_name("out", out)
+    cmd.set_dim(1)
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy(), np.zeros(14))  # the transform too, not identity
+    cmd.set_param_by_name("t", wp.transform(wp.vec3(1.0, 2.0, 3.0), wp.quat_identity()))
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy()[7:], [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0])
+
+
 def test_hand_built_launch_with_params_and_bounds():
     x, y = arr([1.0, 2.0]), arr([0.0, 0.0])
     device = wp.get_device()

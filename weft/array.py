@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from . import types
+from .array_annotation import _ArrayAnnotation, _ArrayAnnotationBase, parse_subscript
 from .runtime import recording
 from .runtime.device import Device, get_device
 from .runtime.memory import host_view as _host_view  # noqa: F401  (re-exported for array_constructors)
@@ -206,7 +207,9 @@ class array:
             raise ValueError("wp.array(ptr=...) needs an explicit shape")
         dtype = _resolve_dtype(dtype)
         shape = _normalize_shape(shape)
-        strides = _contiguous_strides(shape, _dtype_size(dtype)) if strides is None else tuple(strides)
+        strides = _contiguous_strides(shape, _dtype_size(dtype)) if strides is None else tuple(int(s) for s in strides)
+        if len(strides) != len(shape):
+            raise ValueError(f"Invalid number of strides, expected {len(shape)} strides, got {len(strides)}")
         ptr = int(ptr.value if isinstance(ptr, ctypes.c_void_p) else ptr) or None
         self._set_layout(ptr, dtype, shape, strides, get_device(device), pinned, None, capacity)
 
@@ -258,10 +261,11 @@ class array:
     # -- annotations ---------------------------------------------------------------------------
 
     def __class_getitem__(cls, params):
-        """``wp.array[float]`` is the annotation ``wp.array(dtype=float)``;
-        ``wp.array[float, Literal[2]]`` (or ``[float, 2]``) gives the dimensions too."""
-        dtype, ndim = parse_array_subscript(params)
-        return cls(dtype=dtype, ndim=ndim)
+        """``wp.array[float]``: an annotation (``array_annotation._ArrayAnnotation``) equal to
+        ``wp.array(dtype=float)``; ``wp.array[float, Literal[2]]`` (``[float, 2]``, ``[float, Any]``)
+        gives the dimensions too."""
+        dtype, ndim = parse_subscript(params, getattr(cls, "ndim_fixed", None))
+        return _ArrayAnnotation(dtype, ndim)
 
     @property
     def is_annotation(self) -> bool:
@@ -273,6 +277,8 @@ class array:
         wp.array(dtype=wp.float32)``); arrays with data are equal only to themselves."""
         if self._is_annotation and isinstance(other, array) and other._is_annotation:
             return self.kernel_type() == other.kernel_type()
+        if self._is_annotation and isinstance(other, _ArrayAnnotationBase):
+            return other == self
         return self is other
 
     def __hash__(self):
@@ -761,6 +767,9 @@ class ArrayViewError(TypeError, ValueError):
     ValueError weft raised before)."""
 
 
+_ArrayAnnotation.concrete = array  # what wp.array[...] annotations stand for
+
+
 class _FixedNdimArray(array):
     """``wp.array`` with a fixed number of dimensions: a constructor (``wp.array2d(data,
     dtype=float)``), an annotation (``wp.array2d(dtype=float)``) and, as in Warp, an annotation by
@@ -773,27 +782,6 @@ class _FixedNdimArray(array):
         if ndim is not None and ndim != self.ndim_fixed:
             raise TypeError(f"wp.array{self.ndim_fixed}d has {self.ndim_fixed} dimensions, not ndim={ndim}")
         super().__init__(*args, ndim=self.ndim_fixed, **kwargs)
-
-    def __class_getitem__(cls, params):
-        dtype, ndim = parse_array_subscript(params)
-        if ndim is not None and ndim != cls.ndim_fixed:
-            raise TypeError(f"wp.array{cls.ndim_fixed}d has {cls.ndim_fixed} dimensions, not {ndim}")
-        return cls(dtype=dtype)
-
-
-def parse_array_subscript(params):
-    """``(dtype, ndim or None)`` of an array annotation subscript: ``[dtype]``,
-    ``[dtype, Literal[n]]`` or ``[dtype, n]``."""
-    if not isinstance(params, tuple):
-        return params, None
-    if len(params) != 2:
-        raise TypeError(f"array annotations take [dtype] or [dtype, Literal[ndim]], got {len(params)} parameters")
-    dtype, ndim = params
-    if typing.get_origin(ndim) is typing.Literal:
-        (ndim,) = typing.get_args(ndim)
-    if not isinstance(ndim, int) or isinstance(ndim, bool):
-        raise TypeError(f"the number of dimensions of an array annotation must be an int, got {ndim!r}")
-    return dtype, ndim
 
 
 class array1d(_FixedNdimArray):
@@ -820,9 +808,7 @@ class array4d(_FixedNdimArray):
     ndim_fixed = 4
 
 
-def is_array(a) -> bool:
-    """Whether ``a`` is a weft array (or array annotation)."""
-    return isinstance(a, array)
+from .array_annotation import is_array  # noqa: E402,F401 (wp.is_array: any array kind or annotation)
 
 
 # Constructors live in array_constructors.py; re-exported here (weft.array.zeros etc.).

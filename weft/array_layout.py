@@ -18,26 +18,7 @@ _INT32_MAX = 2**31 - 1
 # ---------------------------------------------------------------------------------------------
 
 
-def _resolve_dtype(dtype):
-    """Map a user dtype (``float``, ``wp.float64``, ``np.int32``, a vector type...) to a weft type.
-
-    Raises:
-        TypeError: ``dtype`` is not a type an array can hold.
-    """
-    if types.is_scalar(dtype):
-        return dtype
-    if hasattr(dtype, "_shape") and hasattr(dtype, "_scalar"):
-        return dtype  # vector / matrix types (a fixed-size group of scalars)
-    try:
-        resolved = types.type_from_annotation(dtype)
-    except TypeError:
-        resolved = None
-    if resolved is None:
-        raise TypeError(
-            f"Unsupported array dtype {dtype!r}: expected a weft scalar type (wp.float32, wp.int32, ...), "
-            f"float, int, bool, or a NumPy dtype such as np.float32"
-        )
-    return resolved
+_resolve_dtype = types.resolve_array_dtype  # (kept under the name the array modules use)
 
 
 def _np_layout(dtype) -> tuple[np.dtype, tuple[int, ...]]:

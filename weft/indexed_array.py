@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from . import types
-from .array import array, parse_array_subscript
+from .array import array
+from .array_annotation import _IndexedArrayAnnotation, parse_subscript
 from .array_layout import MAX_DIMS
 
 _NULL = ctypes.c_uint64(0).value
@@ -106,8 +107,8 @@ class indexedarray:
     @classmethod
     def __class_getitem__(cls, params):
         """``wp.indexedarray[dtype]`` and ``wp.indexedarray[dtype, Literal[ndim]]`` annotations."""
-        dtype, ndim = parse_array_subscript(params)
-        return cls(dtype=dtype, ndim=ndim)
+        dtype, ndim = parse_subscript(params)
+        return _IndexedArrayAnnotation(dtype, ndim)
 
     # -- what kernels see ------------------------------------------------------------------------
 
@@ -121,6 +122,8 @@ class indexedarray:
         data are equal only to themselves."""
         if self.data is None and isinstance(other, indexedarray) and other.data is None:
             return self.kernel_type() == other.kernel_type()
+        if self.data is None and isinstance(other, _IndexedArrayAnnotation):
+            return other == self
         return self is other
 
     def __hash__(self):
@@ -286,5 +289,7 @@ def index_with_arrays(a: array, key):
         dims[d] = k
     return indexedarray(view, dims)
 
+
+_IndexedArrayAnnotation.concrete = indexedarray  # what wp.indexedarray[...] annotations stand for
 
 from .runtime import _indexed_kernels as _kernels  # noqa: E402 (the kernels use this module's class)

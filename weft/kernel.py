@@ -215,10 +215,14 @@ class Function:
     @staticmethod
     def _annotations(pyfunc):
         params = _signature(pyfunc).parameters.values()
-        return tuple(
-            tr.annotation_type(p.annotation) if p.annotation is not inspect.Parameter.empty else typing.Any
-            for p in params
-        )
+        try:
+            return tuple(
+                tr.annotation_type(p.annotation) if p.annotation is not inspect.Parameter.empty else typing.Any
+                for p in params
+            )
+        except TypeError as e:
+            where = f"{pyfunc.__code__.co_filename}:{pyfunc.__code__.co_firstlineno}"
+            raise type(e)(f"func '{pyfunc.__qualname__}' ({where}): {e}") from None
 
     def reference_param_names(self) -> dict:
         """``{name: position}`` of the ``wp.ref[T]`` parameters of any overload."""
@@ -467,7 +471,11 @@ class Kernel:
                 raise TypeError(
                     f"kernel '{self.key}' parameter '{p.name}' needs a type annotation, e.g. {p.name}: wp.array(dtype=float)"
                 )
-            t = tr.annotation_type(p.annotation)
+            try:
+                t = tr.annotation_type(p.annotation)
+            except TypeError as e:
+                where = f"{pyfunc.__code__.co_filename}:{pyfunc.__code__.co_firstlineno}"
+                raise type(e)(f"kernel '{self.key}' ({where}) parameter '{p.name}': {e}") from None
             if t is None:
                 raise TypeError(
                     f"kernel '{self.key}' parameter '{p.name}' has an unsupported annotation {p.annotation!r}"

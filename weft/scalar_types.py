@@ -273,9 +273,11 @@ def to_storage(values, t) -> np.ndarray:
 
 half = float16
 
-scalar_types = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64)
+# As Warp's: the numeric scalar types (bool is not one), signed before unsigned per width.
+int_types = (int8, uint8, int16, uint16, int32, uint32, int64, uint64)
 float_types = (float16, bfloat16, float32, float64)
-int_types = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+scalar_types = int_types + float_types
+_all_scalar_types = (bool,) + scalar_types
 
 # Generic scalar annotations, as Warp's: a parameter annotated ``wp.Float`` (or a composite of
 # ``dtype=wp.Float``) takes any of the listed types, one func or kernel instance per type.
@@ -285,7 +287,7 @@ Scalar = _typing.TypeVar("Scalar", *int_types, *float_types)
 
 _python_to_weft = {_py.float: float32, _py.int: int32, _py.bool: bool}
 # bfloat16 has a NumPy dtype of its own only with ml_dtypes (else its uint16 storage is uint16's)
-_numpy_typed = tuple(t for t in scalar_types if not (t is bfloat16 and t.np_dtype == np.uint16))
+_numpy_typed = tuple(t for t in _all_scalar_types if not (t is bfloat16 and t.np_dtype == np.uint16))
 _np_to_weft = {t.np_dtype: t for t in _numpy_typed}
 
 
@@ -327,6 +329,29 @@ def type_from_annotation(t):
         return None
 
 
+def resolve_array_dtype(dtype):
+    """Map a user dtype (``float``, ``wp.float64``, ``np.int32``, a vector type, a struct...) to
+    the weft type an array of it holds.
+
+    Raises:
+        TypeError: ``dtype`` is not a type an array can hold.
+    """
+    if is_scalar(dtype):
+        return dtype
+    if hasattr(dtype, "_shape") and hasattr(dtype, "_scalar"):
+        return dtype  # vector / matrix types and structs (a fixed-size group of scalars)
+    try:
+        resolved = type_from_annotation(dtype)
+    except TypeError:
+        resolved = None
+    if resolved is None:
+        raise TypeError(
+            f"Unsupported array dtype {dtype!r}: expected a weft scalar type (wp.float32, wp.int32, ...), "
+            f"float, int, bool, or a NumPy dtype such as np.float32"
+        )
+    return resolved
+
+
 def scalar_from_numpy(np_dtype):
     """The weft scalar type of a NumPy dtype, or None when weft has none."""
     return _np_to_weft.get(np.dtype(np_dtype))
@@ -334,7 +359,7 @@ def scalar_from_numpy(np_dtype):
 
 # As warp.types: NumPy scalar types and dtype objects -> weft scalar types, and back.
 np_dtype_to_warp_type = {**{t.np_dtype.type: t for t in _numpy_typed}, **{t.np_dtype: t for t in _numpy_typed}}
-warp_type_to_np_dtype = {t: t.np_dtype.type for t in scalar_types}
+warp_type_to_np_dtype = {t: t.np_dtype.type for t in _all_scalar_types}
 
 
 def dtype_from_numpy(numpy_dtype):
@@ -399,6 +424,8 @@ class _ArrayKindType:
         return hash((self._kind_name, self.dtype, self.ndim))
 
     def __repr__(self):
+        if self.ndim is _typing.Any:
+            return f"{self._kind_name}({type_repr(self.dtype)}, ndim=Any)"
         dims = f"{self.ndim}d" if self.ndim > 1 else ""
         return f"{self._kind_name}{dims}({type_repr(self.dtype)})"
 

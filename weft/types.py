@@ -14,3 +14,16 @@ from .scalar_types import np_bfloat16_bits_to_float32 as _np_bfloat16_bits_to_fl
 from .scalar_types import np_float32_to_bfloat16_bits as _np_float32_to_bfloat16_bits  # noqa: F401, E402
 from .type_queries import *  # noqa: F401, F403, E402 (Warp's introspection helpers)
 from .tile_types import is_tile, tile  # noqa: F401, E402 (annotations only: weft has no tiles yet)
+from .array_annotation import (  # noqa: F401, E402 (subscript array annotations, Warp's names)
+    ARRAY_TYPE_FABRIC,
+    ARRAY_TYPE_FABRIC_INDEXED,
+    ARRAY_TYPE_INDEXED,
+    ARRAY_TYPE_REGULAR,
+    _ArrayAnnotation,
+    _ArrayAnnotationBase,
+    _IndexedArrayAnnotation,
+    array_type_id,
+    concrete_array_type,
+    is_array,
+    matches_array_class,
+)

@@ -241,7 +241,7 @@ def _check_out(out, dtype, shape):
 
 def _check_numeric(a, what):
     scalar, _, _ = _scalar_info(a.dtype)
-    if scalar not in _types.scalar_types or scalar is _types.bool:
+    if scalar not in _types.scalar_types:
         raise ArrayUtilsError(f"Unsupported data type: {_name(a.dtype)}")
 
 

@@ -255,7 +255,7 @@ class VectorBase(_Composite):
         k = "xyzw".find(name) if len(name) == 1 else -1
         if 0 <= k < self._length_:
             return self[k]
-        raise AttributeError(f"{type(self).__name__} has no attribute '{name}'")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
         k = "xyzw".find(name) if len(name) == 1 else -1
@@ -556,12 +556,20 @@ def transformation(dtype=wt.float32):
 def _literal_int(value, what):
     """``Literal[3]`` or ``3`` -> 3 (the parameters of ``Vector[...]`` and ``Matrix[...]``)."""
     if typing.get_origin(value) is typing.Literal:
-        (value,) = typing.get_args(value)
+        args = typing.get_args(value)
+        if len(args) != 1:
+            raise TypeError(f"Expected a single Literal value for the {what}, got {value!r}")
+        (value,) = args
     if value is typing.Any or isinstance(value, typing.TypeVar):
         return typing.Any
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise TypeError(f"{what} must be a positive integer, got {value!r}")
     return value
+
+
+def _all_type_vars(params) -> bool:
+    """``Vector[T, N]`` with type variables only: a static-typing alias, not a weft type."""
+    return all(isinstance(p, typing.TypeVar) for p in params)
 
 
 class Vector:
@@ -571,6 +579,8 @@ class Vector:
     def __class_getitem__(cls, params):
         if not isinstance(params, tuple) or len(params) != 2:
             raise TypeError("Vector requires 2 parameters (dtype, length)")
+        if _all_type_vars(params):
+            return typing._GenericAlias(cls, params)  # Vector[T, N] in a generic signature
         dtype, length = params
         return vector(_literal_int(length, "Vector length"), dtype)
 
@@ -581,6 +591,8 @@ class Matrix:
     def __class_getitem__(cls, params):
         if not isinstance(params, tuple) or len(params) != 3:
             raise TypeError("Matrix requires 3 parameters (dtype, rows, cols)")
+        if _all_type_vars(params):
+            return typing._GenericAlias(cls, params)
         dtype, rows, cols = params
         return matrix((_literal_int(rows, "Matrix rows"), _literal_int(cols, "Matrix cols")), dtype)
 

@@ -33,8 +33,8 @@ def _scalar_args(lw, args, dtype, what, node):
             out.append(lw.const(tr.convert_literal(a.const, dtype), dtype))
         elif wt.is_scalar(a.type):
             raise lw.error(
-                f"{what} has {wt.type_repr(dtype)} components but got a {wt.type_repr(a.type)} argument; "
-                f"cast it, e.g. {wt.type_repr(dtype)}(x)",
+                f"{what} has {wt.type_repr(dtype)} components: its arguments are expected to be of the type "
+                f"{wt.type_repr(dtype)}, but one is {wt.type_repr(a.type)}; cast it, e.g. {wt.type_repr(dtype)}(x)",
                 node,
                 WarpCodegenTypeError,
             )

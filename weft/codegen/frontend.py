@@ -621,7 +621,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return eval(code, scope)
         except Exception as e:
             raise self.error(
-                f"Error evaluating static expression: {e} (in '{ast.unparse(node)}', evaluated at build time)",
+                f"Error evaluating static expression: {e}. Make sure all variables used in the static expression "
+                f"are constant. (weft evaluates '{ast.unparse(node)}' when it builds the kernel)",
                 node,
                 WarpCodegenValueError,
             ) from None

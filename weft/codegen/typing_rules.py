@@ -8,6 +8,7 @@ wraps that message with the source location.
 
 from __future__ import annotations
 
+import types as _pytypes
 import typing
 
 import numpy as np
@@ -17,6 +18,7 @@ from .. import vector_types as vt
 from ..builtins import registry as reg
 from ..reference import Reference
 from ..tile_types import TileAnnotation
+from .errors import WarpCodegenTypeError
 from .statics import Static
 
 
@@ -181,6 +183,10 @@ def _tuple_annotation(annotation):
 
 def annotation_type(annotation):
     """Map a parameter annotation to a weft type, ``typing.Any`` for generic, or None if unknown."""
+    if typing.get_origin(annotation) in (typing.Union, _pytypes.UnionType):
+        raise WarpCodegenTypeError(
+            f"Union type annotations are only supported at Python scope, not in kernels and funcs: {annotation!r}"
+        )
     if annotation is tuple or typing.get_origin(annotation) is tuple:
         return _tuple_annotation(annotation)
     if isinstance(annotation, TileAnnotation):
@@ -208,7 +214,7 @@ def is_generic(t) -> bool:
         t is typing.Any
         or t is FUNCTION
         or isinstance(t, (vt.GenericComposite, typing.TypeVar, TupleTemplate))
-        or (wt.is_array_like(t) and vt.is_generic_dtype(t.dtype))
+        or (wt.is_array_like(t) and (vt.is_generic_dtype(t.dtype) or t.ndim is typing.Any))
     )
 
 
@@ -222,10 +228,10 @@ def template_accepts(template, concrete) -> bool:
         return wt.is_scalar(concrete) and vt.dtype_fits(template, concrete)
     if isinstance(template, (vt.GenericComposite, TupleTemplate)):
         return template.accepts(concrete)
-    if wt.is_array_like(template) and vt.is_generic_dtype(template.dtype):
+    if wt.is_array_like(template) and (vt.is_generic_dtype(template.dtype) or template.ndim is typing.Any):
         return (
             type(concrete) is type(template)
-            and concrete.ndim == template.ndim
+            and (template.ndim is typing.Any or concrete.ndim == template.ndim)
             and vt.dtype_fits(template.dtype, concrete.dtype)
         )
     return template == concrete

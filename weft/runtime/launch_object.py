@@ -293,13 +293,13 @@ class Launch:
 
 
 def _default_value(t):
-    """The initial value of a parameter of a hand-built Launch: null arrays, zero scalars."""
+    """The initial value of a parameter of a hand-built Launch: null arrays, zeros (a transform too)."""
     if _launch.wt.is_array_like(t):
         return None
     if getattr(t, "_kind", None) == "struct":
         return t()
     if getattr(t, "_kind", None):
-        return t()
+        return t(*([0] * t._length_))
     if t is _launch.wt.bool:
         return False
     return 0.0 if _launch.wt.is_float(t) else 0
