@@ -584,13 +584,30 @@ def test_ctype_descriptor():
     assert a.__ctype__().flags == types.ARRAY_RETAIN_GRAD
     a.grad = None
     assert a.__ctype__().grad == 0
-    r = zeros(2, retain_grad=True)
+    r = zeros(2, requires_grad=True, retain_grad=True)
     assert r.retain_grad and r.__ctype__().flags & types.ARRAY_RETAIN_GRAD
+
     # the descriptor addresses the right memory from C's point of view
     a.numpy()[2, 3] = 7.5
     d = a.__ctype__()
     addr = d.data + 2 * d.strides[0] + 3 * d.strides[1]
     assert ctypes.c_double.from_address(addr).value == 7.5
+
+
+def test_retain_grad_needs_a_gradient():
+    with pytest.raises(ValueError, match="requires_grad=True"):
+        zeros(2, retain_grad=True)
+    with pytest.raises(ValueError, match="requires_grad=True"):
+        array([1.0, 2.0], dtype=float, retain_grad=True)
+    a = zeros(2)
+    with pytest.raises(ValueError, match="requires_grad"):
+        a.retain_grad = True
+    assert not a.retain_grad
+    a.requires_grad = True
+    a.retain_grad = True
+    assert a.retain_grad
+    a.requires_grad = False  # no gradient left: nothing to retain
+    assert not a.retain_grad and a.grad is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -864,3 +881,18 @@ def test_fixed_ndim_array_types_are_constructors_and_subscriptable_annotations()
     c = wp.full((1, 1, 1), 0.5, dtype=wp.float64)
     wp.launch(k_fixed_ndim_annotations, dim=(2, 3), inputs=[a, b, c])
     np.testing.assert_array_equal(a.numpy(), np.add.outer([0, 10], [0, 1, 2]) + 2.5)
+
+
+def test_cptr_reads_elements_in_place():
+    import weft as wp
+
+    a = wp.array([1.5, 2.5, 3.5], dtype=wp.float64)
+    p = a.cptr()
+    assert p[2] == 3.5
+    p[0] = -1.0  # the pointer aliases the array's memory
+    assert a.numpy()[0] == -1.0
+    v = wp.array([[1, 2, 3], [4, 5, 6]], dtype=wp.vec3)
+    assert v.cptr()[1] == wp.vec3(4.0, 5.0, 6.0)
+    assert wp.empty(0, dtype=float).cptr() is None
+    with pytest.raises(TypeError, match="annotation"):
+        wp.array(dtype=float).cptr()

@@ -1,5 +1,6 @@
 """Subarrays in kernels: ``row = a[i]`` of a 2-D array (and ``a[i, j]`` of a 3-D one) is an array
-sharing the parent's memory and gradient, as in Warp."""
+sharing the parent's memory and gradient, as in Warp; ``wp.array(ptr=a.ptr, shape=..., dtype=...)``
+is a contiguous array over an address, without a gradient."""
 
 import numpy as np
 import pytest
@@ -170,3 +171,65 @@ def test_storing_a_value_into_a_view_slot_is_refused():
 
     with pytest.raises(wp.WarpCodegenError, match="indexed with 1"):
         wp.launch(k_bad, 1, [wp.zeros((2, 2), dtype=float)])
+
+
+@wp.struct
+class PtrPair:
+    a: float
+    b: wp.vec2
+
+
+@wp.kernel
+def k_reshape_through_ptr(src: wp.array(dtype=float), rows: int, cols: int, out: wp.array2d(dtype=float)):
+    grid = wp.array(ptr=src.ptr, shape=(rows, cols), dtype=float)
+    i, j = wp.tid()
+    out[i, j] = grid[i, j] * 2.0 + float(grid.shape[1])
+
+
+@wp.kernel
+def k_write_structs_through_ptr(p: wp.uint64):
+    pairs = wp.array(ptr=p, shape=2, dtype=PtrPair)
+    pairs[1].a = 4.0
+    pairs[0].b = wp.vec2(1.0, 2.0)
+
+
+@wp.kernel
+def k_read_past_the_given_shape(src: wp.array(dtype=float), n: int, out: wp.array(dtype=float)):
+    v = wp.array(ptr=src.ptr, shape=(n,), dtype=float)
+    out[0] = v[n]
+
+
+def test_arrays_over_an_address_in_kernels():
+    src = wp.array(np.arange(6, dtype=np.float32))
+    out = wp.zeros((2, 3), dtype=float)
+    wp.launch(k_reshape_through_ptr, dim=(2, 3), inputs=[src, 2, 3, out])
+    np.testing.assert_array_equal(out.numpy(), np.arange(6).reshape(2, 3) * 2.0 + 3.0)
+    pairs = wp.zeros(2, dtype=PtrPair)
+    wp.launch(k_write_structs_through_ptr, dim=1, inputs=[pairs.ptr])
+    got = pairs.numpy()
+    assert got[1]["a"] == 4.0 and list(got[0]["b"]) == [1.0, 2.0] and got[0]["a"] == 0.0
+
+
+def test_an_array_over_an_address_checks_its_indices():
+    with pytest.raises(IndexError, match="k_read_past_the_given_shape"):
+        wp.launch(k_read_past_the_given_shape, dim=1, inputs=[wp.zeros(4), 3, wp.zeros(1)])
+
+
+def test_an_array_over_an_address_takes_no_gradient():
+    src = wp.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], dtype=float, requires_grad=True)
+    out = wp.zeros((2, 3), dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_reshape_through_ptr, dim=(2, 3), inputs=[src, 2, 3, out])
+    tape.backward(grads={out: wp.ones((2, 3), dtype=float)})
+    np.testing.assert_array_equal(src.grad.numpy(), np.zeros(6))  # the address carries no gradient
+
+
+def test_kernel_arrays_need_ptr_shape_and_dtype():
+    @wp.kernel(module="unique")
+    def makes_an_array(out: wp.array(dtype=float)):
+        a = wp.array(shape=(3,), dtype=float)
+        out[0] = a[0]
+
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="ptr=, shape= and dtype="):
+        wp.launch(makes_an_array, dim=1, inputs=[wp.zeros(1)])

@@ -403,3 +403,11 @@ def test_host_arithmetic_refuses_mixed_scalar_types_as_kernels_do():
             f()
     assert wp.vec3d(1.0, 2.0, 3.0) * 2.0 == wp.vec3d(2.0, 4.0, 6.0)  # Python numbers mix with any type
     assert wp.vec3(1.0, 2.0, 3.0) * wp.float32(2.0) == wp.vec3(2.0, 4.0, 6.0)
+
+
+def test_composite_types_carry_warps_metadata():
+    assert wp.vec3._wp_generic_type_str_ == "vec_t" and wp.vec3._wp_type_params_ == (3, wp.float32)
+    m = wp.types.matrix((2, 3), wp.float64)
+    assert m._wp_generic_type_str_ == "mat_t" and m._wp_type_params_ == (2, 3, wp.float64)
+    assert wp.quath._wp_generic_type_str_ == "quat_t" and wp.quath._wp_type_params_ == (wp.float16,)
+    assert wp.transformd._wp_generic_type_str_ == "transform_t" and wp.transformd._wp_scalar_type_ is wp.float64

@@ -99,6 +99,7 @@ class array:
     """
 
     _weft_array_class = True  # what wp.types.type_is_array looks for
+    _weft_kernel_constructible = True  # kernels may call wp.array(ptr=..., shape=..., dtype=...)
 
     def __init__(
         self,
@@ -137,6 +138,7 @@ class array:
             self.grad = grad
         elif requires_grad:
             self._alloc_grad()
+        _check_retain(self)
 
     # -- construction --------------------------------------------------------------------------
 
@@ -304,6 +306,7 @@ class array:
         if grad is None:
             self._grad = None
             self._requires_grad = False
+            self._retain_grad = False
         else:
             if not isinstance(grad, array):
                 grad = array(grad, dtype=self.dtype, device=self.device, copy=False)
@@ -329,6 +332,7 @@ class array:
             self._alloc_grad()
         elif not value:
             self._grad = None
+            self._retain_grad = False  # nothing left to retain
         self._requires_grad = bool(value)
         self._ctype = None
 
@@ -340,6 +344,7 @@ class array:
     @retain_grad.setter
     def retain_grad(self, value):
         self._retain_grad = bool(value)
+        _check_retain(self)
         self._ctype = None
 
     def _alloc_grad(self):
@@ -517,6 +522,20 @@ class array:
         from .interop.cuda_interface import cuda_array_interface
 
         return cuda_array_interface(self)
+
+    def cptr(self):
+        """A ctypes pointer to the first element, typed as one element's C layout (``c_float``,
+        the vector class, a struct's C struct): ``a.cptr()[i]`` reads element ``i`` of a contiguous
+        CPU array in place. None for an empty array.
+
+        Raises:
+            TypeError: the array is a type annotation without data.
+        """
+        self._require_data("take the address of")
+        if self.ptr is None:
+            return None
+        ctype = self.dtype.ctype if hasattr(self.dtype, "ctype") else self.dtype
+        return ctypes.cast(self.ptr, ctypes.POINTER(ctype))
 
     def numpy(self) -> np.ndarray:
         """A NumPy array of the contents: a zero-copy view on the CPU, a copy from a GPU (which
@@ -765,6 +784,15 @@ def _inner_contiguous(arr, trailing) -> bool:
 class ArrayViewError(TypeError, ValueError):
     """``array.view`` to a dtype whose size does not fit (a TypeError, as in Warp; also the
     ValueError weft raised before)."""
+
+
+def _check_retain(a):
+    if a._retain_grad and not a._requires_grad and not a._is_annotation:
+        a._retain_grad = False
+        raise ValueError(
+            "retain_grad=True needs an array with a gradient: pass requires_grad=True (or set "
+            "a.requires_grad = True first)"
+        )
 
 
 _ArrayAnnotation.concrete = array  # what wp.array[...] annotations stand for

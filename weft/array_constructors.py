@@ -11,7 +11,7 @@ import numpy as np
 
 
 from . import config
-from .array import array, _host_view
+from .array import array, _check_retain, _host_view
 from .array_layout import *  # noqa: F403
 from .array_layout import (
     _dtype_size,
@@ -32,6 +32,7 @@ def _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero, strides
     a._init_new(dtype, shape, strides, device, pinned, zero=zero)
     if requires_grad:
         a._alloc_grad()
+    _check_retain(a)
     return a
 
 

@@ -417,6 +417,9 @@ _suffix = {wt.float16: "h", wt.bfloat16: "bf", wt.float32: "f", wt.float64: "d",
            wt.uint16: "us", wt.int32: "i", wt.uint32: "ui", wt.int64: "l", wt.uint64: "ul", wt.bool: "bool"}  # fmt: skip
 
 
+_GENERIC_NAMES = {"vector": "vec_t", "matrix": "mat_t", "quaternion": "quat_t", "transform": "transform_t"}
+
+
 def _make(key, base, name, shape, dtype, cname):
     cls = _cache.get(key)
     if cls is not None:
@@ -428,6 +431,8 @@ def _make(key, base, name, shape, dtype, cname):
         "_shape": tuple(shape),
         "_shape_": tuple(shape),  # Warp's spelling of the shape and the scalar type
         "_wp_scalar_type_": dtype,
+        "_wp_generic_type_str_": _GENERIC_NAMES[base._kind],  # Warp's name of the C++ template
+        "_wp_type_params_": (*shape, dtype) if base._kind in ("vector", "matrix") else (dtype,),
         "_scalar": dtype,
         "_length": n,
         "cname": cname,

@@ -153,6 +153,11 @@ forward_formats = {
     intr.GRAD_CALL: lambda r, b, s, a: _grad_call(s, a),
     intr.ARRAY_VIEW: _with_loc("array_view"),
     intr.ARRAY_SLICE: lambda r, b, s, a: _array_slice(r, b, s, a),
+    intr.ARRAY_PTR: lambda r, b, s, a: f"weft::array_ptr({a[0]})",
+    intr.ARRAY_FROM_PTR: lambda r, b, s, a: (
+        f"weft::array_from_ptr<{ctype_name(s.result.type.dtype)}>"
+        f"({', '.join([f'weft::uint64({a[0]})'] + [f'weft::int32({x})' for x in a[1:]])})"
+    ),
     intr.INDEXED_VIEW: _with_loc("indexed_view"),
     intr.INDEXED_DATA: lambda r, b, s, a: f"{a[0]}.data",
     intr.COPY: lambda r, b, s, a: a[0],

@@ -589,6 +589,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 return ShapeTuple([self.call(intr.SHAPE, [base], wt.int32, attr=d) for d in range(base.type.ndim)])
             if node.attr == "ndim":
                 return self.const(base.type.ndim, wt.int32)
+            if node.attr == "ptr" and isinstance(base.type, wt.ArrayType):
+                return self.call(intr.ARRAY_PTR, [base], wt.uint64, node=node)
             if node.attr == "dtype":
                 return Static(base.type.dtype)
         if isinstance(base, ir.Var) and wt.is_scalar(base.type) and node.attr in ("dtype", "length"):

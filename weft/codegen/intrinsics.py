@@ -38,6 +38,8 @@ INDEXED_INDEX = "indexed_index"  # attr d: index i of dimension d of an indexed 
 INDEXED_VIEW = "indexed_view"  # a[i] of an indexed array with more dimensions: the indexed subarray
 ARRAY_SLICE = "array_slice"  # a[i, 1:n:2] in a kernel: attr ((kind, given bounds) per entry); args start, stop, step each
 ARRAY_VIEW = "array_view"  # a[i] of a 2-D+ array: the subarray (shares memory and gradient)
+ARRAY_PTR = "array_ptr"  # a.ptr: the address of element 0, as a uint64
+ARRAY_FROM_PTR = "array_from_ptr"  # wp.array(ptr=p, shape=(n, m), dtype=T): a contiguous array over memory at p
 GRAD_CALL = "grad_call"  # wp.grad(f)(args): attr (callee, result type); forward-only
 BIT_CAST = "bit_cast"  # wp.cast(x, dtype): the same bytes read as another type of the same size
 ASSERT = "assert"  # debug builds: a false condition ends the launch with an AssertionError
@@ -148,6 +150,8 @@ OPS: dict = {
     INDEXED_VIEW: OpInfo(_never),
     ARRAY_VIEW: OpInfo(_never),
     ARRAY_SLICE: OpInfo(_never),  # its loads and stores are the view's, attributed to the array (access.py)
+    ARRAY_PTR: OpInfo(_never),
+    ARRAY_FROM_PTR: OpInfo(_never),  # no gradient buffer: its loads and stores take no gradient
 }
 
 

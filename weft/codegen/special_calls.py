@@ -28,7 +28,42 @@ def register_special(obj, handler):
 def handler_for(target):
     """The handler lowering calls of the Python object ``target``, or None."""
     entry = _specials.get(id(target))
-    return entry[1] if entry is not None and entry[0] is target else None
+    if entry is not None and entry[0] is target:
+        return entry[1]
+    if isinstance(target, type) and getattr(target, "_weft_kernel_constructible", False):
+        return _call_array_from_ptr  # wp.array(ptr=..., shape=..., dtype=...), wp.array2d(...)
+    return None
+
+
+def _call_array_from_ptr(lw: Lowerer, node):
+    """``wp.array(ptr=p, shape=(n, m), dtype=T)`` in a kernel: a contiguous array over the memory
+    at address ``p`` (a uint64, e.g. another array's ``.ptr``); the shape may be runtime ints, the
+    dtype is known when the kernel is built. It has no gradient."""
+    kw = {k.arg: k.value for k in node.keywords}
+    if node.args or set(kw) - {"ptr", "shape", "dtype"} or not {"ptr", "shape", "dtype"} <= set(kw):
+        raise lw.error(
+            "wp.array(...) in a kernel takes exactly ptr=, shape= and dtype= (a view of existing memory); "
+            "create arrays with data outside kernels",
+            node,
+            WarpCodegenTypeError,
+        )
+    dtype = _build_time_value(lw, kw["dtype"])
+    try:
+        dtype = wt.resolve_array_dtype(dtype)
+    except TypeError as e:
+        raise lw.error(str(e), kw["dtype"], WarpCodegenTypeError) from None
+    ptr = lw.expr(kw["ptr"])
+    if not wt.is_int(ptr.type):
+        raise lw.error(f"wp.array(ptr=...) needs an integer address (a uint64), got {wt.type_repr(ptr.type)}", node)
+    shape_node = kw["shape"]
+    dims = [lw.expr(e) for e in shape_node.elts] if isinstance(shape_node, ast.Tuple) else [lw.expr(shape_node)]
+    fixed = getattr(lw.static_value(node.func), "ndim_fixed", 0)
+    if not 1 <= len(dims) <= wt.MAX_DIMS or (fixed and len(dims) != fixed):
+        raise lw.error(f"wp.array(shape=...) in a kernel needs 1 to {wt.MAX_DIMS} dimensions", node)
+    for d in dims:
+        if not wt.is_int(d.type):
+            raise lw.error(f"array dimensions must be integers, got {wt.type_repr(d.type)}", shape_node)
+    return lw.call(intr.ARRAY_FROM_PTR, [ptr] + dims, wt.ArrayType(dtype, len(dims)), node=node)
 
 
 def _call_tid(lw: Lowerer, node):

@@ -118,6 +118,31 @@ WEFT_FN array_t<T> array_view(const array_t<T>& a, int32 loc, I... idx) {
     return v;
 }
 
+// a.ptr in a kernel: the address of element 0.
+template <typename T>
+WEFT_FN uint64 array_ptr(const array_t<T>& a) {
+    return uint64(reinterpret_cast<uintptr_t>(a.data));
+}
+
+// wp.array(ptr=p, shape=(n, m), dtype=T) in a kernel: a contiguous array over the memory at p,
+// without a gradient (indices are checked against the given shape, as any array's).
+template <typename T, typename... S>
+WEFT_FN array_t<T> array_from_ptr(uint64 ptr, S... shape) {
+    constexpr int n = int(sizeof...(S));
+    array_t<T> a = {};
+    a.data = reinterpret_cast<T*>(uintptr_t(ptr));
+    a.grad = nullptr;
+    int32 dims[n] = {int32(shape)...};
+    int64 stride = int64(sizeof(T));
+    for (int d = n - 1; d >= 0; --d) {
+        a.shape[d] = dims[d];
+        a.strides[d] = stride;
+        stride *= dims[d];
+    }
+    a.ndim = n;
+    return a;
+}
+
 // a[i, 1:n:2] in a kernel: per index entry five numbers: kind (0: an integer index, 1: a slice),
 // start, stop, step, and which of start / stop were given (bit 0 / bit 1); dimensions past the
 // entries are kept whole. Slices follow Python's rules (negative bounds count from the end and
