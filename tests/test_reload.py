@@ -98,3 +98,29 @@ def test_a_changed_constant_read_in_a_func_is_followed():
         np.testing.assert_array_equal(out.numpy(), [3.0])
     finally:
         SCALE = 2.0
+
+
+class _Settings:
+    gain = 2.0
+
+
+SETTINGS = _Settings()
+
+
+@wp.kernel
+def k_static_attribute(out: wp.array(dtype=float)):
+    out[0] = wp.static(SETTINGS.gain)
+
+
+def test_mark_modified_rebuilds_after_an_in_place_change():
+    out = wp.zeros(1, dtype=float)
+    wp.launch(k_static_attribute, 1, [out])
+    try:
+        SETTINGS.gain = 5.0  # an attribute changed in place: the global itself is the same object
+        wp.launch(k_static_attribute, 1, [out])
+        assert out.numpy()[0] == 2.0
+        k_static_attribute.module.mark_modified()
+        wp.launch(k_static_attribute, 1, [out])
+        assert out.numpy()[0] == 5.0
+    finally:
+        SETTINGS.gain = 2.0

@@ -24,6 +24,7 @@ from .array import (
     zeros_like,
 )
 from .indexed_array import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
+from .array_annotation import fixedarray  # noqa: F401 (a func returning a wp.zeros made in a kernel)
 from .builtins.search import lower_bound
 from .builtins.constructors import (
     eig3,

@@ -287,3 +287,39 @@ def is_array(a) -> bool:
     if isinstance(a, (_ArrayAnnotationBase, types.ArrayType, types.IndexedArrayType)):
         return True
     return not isinstance(a, type) and bool(getattr(type(a), "_weft_array_class", False))
+
+
+class fixedarray:  # noqa: N801 (Warp's spelling)
+    """``wp.fixedarray(shape=(2, 3), dtype=int)``: the type of a fixed-size array made in a kernel
+    or func (``wp.zeros(shape, dtype)`` there), for a func's return annotation. Such arrays live
+    in the thread's own memory; Python code never holds one.
+
+    Raises:
+        ValueError: ``shape`` is not 1 to 4 positive ints.
+    """
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype=Any, shape=None):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape or ())
+        if not 1 <= len(shape) <= MAX_DIMS or not all(isinstance(d, int) and d > 0 for d in shape):
+            raise ValueError(f"wp.fixedarray needs a shape of 1 to {MAX_DIMS} positive ints, got {shape}")
+        self.dtype = _normalize_dtype(dtype)
+        self.shape = shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def kernel_type(self):
+        """The kernel-side type: ``FixedArrayType(dtype, shape)``."""
+        return types.FixedArrayType(_resolve_dtype(self.dtype), self.shape)
+
+    def __eq__(self, other):
+        return isinstance(other, fixedarray) and (other.dtype, other.shape) == (self.dtype, self.shape)
+
+    def __hash__(self):
+        return hash((fixedarray, self.dtype, self.shape))
+
+    def __repr__(self):
+        return f"wp.fixedarray(shape={self.shape}, dtype={dtype_source(self.dtype)})"

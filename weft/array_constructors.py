@@ -325,3 +325,9 @@ def _user_location():
     while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
         f = f.f_back
     return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
+
+
+# Kernels call these too: wp.zeros(shape, dtype) / wp.empty(shape, dtype) make a fixed-size local
+# array there (codegen/special_calls.py).
+zeros._weft_kernel_local_array = True
+empty._weft_kernel_local_array = True

@@ -125,6 +125,8 @@ class FuncInstance(ir.FuncCallee):
         self.replay_ir = self._lower_custom_replay(function.custom_replay) if function.custom_replay else None
         if self.grad_ir is not None:
             self.differentiable = True
+        # why no backward pass can be built through this func (a custom gradient replaces its own)
+        self.backward_error = self.compiled.reverse_error if self.grad_ir is None else None
         # Calls replayed by a backward pass use <symbol>_replay when this is set.
         self.has_replay_variant = self.has_side_effects or self.replay_ir is not None
 
@@ -362,8 +364,12 @@ class KernelInstance:
         self.compiled = pipeline.compile_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
         self.ir = self.compiled.ir
         self.facts = self.compiled.facts
-        self.backward_enabled = kernel.enable_backward
         self.funcs = _func_closure(self.ir)
+        # why no backward pass can be built (a construct without an adjoint, here or in a func)
+        self.backward_error = self.compiled.reverse_error or next(
+            (f.backward_error for f in self.funcs if getattr(f, "backward_error", None)), None
+        )
+        self.backward_enabled = kernel.enable_backward and self.backward_error is None
         if self.backward_enabled:
             _check_native_references(kernel, self.funcs)
         self.generation = mod.generation()

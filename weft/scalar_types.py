@@ -438,6 +438,62 @@ class ArrayType(_ArrayKindType):
     _interned: dict = {}
 
 
+class LocalArrayType(ArrayType):
+    """Kernel-side type of an array over a kernel's or func's own storage (``wp.zeros(shape, dtype)``
+    inside a kernel): an ``array_t`` like any array (indexing, views, ``.ptr``, passing to funcs),
+    kept apart so that its writes replay in the backward pass and funcs taking one get their own
+    instance. It carries no gradient."""
+
+    __slots__ = ()
+    _kind_name = "localarray"
+    _interned: dict = {}
+
+
+def array_twin(t):
+    """The plain array type of a local array type (how builtins and annotations see it)."""
+    return ArrayType(t.dtype, t.ndim) if isinstance(t, LocalArrayType) else t
+
+
+class FixedArrayType:
+    """The storage of a fixed-size array created in a kernel or func: ``shape`` (a tuple of
+    positive ints) elements of ``dtype``, held by value (a func returns it to its caller)."""
+
+    __slots__ = ("dtype", "shape", "__weakref__")
+    _interned: dict = {}
+
+    def __new__(cls, dtype, shape):
+        key = (dtype, tuple(shape))
+        t = cls._interned.get(key)
+        if t is None:
+            t = object.__new__(cls)
+            t.dtype = dtype
+            t.shape = tuple(shape)
+            cls._interned[key] = t
+        return t
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def __eq__(self, other):
+        return other is self or (
+            isinstance(other, FixedArrayType) and other.dtype == self.dtype and other.shape == self.shape
+        )
+
+    def __hash__(self):
+        return hash(("fixedarray", self.dtype, self.shape))
+
+    def __repr__(self):
+        return f"fixedarray(shape={self.shape}, dtype={type_repr(self.dtype)})"
+
+
 class IndexedArrayType(_ArrayKindType):
     """Kernel-side type of a ``wp.indexedarray`` parameter: an array of ``dtype`` with ``ndim``
     dimensions seen through per-dimension index arrays. Distinct from ``ArrayType``: kernels

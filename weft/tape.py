@@ -293,6 +293,11 @@ class Tape:
             if isinstance(rec, FuncRecord):
                 continue
             inst = rec.instance
+            if inst.backward_error and inst.kernel.enable_backward:
+                raise RuntimeError(
+                    f"tape.backward(): kernel '{rec.kernel.key}' (launch {k} on this tape) has no backward pass: "
+                    f"{inst.backward_error}"
+                )
             if not inst.backward_enabled:
                 raise RuntimeError(
                     f"tape.backward(): kernel '{rec.kernel.key}' (launch {k} on this tape) was built with "

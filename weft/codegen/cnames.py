@@ -17,6 +17,8 @@ def ctype_name(t) -> str:
         return "bool" if t is wt.bool else f"weft::{t.cname}"
     if isinstance(t, wt.ArrayType):
         return f"weft::array_t<{ctype_name(t.dtype)}>"
+    if isinstance(t, wt.FixedArrayType):
+        return f"weft::fixed_storage_t<{ctype_name(t.dtype)}, {t.size}>"
     if isinstance(t, wt.IndexedArrayType):
         return f"weft::indexedarray_t<{ctype_name(t.dtype)}>"
     if isinstance(t, wt.TupleType):

@@ -453,7 +453,21 @@ class ControlFlow:
                 )
             v = self.expr_or_tuple(node.value)
             if isinstance(v, StaticTuple):
+                if any(isinstance(x.type, wt.LocalArrayType) for x in v.items):
+                    raise self.error(
+                        "a func returns a local array (wp.zeros / wp.empty) alone, not inside a tuple", node
+                    )
                 v = self.call(intr.TUPLE_MAKE, v.items, wt.TupleType([x.type for x in v.items]))
+            elif isinstance(v.type, wt.LocalArrayType):
+                storage = self.local_storage.get(v.id)
+                if storage is None:
+                    raise self.error(
+                        "a func can return a local array it created (wp.zeros / wp.empty in the func), "
+                        "not a view of one or one it was given; return values or write into the array",
+                        node,
+                        WarpCodegenTypeError,
+                    )
+                v = storage  # returned by value: the caller takes the storage over
             prev = self.env.get("$retval")
             if prev is not None and prev.type != v.type:
                 if v.literal and tr.literal_fits(v.const, prev.type):

@@ -154,6 +154,10 @@ forward_formats = {
     intr.ARRAY_VIEW: _with_loc("array_view"),
     intr.ARRAY_SLICE: lambda r, b, s, a: _array_slice(r, b, s, a),
     intr.ARRAY_PTR: lambda r, b, s, a: f"weft::array_ptr({a[0]})",
+    intr.LOCAL_STORAGE: lambda r, b, s, a: f"{ctype_name(s.result.type)}{{}}",
+    intr.LOCAL_VIEW: lambda r, b, s, a: (
+        f"weft::fixed_view({a[0]}, {', '.join(str(d) for d in s.args[0].type.shape)})"
+    ),
     intr.ARRAY_FROM_PTR: lambda r, b, s, a: (
         f"weft::array_from_ptr<{ctype_name(s.result.type.dtype)}>"
         f"({', '.join([f'weft::uint64({a[0]})'] + [f'weft::int32({x})' for x in a[1:]])})"
@@ -320,6 +324,7 @@ class CStyleRenderer:
                     replay
                     and intr.has_side_effect(s.callee)
                     and not ir.is_func(s.callee)
+                    and not intr.writes_local_array(s)
                 ):
                     continue
                 e = self.call_expr(b, s, replay)
@@ -461,7 +466,7 @@ class CStyleRenderer:
         adjoint = "backward" in self.passes or getattr(inst, "adjoint_required", False)
         if adjoint and inst.grad_ir is not None:
             out.append(self.render_custom_adjoint(inst))
-        elif adjoint and inst.differentiable:
+        elif adjoint and inst.differentiable and inst.compiled.reverse is not None:
             adj_params = [f"{ctype_name(p.var.type)}& {self.a(p.var)}" for p in fn.params]
             if fn.ret is not None:
                 adj_params.append(f"{ret_t} adj_ret")
@@ -471,7 +476,7 @@ class CStyleRenderer:
             out += ["    " + d for d in self.loop_state_decls(fn)]
             body = Body(fn)
             self.forward_block(body, fn.body, out, "    ", True)
-            if fn.ret is not None:
+            if fn.ret is not None and wt.is_differentiable(fn.ret.type):
                 out.append(f"    {self.a(fn.ret)} += adj_ret;")
             self.reverse_list(body, inst.compiled.adjoint(), out, "    ")
             out.append("}")

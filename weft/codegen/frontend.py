@@ -139,6 +139,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         self.adjoint_targets = adjoint_targets  # in a @wp.func_grad body: forward param name -> index
         self.ref_params = tuple(ref_params)  # wp.ref[T] parameters: their final values are returned too
         self.literal_locals: set = set()  # ids of vars a name got from a bare literal (x = 0)
+        self.local_storage: dict = {}  # id of a local array var (wp.zeros in here) -> its storage var
         self.node = src.tree
 
     # ----------------------------------------------------------------- infrastructure
@@ -252,6 +253,13 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             raise self.error(f"func '{self.src.name}' is annotated to return a value but does not return one")
         if rv is not None and self.ret_type is not None:
             annotated = tr.annotation_type(self.ret_type)
+            if isinstance(rv.type, wt.FixedArrayType) and not isinstance(annotated, wt.FixedArrayType):
+                raise self.error(
+                    f"The function `{self.src.name}` returns a fixed-size array whereas it has its return type "
+                    f"annotated as `{_annotation_text(self.ret_type)}`; annotate it as "
+                    f"`wp.fixedarray(shape={rv.type.shape}, dtype=...)` or leave the annotation out",
+                    cls=WarpCodegenTypeError,
+                )
             if annotated is not None and not tr.is_generic(annotated) and annotated != rv.type:
                 raise self.error(self.return_mismatch(annotated, rv.type), cls=WarpCodegenTypeError)
         if self.ref_params:  # copy-out: (result, final value of each wp.ref parameter)
@@ -734,7 +742,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             kind, op = (
                 (wt.IndexedArrayType, intr.INDEXED_VIEW)
                 if isinstance(arr.type, wt.IndexedArrayType)
-                else (wt.ArrayType, intr.ARRAY_VIEW)
+                else (type(arr.type), intr.ARRAY_VIEW)  # a view of a local array is local too
             )
             return self.call(op, [arr] + idx, kind(arr.type.dtype, arr.type.ndim - len(idx)), node=node)
         return self.call(intr.LOAD, [arr] + idx, arr.type.dtype, node=node)
@@ -818,7 +826,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             attr.append((1, (start is not None) | (stop is not None) << 1))
             args += [start or zero, stop or zero, step or self.const(1, wt.int64)]
         ndim = arr.type.ndim - sum(1 for kind, _ in attr if kind == 0)
-        return self.call(intr.ARRAY_SLICE, args, wt.ArrayType(arr.type.dtype, ndim), attr=tuple(attr), node=node)
+        return self.call(intr.ARRAY_SLICE, args, type(arr.type)(arr.type.dtype, ndim), attr=tuple(attr), node=node)
 
     def indexed_element(self, arr, idx, node):
         """An element of an indexed array as ``(data array, data indices)``: each index checked
@@ -962,11 +970,19 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if inst.ref_params:
             return self.call_with_references(func, inst, args, node)
         args = [a for a in args if not isinstance(a, Static)]  # wp.Function arguments are built in
-        return (
-            self.call(inst, args, inst.ret_type, node=node)
-            if inst.ret_type is not None
-            else self.call(inst, args, None, node=node)
-        )
+        if inst.ret_type is None:
+            return self.call(inst, args, None, node=node)
+        result = self.call(inst, args, inst.ret_type, node=node)
+        if isinstance(inst.ret_type, wt.FixedArrayType):  # a local array the func made: now ours
+            return self.local_array_over(result, node)
+        return result
+
+    def local_array_over(self, storage, node):
+        """The array over a local storage var (``wp.zeros`` in a kernel, or a func's result)."""
+        t = storage.type
+        view = self.call(intr.LOCAL_VIEW, [storage], wt.LocalArrayType(t.dtype, t.ndim), node=node)
+        self.local_storage[view.id] = storage
+        return view
 
     def call_grad(self, target, node):
         """``wp.grad(f)(args)``: ``f``'s adjoint with a unit seed, giving the gradient of its scalar

@@ -40,6 +40,8 @@ ARRAY_SLICE = "array_slice"  # a[i, 1:n:2] in a kernel: attr ((kind, given bound
 ARRAY_VIEW = "array_view"  # a[i] of a 2-D+ array: the subarray (shares memory and gradient)
 ARRAY_PTR = "array_ptr"  # a.ptr: the address of element 0, as a uint64
 ARRAY_FROM_PTR = "array_from_ptr"  # wp.array(ptr=p, shape=(n, m), dtype=T): a contiguous array over memory at p
+LOCAL_STORAGE = "local_storage"  # wp.zeros(shape, dtype) in a kernel: zeroed storage (a FixedArrayType value)
+LOCAL_VIEW = "local_view"  # the array (LocalArrayType) over a local storage var
 GRAD_CALL = "grad_call"  # wp.grad(f)(args): attr (callee, result type); forward-only
 BIT_CAST = "bit_cast"  # wp.cast(x, dtype): the same bytes read as another type of the same size
 ASSERT = "assert"  # debug builds: a false condition ends the launch with an AssertionError
@@ -96,8 +98,10 @@ def operands_differentiable(call) -> bool:
 
 
 def _array_dtype(call) -> bool:
-    """An array access contributes when the array's elements carry gradients."""
-    return wt.is_differentiable(call.args[0].type.dtype)
+    """An array access contributes when the array's elements carry gradients (a local array's
+    never do: it has no gradient buffer)."""
+    arr = call.args[0].type
+    return wt.is_differentiable(arr.dtype) and not isinstance(arr, wt.LocalArrayType)
 
 
 def _cast(call) -> bool:
@@ -152,6 +156,8 @@ OPS: dict = {
     ARRAY_SLICE: OpInfo(_never),  # its loads and stores are the view's, attributed to the array (access.py)
     ARRAY_PTR: OpInfo(_never),
     ARRAY_FROM_PTR: OpInfo(_never),  # no gradient buffer: its loads and stores take no gradient
+    LOCAL_STORAGE: OpInfo(_never),
+    LOCAL_VIEW: OpInfo(_never),
 }
 
 
@@ -177,6 +183,19 @@ def has_side_effect(callee) -> bool:
         return callee.side_effect
     ir.check_callee(callee)
     return callee.has_side_effects
+
+
+def writes_local_array(stmt) -> bool:
+    """Whether a call stores into an array over a kernel's or func's own storage (``wp.zeros`` in
+    a kernel): the backward pass replays those writes, as the values it recomputes read them."""
+    from .. import types as wt
+
+    return (
+        isinstance(stmt.callee, str)
+        and op_info(stmt.callee).writes_array
+        and bool(stmt.args)
+        and isinstance(stmt.args[0].type, wt.LocalArrayType)
+    )
 
 
 def reads_array(callee) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import config
-from . import access, frontend, ir, staging
+from . import access, frontend, ir, local_arrays, staging
 from . import adjoint as ad
 from .source import Source
 
@@ -78,6 +78,7 @@ def lower(
 def differentiate(fn: ir.Function) -> tuple:
     """``(adjoint program, None)``, or ``(None, message)`` naming the construct without an adjoint."""
     try:
+        local_arrays.check(fn)
         return tuple(ad.reverse_block(fn.body)), None
     except NotImplementedError as e:
         return None, str(e)

@@ -32,7 +32,39 @@ def handler_for(target):
         return entry[1]
     if isinstance(target, type) and getattr(target, "_weft_kernel_constructible", False):
         return _call_array_from_ptr  # wp.array(ptr=..., shape=..., dtype=...), wp.array2d(...)
+    if getattr(target, "_weft_kernel_local_array", False):
+        return _call_local_array  # wp.zeros(shape, dtype) / wp.empty(shape, dtype)
     return None
+
+
+def _call_local_array(lw: Lowerer, node):
+    """``wp.zeros(shape, dtype)`` / ``wp.empty(shape, dtype)`` in a kernel or func: a fixed-size
+    array in the thread's own memory, zeroed (``empty`` too: reproducible), its shape known when
+    the kernel is built. It behaves as an array (indexing, views, slices, ``.ptr``, passing to
+    funcs); a func may return it; it takes no gradient."""
+    names = ["shape", "dtype"]
+    given = dict(zip(names, node.args))
+    given.update({k.arg: k.value for k in node.keywords})
+    if len(node.args) > 2 or set(given) - set(names) or "shape" not in given:
+        raise lw.error("wp.zeros(shape, dtype) in a kernel takes a constant shape and a dtype", node)
+    from .errors import WarpCodegenError
+
+    try:
+        shape = lw.static_eval(given["shape"])
+    except WarpCodegenError:
+        raise lw.error(
+            "the `shape` argument must be specified as a constant when zero-initializing an array", node
+        ) from None
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if not 1 <= len(shape) <= wt.MAX_DIMS or not all(isinstance(d, int) and d > 0 for d in shape):
+        raise lw.error(f"a local array needs 1 to {wt.MAX_DIMS} positive dimensions, got shape {shape}", node)
+    dtype = _build_time_value(lw, given["dtype"]) if "dtype" in given else float
+    try:
+        dtype = wt.resolve_array_dtype(dtype)
+    except TypeError as e:
+        raise lw.error(str(e), node, WarpCodegenTypeError) from None
+    storage = lw.call(intr.LOCAL_STORAGE, [], wt.FixedArrayType(dtype, shape), node=node)
+    return lw.local_array_over(storage, node)
 
 
 def _call_array_from_ptr(lw: Lowerer, node):

@@ -98,6 +98,7 @@ def _mixed_types_lead(arg_types) -> str:
 def _first_fit(builtin, arg_types):
     """The first overload accepting ``arg_types`` and its result type; a callable type rule may
     refuse a combination (e.g. mismatched matrix shapes) by returning None."""
+    arg_types = [wt.array_twin(t) for t in arg_types]  # builtins take local arrays as arrays
     for ov in builtin.overloads:
         b = ov.bind(arg_types)
         if b is None:
@@ -228,6 +229,8 @@ def template_accepts(template, concrete) -> bool:
         return wt.is_scalar(concrete) and vt.dtype_fits(template, concrete)
     if isinstance(template, (vt.GenericComposite, TupleTemplate)):
         return template.accepts(concrete)
+    if isinstance(concrete, wt.LocalArrayType) and type(template) is wt.ArrayType:
+        return template_accepts(template, wt.array_twin(concrete))  # a local array is an array
     if wt.is_array_like(template) and (vt.is_generic_dtype(template.dtype) or template.ndim is typing.Any):
         return (
             type(concrete) is type(template)

@@ -143,6 +143,18 @@ WEFT_FN array_t<T> array_from_ptr(uint64 ptr, S... shape) {
     return a;
 }
 
+// wp.zeros(shape, dtype) / wp.empty(...) in a kernel or func: the storage, held by value (a func
+// returns it to its caller), and the array over it (fixed_view, taken where the storage lives).
+template <typename T, int N>
+struct fixed_storage_t {
+    T data[N];
+};
+
+template <typename T, int N, typename... S>
+WEFT_FN array_t<T> fixed_view(fixed_storage_t<T, N>& s, S... shape) {
+    return array_from_ptr<T>(uint64(reinterpret_cast<uintptr_t>(s.data)), shape...);
+}
+
 // a[i, 1:n:2] in a kernel: per index entry five numbers: kind (0: an integer index, 1: a slice),
 // start, stop, step, and which of start / stop were given (bit 0 / bit 1); dimensions past the
 // entries are kept whole. Slices follow Python's rules (negative bounds count from the end and

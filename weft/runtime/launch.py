@@ -480,6 +480,8 @@ def entry_point(inst, adjoint: bool) -> int:
         inst.kernel.module.ensure_built(inst)
     if inst.binding.backward_ptr is None and inst.backward_enabled:
         inst.kernel.module.ensure_backward(inst)  # the backward library is built on first use
+    if inst.binding.backward_ptr is None and inst.backward_error and inst.kernel.enable_backward:
+        raise RuntimeError(f"kernel '{inst.kernel.key}' has no backward pass: {inst.backward_error}")
     if inst.binding.backward_ptr is None:
         raise RuntimeError(
             f"kernel '{inst.kernel.key}' was built with enable_backward=False, so it has no backward pass; "

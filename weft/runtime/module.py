@@ -257,6 +257,13 @@ class Module:
                 except (WarpCodegenError, TypeError, ValueError, KeyError, AttributeError, RuntimeError):
                     pass
 
+    def mark_modified(self):
+        """Lower and build the kernels again at their next launch, as Warp's ``Module.mark_modified``.
+        weft already does so by itself when a func is redefined or a global or closure value a
+        kernel baked in changes; this forces it (e.g. after changing what a func reads through
+        ``wp.static``-evaluated objects in place)."""
+        definitions_changed()
+
     def hash_module(self) -> bytes:
         """The module's content hash (SHA-256 bytes, Warp's ``Module.hash_module``): the generated
         code of every kernel it would build now (forward and backward), the funcs and constants
