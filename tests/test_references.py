@@ -289,13 +289,48 @@ def test_native_snippet_replay_body_runs_in_the_backward_pass():
     assert count[0] == 1.0  # once in the forward pass, not again in the replay
 
 
-def test_native_snippet_refuses_array_parameters():
+@wp.func_native(
+    """
+    out[tid] = x[tid] + offset;
+    sums[0] += x.shape[0] * (tid == 0);
+    """
+)
+def add_offset_snippet(x: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.int32), sums: wp.array(dtype=wp.int32), offset: int, tid: int): ...
+
+
+@wp.kernel
+def k_add_offset(x: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.int32), sums: wp.array(dtype=wp.int32)):
+    tid = wp.tid()
+    add_offset_snippet(x, out, sums, 5, tid)
+
+
+def test_native_snippets_take_arrays():
+    x = wp.array(np.arange(8), dtype=wp.int32)
+    out, sums = wp.zeros(8, dtype=wp.int32), wp.zeros(1, dtype=wp.int32)
+    wp.launch(k_add_offset, 8, [x, out, sums])
+    np.testing.assert_array_equal(out.numpy(), np.arange(8) + 5)
+    assert sums.numpy()[0] == 8  # a.shape[d] in the snippet
+    strided = wp.array(np.arange(16), dtype=wp.int32)[::2]  # a[i] follows the byte stride
+    wp.launch(k_add_offset, 8, [strided, out, sums])
+    np.testing.assert_array_equal(out.numpy(), np.arange(0, 16, 2) + 5)
+
+
+def test_native_snippets_are_opaque_to_the_overwrite_check():
+    """A snippet may write any array it is given: the tape's array-overwrite detection counts it."""
+    from weft.codegen.access import array_access
+
+    inst = k_add_offset.default_instance()
+    assert array_access(inst.ir)[("x",)] == {"read", "write"}
+
+
+def test_native_snippet_refuses_indexed_array_parameters():
     @wp.func_native("a[0] = 1.0f;")
-    def write_array(a: wp.array(dtype=float)): ...
+    def write_array(a: wp.indexedarray(dtype=float)): ...
 
     @wp.kernel(module="unique")
-    def k(a: wp.array(dtype=float)):
+    def k(a: wp.indexedarray(dtype=float)):
         write_array(a)
 
-    with pytest.raises(wp.codegen.WarpCodegenError, match="is an array"):
-        wp.launch(k, 1, [wp.zeros(1, dtype=float)])
+    data = wp.zeros(2, dtype=float)
+    with pytest.raises(wp.codegen.WarpCodegenError, match="is an indexed array"):
+        wp.launch(k, 1, [wp.indexedarray(data, [wp.array([0], dtype=wp.int32)])])

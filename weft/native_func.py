@@ -1,7 +1,8 @@
 """``@wp.func_native``: a func whose body is a C++ snippet.
 
 The decorated Python function is a typed stub: its parameters name the snippet's variables (by
-value, or as C++ references for ``wp.ref[T]`` parameters) and its return annotation the type of
+value, or as C++ references for ``wp.ref[T]`` parameters; an array is a ``weft::array_t<T>``,
+whose ``a[i]`` is element i along the first dimension) and its return annotation the type of
 what the snippet returns. ``adj_snippet`` is the adjoint body: it sees the forward parameters,
 ``adj_<name>`` for each parameter's adjoint (to accumulate into) and ``adj_ret`` for the
 adjoint of the result; for a reference parameter ``adj_<name>`` holds the adjoint of its final
@@ -29,11 +30,11 @@ def native_instance(inst, function, pyfunc, arg_types) -> None:
     sig = inspect.signature(pyfunc)
     names = list(sig.parameters)
     for name, t in zip(names, arg_types):
-        if wt.is_array_like(t) or (getattr(t, "_kind", None) == "struct" and _has_array(t)):
+        if isinstance(t, wt.IndexedArrayType) or (getattr(t, "_kind", None) == "struct" and _has_array(t)):
             raise TypeError(
-                f"func_native '{function.key}': parameter '{name}' is an array; weft's native snippets take "
-                "values (scalars, vectors, matrices, quaternions, transforms, structs without arrays) and "
-                "wp.ref[T] parameters, so pass the element (wp.ref[T] to write it)"
+                f"func_native '{function.key}': parameter '{name}' is an indexed array or a struct holding "
+                "arrays; weft's native snippets take values, arrays (weft::array_t<T>: a[i], a.data, a.shape[d], "
+                "a.strides[d] in bytes) and wp.ref[T] parameters"
             )
     ret_ann = sig.return_annotation
     ret_t = None if ret_ann in (inspect.Signature.empty, None, type(None)) else tr.annotation_type(ret_ann)

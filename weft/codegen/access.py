@@ -47,6 +47,11 @@ def _origins(fn: ir.Function) -> dict:
     return origin
 
 
+def _is_native(callee) -> bool:
+    """A ``@wp.func_native`` instance: its C++ body is opaque to these analyses."""
+    return getattr(callee, "native", None) is not None
+
+
 def array_access(fn: ir.Function, _cache: dict = None) -> dict:
     """``{param path: {"read", "write"}}`` for every array the function touches."""
     cache = {} if _cache is None else _cache
@@ -67,7 +72,12 @@ def array_access(fn: ir.Function, _cache: dict = None) -> dict:
         if intr.writes_array(s.callee):
             note(s.args[0], "write")
         callee_ir = s.callee.ir if ir.is_func(s.callee) else None
-        if callee_ir is not None:
+        if callee_ir is not None and _is_native(s.callee):
+            for arg in s.args:  # a C++ snippet may read and write any array it is given
+                if wt.is_array_like(arg.type):
+                    note(arg, "read")
+                    note(arg, "write")
+        elif callee_ir is not None:
             inner = array_access(callee_ir, cache)
             names = [prm.name for prm in callee_ir.params]
             for path, kinds in inner.items():
@@ -132,7 +142,13 @@ def access_events(fn: ir.Function) -> list:
                     for path in origin.get(s.args[0].id, ()):
                         add(path, kind)
                 callee_ir = s.callee.ir if ir.is_func(s.callee) else None
-                if callee_ir is not None:
+                if callee_ir is not None and _is_native(s.callee):
+                    for arg in s.args:
+                        if wt.is_array_like(arg.type):
+                            for path in origin.get(arg.id, ()):
+                                add(path, "read")
+                                add(path, "write")
+                elif callee_ir is not None:
                     names = [prm.name for prm in callee_ir.params]
                     for path, kind in access_events(callee_ir):
                         for base in origin.get(s.args[names.index(path[0])].id, ()):

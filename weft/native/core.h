@@ -193,6 +193,9 @@ struct array_t {
     int64 strides[4];
     int32 ndim;
     int32 flags;
+
+    // a[i] in a C++ snippet (wp.func_native): element i along the first dimension, unchecked
+    WEFT_FN T& operator[](int64 i) const { return *reinterpret_cast<T*>(reinterpret_cast<char*>(data) + i * strides[0]); }
 };
 
 enum { ARRAY_RETAIN_GRAD = 1 };
