@@ -135,6 +135,17 @@ def test_jacobian_couples_neighbours():
     np.testing.assert_allclose(ag.jacobian_fd(neighbour_product, 3, [a], [out])[(0, 0)].numpy(), exact, atol=1e-6)
 
 
+def test_jacobians_inside_a_recording_tape_use_their_own_and_leave_it_alone():
+    a0 = np.array([1.0, 2.0, 3.0])
+    a, out = arr(a0), arr(np.zeros(3))
+    user = wp.Tape()
+    with user:
+        jac = ag.jacobian(neighbour_product, 3, [a], [out])[(0, 0)].numpy()
+        jfd = ag.jacobian_fd(neighbour_product, 3, [a], [out])[(0, 0)].numpy()
+    np.testing.assert_allclose(jac, jfd, atol=1e-6)
+    assert not user.launches  # the user's tape recorded none of their launches
+
+
 def test_vec3_jacobians_keep_the_input_layout_and_match_the_analytic_ones():
     rng = np.random.default_rng(0)
     x0, w0 = rng.normal(size=(3, 3)), rng.normal(size=3)

@@ -2,6 +2,7 @@
 (tape._adjoint_cmds); anything that changes the gradients' identity repacks them."""
 
 import numpy as np
+import pytest
 
 import weft as wp
 
@@ -94,3 +95,15 @@ def test_reset_forgets_prepared_launches():
     assert tape._adjoint_cmds
     tape.reset()
     assert tape._adjoint_cmds == {}
+
+
+def test_tapes_do_not_nest():
+    """As in Warp: a tape entered while another records raises, instead of the outer tape silently
+    missing the inner one's launches; the outer tape still works afterwards."""
+    outer = wp.Tape()
+    with outer:
+        with pytest.raises(RuntimeError, match="already recording"):
+            with wp.Tape():
+                pass
+    with wp.Tape():  # nothing is left recording
+        pass

@@ -36,6 +36,7 @@ import numpy as np
 from . import config
 from . import types as wt
 from .array import array as _array
+from .runtime import recording
 from .runtime.launch import launch as _launch
 from .tape import LaunchRecord, Tape
 
@@ -269,7 +270,7 @@ def _jacobian_ad(target, input_output_mask, max_outputs_per_var) -> tuple[dict, 
     tape = Tape()
     with _quiet_access_checks():
         target.restore()
-        with tape:
+        with recording.paused(), tape:  # a private tape, also inside a recording one
             outputs = target.evaluate()
         pairs = _pairs(target, outputs, input_output_mask)
         jac = {(i, o): np.full((_scalar_count(outputs[o]), _scalar_count(target.inputs[i])), np.nan) for i, o in pairs}
@@ -296,7 +297,7 @@ def _jacobian_ad(target, input_output_mask, max_outputs_per_var) -> tuple[dict, 
 
 def _jacobian_fd(target, input_output_mask, max_inputs_per_var, eps) -> tuple[dict, list]:
     """Central-difference Jacobians: two evaluations per input scalar, each from the original state."""
-    with _quiet_access_checks(), Tape():  # a scratch tape: functions' launches are not recorded elsewhere
+    with _quiet_access_checks(), recording.paused():  # scratch work: no tape records these launches
         target.restore()
         outputs = target.evaluate()
         pairs = _pairs(target, outputs, input_output_mask)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .. import types
 from ..array import array, copy, zeros
+from ..runtime import recording
 from ..runtime.launch import launch
 from ..tape import Tape
 from . import _kernel_call
@@ -83,7 +84,7 @@ class TorchFunction:
                 a.requires_grad = True  # a private zeroed gradient with the input's strides
             params[k] = a
         tape = Tape()
-        with tape:
+        with recording.paused(), tape:  # the function's own tape, whatever weft tape records outside
             result = self.fn(*params)
         single = isinstance(result, array)
         outs = (result,) if single else tuple(result)

@@ -3,6 +3,8 @@ hooks that let other libraries' objects (torch tensors...) stand in for array ar
 
 from __future__ import annotations
 
+import contextlib
+
 _tapes: list = []
 array_coercions: list = []
 
@@ -12,7 +14,29 @@ def active_tape():
 
 
 def push_tape(tape):
+    """Start recording into ``tape``.
+
+    Raises:
+        RuntimeError: another tape is recording (as in Warp, tapes do not nest: the outer one
+            would silently miss the inner one's launches).
+    """
+    if _tapes and _tapes[-1] is not None:
+        raise RuntimeError(
+            "a wp.Tape is already recording: tapes cannot be nested (the outer tape would miss the inner "
+            "one's launches); record into the one tape, or exit it before entering another"
+        )
     _tapes.append(tape)
+
+
+@contextlib.contextmanager
+def paused():
+    """No tape records inside this block (weft's own scratch work: finite differences, the forward
+    pass of a torch function), and a private tape may be entered there."""
+    _tapes.append(None)
+    try:
+        yield
+    finally:
+        _tapes.pop()
 
 
 def pop_tape(tape):
