@@ -354,7 +354,7 @@ def test_record_scope_nesting_and_warp_bookkeeping():
         (2, "manual", {"k": 1}),
         (3, None, None),
     ]
-    with pytest.raises(RuntimeError, match="without an open scope"):
+    with pytest.raises(RuntimeError, match="ended tape scope, but scope not present"):
         tape.record_scope_end()
     with pytest.raises(KeyError), tape.record_scope("raises"):
         raise KeyError("x")

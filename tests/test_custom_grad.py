@@ -124,3 +124,28 @@ def test_func_grad_signature_is_checked():
 
     with pytest.raises(wp.WarpCodegenError, match="forward parameters"):
         wp.launch(k_g, dim=1, inputs=[wp.zeros(1)])
+
+
+@wp.func
+def logistic(x: f64):
+    return f64(1.0) / (f64(1.0) + wp.exp(-x))
+
+
+@wp.func_grad(logistic)
+def adj_logistic(x: f64, adj: f64):
+    wp.adjoint[x] += adj * logistic(x) * (f64(1.0) - logistic(x))  # the gradient calls the forward
+
+
+@wp.kernel
+def k_logistic(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = logistic(x[i]) * f64(2.0)
+
+
+def test_a_func_grad_may_call_the_func_it_differentiates():
+    xs = np.array([-1.0, 0.0, 2.5])
+    x = wp.array(xs, dtype=f64, requires_grad=True)
+    y = wp.zeros(3, dtype=f64, requires_grad=True)
+    _backward(k_logistic, [x], y)
+    s = 1.0 / (1.0 + np.exp(-xs))
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * s * (1.0 - s), rtol=1e-12)

@@ -847,7 +847,8 @@ def check_compile_error(kernel, inputs, marker, *words, cls=wp.WarpCodegenError)
         wp.launch(kernel, dim=1, inputs=inputs)
     err = info.value
     assert isinstance(err, cls), type(err)
-    msg = str(err)
+    assert "\n" not in str(err).strip(), str(err)  # the message alone, as Warp's
+    msg = err.full_text()  # with the location notes
     assert kernel.__name__ in msg, msg
     assert location_of(THIS_FILE, marker) in msg, msg
     for w in words:
@@ -1065,9 +1066,11 @@ def test_error_in_func_names_the_func_line():
 
     with pytest.raises(wp.WarpCodegenError) as info:
         wp.launch(k_err_in_func, dim=1, inputs=[fa()])
-    msg = str(info.value)
-    assert "undefined_in_func" in msg
+    assert "undefined_in_func" in str(info.value)
+    msg = info.value.full_text()
     assert location_of(THIS_FILE, "E:in-func") in msg, msg
+    assert location_of(THIS_FILE, "E:call-bad-func") in msg, msg  # then the kernel's call site
+    assert msg.index("bad_helper_func at") < msg.index("k_err_in_func at"), msg
 
 
 def test_error_func_overload_mismatch():
@@ -1123,7 +1126,7 @@ def test_error_tid_in_func():
 
     with pytest.raises(wp.WarpCodegenError) as info:
         wp.launch(k_err_tid_func, dim=1, inputs=[fa()])
-    assert location_of(THIS_FILE, "E:tid-in-func") in str(info.value)
+    assert location_of(THIS_FILE, "E:tid-in-func") in info.value.full_text()
 
 
 def test_parameter_names_that_are_cpp_keywords():

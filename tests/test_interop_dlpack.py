@@ -107,3 +107,28 @@ def test_torch_round_trip_through_dlpack():
     assert torch.from_dlpack(w).data_ptr() == src.data_ptr()
     b = wp.from_dlpack(torch.ones(2, 3).t())  # strided torch tensors stay views
     assert b.shape == (3, 2) and b.strides == (4, 12)
+
+
+def test_bool_and_bfloat16_arrays_round_trip_through_capsules():
+    flags = wp.array(np.array([True, False, True]), dtype=wp.bool)
+    back = wp.from_dlpack(wp.to_dlpack(flags))
+    assert back.dtype is wp.bool and back.ptr == flags.ptr
+    np.testing.assert_array_equal(back.numpy(), [True, False, True])
+    np.testing.assert_array_equal(np.from_dlpack(flags), [True, False, True])  # NumPy reads kDLBool
+    as_bytes = wp.from_dlpack(wp.to_dlpack(flags), dtype=wp.uint8)  # bool and 1-byte ints alias
+    assert as_bytes.ptr == flags.ptr and list(as_bytes.numpy()) == [1, 0, 1]
+    with pytest.raises(RuntimeError, match="bool values as a weft array of float32"):
+        wp.from_dlpack(wp.to_dlpack(flags), dtype=wp.float32)
+    halves = wp.array([1.5, -2.0, 0.25], dtype=wp.bfloat16)
+    back = wp.from_dlpack(wp.to_dlpack(halves))
+    assert back.dtype is wp.bfloat16 and back.ptr == halves.ptr
+    np.testing.assert_array_equal(back.numpy().astype(np.float32), [1.5, -2.0, 0.25])
+
+
+def test_bool_tensors_from_torch():
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([True, False, True])
+    assert wp.from_torch(t).dtype is wp.bool
+    np.testing.assert_array_equal(wp.from_torch(t, dtype=wp.uint8).numpy(), [1, 0, 1])
+    tb = torch.from_dlpack(wp.array([1.5, -2.0], dtype=wp.bfloat16))
+    assert tb.dtype == torch.bfloat16 and tb.tolist() == [1.5, -2.0]

@@ -119,6 +119,23 @@ def test_several_params_reset_and_set_params():
         s.step([wp.zeros(3, dtype=float)])
 
 
+def test_set_params_with_the_same_params_keeps_the_state():
+    a = wp.array(np.ones(4, dtype=np.float32), dtype=float)
+    h = wp.array(np.ones(4, dtype=np.float16), dtype=wp.float16)
+    opt = weft.optim.Adam([a, h], lr=0.1)
+    opt.step([wp.ones(4, dtype=float), wp.ones(4, dtype=wp.float16)])
+    m, v, t = list(opt.m), list(opt.v), opt.t
+    opt.set_params([a, h])  # the same parameters: moments and step count kept
+    assert all(x is y for x, y in zip(opt.m + opt.v, m + v)) and opt.t == t == 1
+    opt.set_params([wp.zeros(5, dtype=float)])  # another size: fresh zeroed state
+    assert not opt.m[0].numpy().any() and opt.t == 0
+    s = wp.optim.SGD([a], lr=0.1, momentum=0.9)
+    s.step([wp.ones(4, dtype=float)])
+    b = s.b[0]
+    s.set_params([a])
+    assert s.b[0] is b and b.numpy().any()
+
+
 def test_2d_params():
     p0, grads = _data(np.float32, (4,), n=3, steps=3, seed=4)
     p = wp.array(p0, dtype=float)  # 2-d float array

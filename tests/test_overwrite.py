@@ -364,6 +364,21 @@ def test_reset_forgets_reads(verify, capsys):
     assert warnings_of(capsys) == []
 
 
+def test_backward_forgets_reads_as_warp_does(verify, capsys):
+    """After backward() the gradients are computed: overwriting an array the launches read no
+    longer warns (a further backward() over the old launches would be wrong, as in Warp)."""
+    a, b, c = arr([1.0, 2.0]), arr([0.0, 0.0]), arr([0.0, 0.0])
+    tape = wp.Tape()
+    with tape:
+        wp.launch(square, dim=2, inputs=[a, b])
+    tape.backward(grads={b: wp.ones(2, dtype=F64)})
+    np.testing.assert_allclose(a.grad.numpy(), [2.0, 4.0])
+    assert not a._is_read
+    with wp.Tape():
+        wp.launch(overwrite, dim=2, inputs=[c, a])
+    assert warnings_of(capsys) == []
+
+
 def test_no_warning_without_the_flag(capsys):
     assert wp.config.verify_autograd_array_access is False
     a, b, c = arr([1.0, 2.0]), arr([0.0, 0.0]), arr([5.0, 6.0])

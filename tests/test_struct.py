@@ -685,3 +685,32 @@ def test_numpy_records_shape_matrix_fields_and_type_half_fields():
     s.h = 1.5
     one = wp.array([s], dtype=Shaped).numpy()[0]
     assert one["m"][1, 2] == 6.0 and one["h"] == 1.5
+
+
+@wp.struct
+class Factors:
+    x: wp.array(dtype=float)
+    y: wp.array(dtype=float)
+
+
+@wp.kernel
+def k_multiply_factors(f: Factors, z: wp.array(dtype=float)):
+    i = wp.tid()
+    z[i] = f.x[i] * f.y[i]
+
+
+def test_tape_gradients_of_a_struct_argument_are_a_struct_of_gradients():
+    f = Factors()
+    f.x = wp.array([1.0, 2.0, 3.0], dtype=float, requires_grad=True)
+    f.y = wp.array([4.0, 5.0, 6.0], dtype=float, requires_grad=True)
+    z = wp.zeros(3, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_multiply_factors, dim=3, inputs=[f], outputs=[z])
+    tape.backward(grads={z: wp.ones(3, dtype=float)})
+    g = tape.gradients[f]
+    np.testing.assert_array_equal(g.x.numpy(), f.y.numpy())
+    np.testing.assert_array_equal(g.y.numpy(), f.x.numpy())
+    assert g.x is f.x.grad
+    tape.zero()  # struct entries are zeroed through their arrays
+    np.testing.assert_array_equal(f.x.grad.numpy(), np.zeros(3))

@@ -41,3 +41,20 @@ def test_kind_predicates_for_types_and_values():
     assert t.is_quaternion(wp.quat()) and t.is_transformation(wp.transform()) and t.is_composite(wp.vec2())
     assert t.is_struct(Probe()) and not t.is_struct(Probe)
     assert t.is_value(1.5) and t.is_value(wp.float64(2.0)) and t.is_value(wp.vec2()) and not t.is_value("x")
+
+
+def test_type_codes_are_warps_and_agree_between_annotations_and_arrays():
+    from typing import Any, Literal
+
+    g = wp.types.get_type_code
+    assert [g(t) for t in (wp.bool, wp.uint8, wp.int16, wp.float16, wp.bfloat16, float, int)] == [
+        "b", "u1", "i2", "f2", "bf2", "f4", "i4",
+    ]
+    assert (g(wp.vec3), g(wp.mat22d), g(wp.quath), g(wp.transform), g(wp.spatial_vector)) == (
+        "v3f4", "m22f8", "qf2", "tf4", "v6f4",
+    )
+    assert g(Any) == "?" and g(wp.Float) == "f?" and g(wp.types.vector(Any, wp.float32)) == "v?f4"
+    assert g(wp.array[wp.vec3, Literal[2]]) == g(wp.array(dtype=wp.vec3, ndim=2)) == g(wp.zeros((2, 2), dtype=wp.vec3))
+    assert g(wp.array(dtype=wp.vec3, ndim=2)) == "a2v3f4" and g(wp.indexedarray[float]) == "ia1f4"
+    assert g(wp.array4d[Any]) == "a4?" and g(wp.array[float, Any]) == "a?f4"
+    assert g(wp.tile[float]) == "tr?f4" and g(wp.tile[float, 8, 4]) == "tr84f4"

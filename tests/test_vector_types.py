@@ -8,6 +8,7 @@ a comment says weft deliberately differs.
 
 import ctypes
 import math
+import re
 
 import numpy as np
 import pytest
@@ -411,3 +412,88 @@ def test_composite_types_carry_warps_metadata():
     assert m._wp_generic_type_str_ == "mat_t" and m._wp_type_params_ == (2, 3, wp.float64)
     assert wp.quath._wp_generic_type_str_ == "quat_t" and wp.quath._wp_type_params_ == (wp.float16,)
     assert wp.transformd._wp_generic_type_str_ == "transform_t" and wp.transformd._wp_scalar_type_ is wp.float64
+
+
+def test_from_ptr_copies_the_value_at_an_address():
+    a = wp.array([[1, 2, 3], [4, 5, 6]], dtype=wp.vec3)
+    v = wp.vec3.from_ptr(a.ptr + 12)
+    assert v == wp.vec3(4.0, 5.0, 6.0)
+    a.zero_()
+    assert v == wp.vec3(4.0, 5.0, 6.0)  # a copy, not a view
+    with pytest.raises(RuntimeError, match="NULL pointer exception"):
+        wp.mat22.from_ptr(0)
+
+
+def test_host_constructor_errors_use_warps_words():
+    with pytest.raises(ValueError, match=r"Invalid number of arguments in vector constructor, expected 3 elements, got 2$"):
+        wp.vec3(1.0, 2.0)
+    with pytest.raises(ValueError, match=r"Invalid number of arguments in matrix constructor, expected 4 elements, got 3$"):
+        wp.mat22(1.0, 2.0, 3.0)
+    with pytest.raises(TypeError, match=r"expected row of length 2, got \(1, 2, 3\)$"):
+        wp.mat22((1, 2, 3), (4, 5, 6))
+    assert wp.mat22((1, 2), (3, 4)) == wp.mat22(1.0, 2.0, 3.0, 4.0)
+
+
+def _compile_error(body):
+    k = wp.kernel(body, module="unique")
+    with pytest.raises(wp.codegen.WarpCodegenError) as info:
+        wp.launch(k, dim=1)
+    return str(info.value)
+
+
+def test_kernel_constructor_errors_end_with_warps_words():
+    def vector_without_length():
+        wp.types.vector()
+
+    def too_few_values():
+        wp.types.vector(1.0, 2.0, length=5)
+
+    def mixed_types():
+        x = wp.float64(1.0)
+        wp.vec2(x, x)
+
+    def matrix_fill_type():
+        x = wp.float32(1.0)
+        wp.types.matrix(x, shape=(3, 2), dtype=wp.float16)
+
+    def matrix_without_shape():
+        wp.types.matrix(1.0, 2.0, 3.0)
+
+    def unequal_expect():
+        wp.expect_neq(wp.vec3f(0.0, 0.0, 0.0), wp.vec2f(0.0, 0.0))
+
+    def slice_of_other_dtype():
+        v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+        v[1:] = wp.vec3d(5.0, 6.0, 7.0)
+
+    def slice_of_other_length():
+        v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+        v[1:] = wp.vec2(5.0, 6.0)
+
+    cases = {
+        vector_without_length: r"the `length` argument must be specified when zero-initializing a vector$",
+        too_few_values: r"incompatible number of values given \(2\) when constructing a vector of length 5$",
+        mixed_types: r"cast it \(e.g. float32\(x\)\): all values used to initialize this vector are expected to be of the type `float32`$",
+        matrix_fill_type: r"the value used to fill this matrix is expected to be of the type `float16`$",
+        matrix_without_shape: r"the `shape` argument must be specified when initializing a matrix by value$",
+        unequal_expect: r"Can't test equality for objects with different types$",
+        slice_of_other_dtype: r"The provided vector is expected to be of length 3 with dtype float32.$",
+        slice_of_other_length: r"The length of the provided vector \(2\) isn't compatible with the given slice \(expected 3\).$",
+    }
+    for body, pattern in cases.items():
+        assert re.search(pattern, _compile_error(body)), (body.__name__, _compile_error(body))
+
+
+def test_composites_take_array_likes():
+    class ArrayLike:  # what a torch tensor or JAX array offers: a length and __array__
+        def __init__(self, values):
+            self.values = np.asarray(values)
+
+        def __len__(self):
+            return len(self.values)
+
+        def __array__(self, dtype=None, copy=None):
+            return self.values if dtype is None else self.values.astype(dtype)
+
+    assert wp.vec3(ArrayLike([1.0, 2.0, 3.0])) == wp.vec3(1.0, 2.0, 3.0)
+    assert wp.mat22(ArrayLike([[1.0, 2.0], [3.0, 4.0]])) == wp.mat22(1.0, 2.0, 3.0, 4.0)

@@ -554,7 +554,8 @@ class array:
         made to wait for the work weft queued on the device's current stream.
         """
         self._require_data("export")
-        if self.device.is_cuda:
+        scalar = getattr(self.dtype, "_scalar", self.dtype)
+        if self.device.is_cuda or scalar in (types.bool, types.bfloat16):  # NumPy exports neither
             from .interop.cuda_interface import export_dlpack
 
             return export_dlpack(self, stream)

@@ -115,7 +115,10 @@ def _check_dims(dims: tuple[int, ...]) -> None:
         if d < 0:
             raise ValueError(f"Array shapes must be non-negative, got shape {dims}")
         if d > _INT32_MAX:
-            raise ValueError(f"Invalid array shape {dims}: every dimension must be in [0, {_INT32_MAX}]")
+            raise ValueError(
+                f"Invalid array shape {dims}: Array shapes must not exceed the maximum representable value of a "
+                f"signed 32-bit integer ({_INT32_MAX}); every dimension must be in [0, {_INT32_MAX}]"
+            )
 
 
 def _contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:

@@ -121,14 +121,26 @@ class FuncInstance(ir.FuncCallee):
         self.has_side_effects = self.ir.has_side_effects
         self.differentiable = ad.is_differentiable_function(self.ir, self.compiled.reverse)
         self.source = src.text
-        self.grad_ir = self._lower_custom_grad(function.custom_grad, names) if function.custom_grad else None
-        self.replay_ir = self._lower_custom_replay(function.custom_replay) if function.custom_replay else None
-        if self.grad_ir is not None:
-            self.differentiable = True
-        # why no backward pass can be built through this func (a custom gradient replaces its own)
-        self.backward_error = self.compiled.reverse_error if self.grad_ir is None else None
+        self._param_names = names
+        self.grad_ir = self.replay_ir = None  # lower_customs() sets them once this instance is known
+        self.backward_error = self.compiled.reverse_error
         # Calls replayed by a backward pass use <symbol>_replay when this is set.
-        self.has_replay_variant = self.has_side_effects or self.replay_ir is not None
+        self.has_replay_variant = self.has_side_effects
+
+    def lower_customs(self):
+        """Lower the ``@wp.func_grad`` / ``@wp.func_replay`` bodies. Done after the instance is
+        registered, so that they may call the func itself (a gradient written with the forward:
+        ``wp.adjoint[x] += adj * f(x) * (1.0 - f(x))``)."""
+        function = self.function
+        if getattr(function, "native", None) is not None:
+            return
+        if function.custom_grad:
+            self.grad_ir = self._lower_custom_grad(function.custom_grad, self._param_names)
+            self.differentiable = True
+            self.backward_error = None  # the custom gradient replaces the func's own adjoint
+        if function.custom_replay:
+            self.replay_ir = self._lower_custom_replay(function.custom_replay)
+            self.has_replay_variant = True
 
     def _lower_custom_grad(self, grad_fn, names):
         """Lower a ``@wp.func_grad`` body: the forward's parameters, then the adjoint of the
@@ -301,6 +313,11 @@ class Function:
             finally:
                 self._in_progress.discard(key)
             self._instances[key] = inst
+            try:
+                inst.lower_customs()
+            except BaseException:
+                self._instances.pop(key, None)
+                raise
         return inst
 
     def __call__(self, *args, **kwargs):

@@ -120,6 +120,19 @@ class StructInstance:
                 out.extend(v.arrays())
         return out
 
+    def gradients(self):
+        """A new instance of this struct whose array fields are those arrays' gradients (None where
+        an array has none), nested structs alike; other fields keep their defaults. It is what
+        ``tape.gradients[instance]`` holds after a launch took this instance."""
+        g = StructInstance(self._struct)
+        for name, t in self._struct.vars.items():
+            v = self._values[name]
+            if wt.is_array_like(t) and v is not None:
+                g._values[name] = v.grad
+            elif isinstance(t, Struct):
+                g._values[name] = v.gradients()
+        return g
+
     def __repr__(self):
         parts = ", ".join(f"{n}={self._values[n]!r}" for n in self._struct.vars)
         return f"{self._struct.key}({parts})"

@@ -247,7 +247,9 @@ class Tape:
             if depth < 0:
                 break
         else:
-            raise RuntimeError("tape.record_scope_end() was called without an open scope (record_scope_begin)")
+            raise RuntimeError(
+                "tape.record_scope_end() ended tape scope, but scope not present (no record_scope_begin is open)"
+            )
         if remove_scope_if_empty and self.scopes[k][0] == len(self.launches) and k == len(self.scopes) - 1:
             del self.scopes[k]
             return
@@ -274,13 +276,15 @@ class Tape:
         """The adjoint (gradient) that backward passes for kernel argument ``a``, tracked in ``gradients``.
 
         Arrays with a gradient buffer give ``a.grad``. Struct instances give None (their array
-        fields carry their gradients into the kernel themselves) but those gradients are tracked.
+        fields carry their gradients into the kernel themselves), but those gradients are tracked,
+        and ``gradients[instance]`` is a struct of them (``tape.gradients[s].x`` is ``s.x.grad``).
         Anything else gives None.
         """
         if hasattr(a, "arrays") and not hasattr(a, "grad"):
             for x in a.arrays():
                 if getattr(x, "grad", None) is not None:
                     self.gradients[x] = x.grad
+            self.gradients[a] = a.gradients()
             return None
         g = getattr(a, "grad", None)
         if g is not None:
@@ -362,6 +366,17 @@ class Tape:
                 _launch_adjoint(rec, adj)
             else:
                 cmd[1].launch()
+        self._release_reads()
+
+    def _release_reads(self):
+        """Forget which arrays this tape's launches read (``wp.config.verify_autograd_array_access``),
+        as Warp does after ``backward()`` and ``reset()``: writing one of them afterwards no longer
+        warns (the gradients already computed stay right; a further ``backward()`` would not)."""
+        for rec in self.launches:
+            for a in rec.arrays if isinstance(rec, FuncRecord) else tuple(rec.inputs) + tuple(rec.outputs):
+                for x in a.arrays() if hasattr(a, "arrays") else [a]:
+                    if hasattr(x, "mark_init"):
+                        x.mark_init()
 
     def _arrays(self):
         seen = {}
@@ -378,16 +393,13 @@ class Tape:
         for a in self._arrays():
             a.grad.zero_()
         for g in self.gradients.values():
-            g.zero_()
+            if hasattr(g, "zero_"):  # struct entries hold arrays zeroed above
+                g.zero_()
 
     def reset(self):
         """Zero gradients and forget all recorded launches."""
         self.zero()
-        for rec in self.launches:
-            for a in rec.arrays if isinstance(rec, FuncRecord) else tuple(rec.inputs) + tuple(rec.outputs):
-                for x in a.arrays() if hasattr(a, "arrays") else [a]:
-                    if hasattr(x, "mark_init"):
-                        x.mark_init()
+        self._release_reads()
         self.launches = []
         self.gradients = {}
         self.scopes = []

@@ -5,6 +5,7 @@ type, ``is_*`` (except the scalar-type predicates weft already had) a value."""
 from __future__ import annotations
 
 import builtins as _py
+import typing as _typing
 import ctypes
 
 from . import scalar_types as st
@@ -12,6 +13,7 @@ from . import scalar_types as st
 _COMPOSITE_KINDS = ("vector", "matrix", "quaternion", "transform")
 
 __all__ = [
+    "get_type_code",
     "is_composite",
     "is_matrix",
     "is_quaternion",
@@ -191,3 +193,48 @@ def _normalized(t):
     if callable(kernel_type) and not isinstance(t, type):
         return kernel_type()
     return t
+
+
+def _scalar_code(t) -> str:
+    if t is st.bool:
+        return "b"
+    if t is st.bfloat16:
+        return "bf2"
+    return {"int": "i", "uint": "u", "float": "f"}[t.kind] + str(t.np_dtype.itemsize)
+
+
+def _dim_code(d) -> str:
+    return "?" if d is _typing.Any or isinstance(d, _typing.TypeVar) else str(d)
+
+
+def get_type_code(t) -> str:
+    """Warp's short code of a type, equal for types kernels treat alike: ``f4`` (float32), ``u1``
+    (uint8), ``b`` (bool), ``v3f4`` (vec3), ``m22f8`` (mat22d), ``qf4`` / ``tf4`` (quaternions,
+    transforms), ``a2v3f4`` (2-d array of vec3, an annotation or an array), ``ia1f4`` (indexed
+    array), ``?`` for ``Any`` (``v?f4``: a vector of any length), ``f?`` for ``wp.Float``, a
+    struct's C name, ``tr84f4`` for a tile; other objects give their name."""
+    t = type_to_warp(t)
+    if t is _typing.Any:
+        return "?"
+    if isinstance(t, _typing.TypeVar):
+        kinds = {c.kind for c in t.__constraints__ if st.is_scalar(c)}
+        return ("f" if kinds == {"float"} else "i" if kinds <= {"int", "uint"} and kinds else "") + "?"
+    if st.is_scalar(t):
+        return _scalar_code(t)
+    if not isinstance(t, type) and callable(getattr(t, "kernel_type", None)):
+        t = t.kernel_type()  # an array, or an array annotation
+    if isinstance(t, (st.ArrayType, st.IndexedArrayType)):
+        prefix = "ia" if isinstance(t, st.IndexedArrayType) else "a"
+        return f"{prefix}{_dim_code(t.ndim)}{get_type_code(t.dtype)}"
+    kind = getattr(t, "_kind", None) or getattr(t, "kind", None)
+    if kind in _COMPOSITE_KINDS:  # a composite class, or a generic one (Any parts)
+        shape = tuple(getattr(t, "_shape", None) or getattr(t, "shape", ()))
+        scalar = getattr(t, "_scalar", None) or getattr(t, "dtype", None)
+        dims = "".join(_dim_code(d) for d in shape) if kind in ("vector", "matrix") else ""
+        return {"vector": "v", "matrix": "m", "quaternion": "q", "transform": "t"}[kind] + dims + get_type_code(scalar)
+    if kind == "struct":
+        return t.ctype.__name__
+    if hasattr(t, "storage") and hasattr(t, "shape") and hasattr(t, "dtype"):  # a tile annotation
+        dims = "?" if t.shape is _typing.Any else "".join(str(d) for d in t.shape)
+        return f"t{t.storage[0]}{dims}{get_type_code(t.dtype)}"
+    return getattr(t, "__name__", str(t))

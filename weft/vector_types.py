@@ -58,7 +58,10 @@ class _Composite:
     def _set_flat(self, values):
         values = list(values)
         if len(values) != self._length_:
-            raise ValueError(f"{type(self).__name__} needs {self._length_} components, got {len(values)}")
+            raise ValueError(
+                f"{type(self).__name__}: Invalid number of arguments in {self._kind} constructor, "
+                f"expected {self._length_} elements, got {len(values)}"
+            )
         for k, v in enumerate(values):
             ctypes.Array.__setitem__(self, k, _from_py(self._scalar, v))
 
@@ -79,15 +82,34 @@ class _Composite:
         if len(args) == 1 and isinstance(args[0], (bool, np.bool_)):  # vec3(True) fills, like Warp
             self._set_flat([args[0]] * self._length_)
             return
+        if self._kind == "matrix" and len(args) == self._shape[0] and len(args) > 1:
+            for row in args:  # one sequence per row: each must be a whole row
+                if isinstance(row, (list, tuple, np.ndarray, _Composite)) and len(row) != self._shape[1]:
+                    raise TypeError(
+                        f"Invalid argument in matrix constructor, expected row of length {self._shape[1]}, "
+                        f"got {tuple(row)}"
+                    )
         flat = []
         for a in args:
-            if isinstance(a, (_Composite, list, tuple, np.ndarray)):
-                flat.extend(
-                    np.asarray(a._flat() if isinstance(a, _Composite) else a, dtype=np.float64).ravel().tolist()
-                )
+            if isinstance(a, _Composite):
+                flat.extend(a._flat())
+            elif isinstance(a, (list, tuple, np.ndarray)) or (hasattr(a, "__array__") and hasattr(a, "__len__")):
+                # sequences and array-likes (a torch tensor, a JAX array) give their elements
+                flat.extend(np.asarray(a, dtype=np.float64).ravel().tolist())
             else:
                 flat.append(a)
         self._set_flat(flat)
+
+    @classmethod
+    def from_ptr(cls, ptr):
+        """A copy of the value stored at address ``ptr`` (an int, e.g. an array's ``ptr``).
+
+        Raises:
+            RuntimeError: ``ptr`` is null.
+        """
+        if not ptr:
+            raise RuntimeError("NULL pointer exception")
+        return cls.from_buffer_copy((ctypes.c_char * ctypes.sizeof(cls)).from_address(int(ptr)))
 
     def __len__(self):
         return self._shape[0]

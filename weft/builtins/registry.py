@@ -164,6 +164,7 @@ class Builtin:
         self.overloads: list[Overload] = []
         self.python_impl = python_impl
         self.defaults: dict = {}  # trailing parameters a call may leave out: name -> Python value
+        self.mismatch_reason = None  # what a call no overload accepts is told, when one reason covers it
 
     def add(self, params, returns, symbol=None, **flags) -> "Builtin":
         self.overloads.append(Overload(tuple(params), returns, symbol or self.name, **flags))

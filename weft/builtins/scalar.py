@@ -236,6 +236,8 @@ expect_eq = builtin(
 expect_neq = builtin(
     "expect_neq", "Print an error when a == b; the kernel goes on", "utility", _expect("expect_neq", lambda a, b: a != b)
 ).add(p("a", Value, "b", Value), None, differentiable=False, side_effect=True)
+for _b in (expect_eq, expect_neq):  # both take two values of one type
+    _b.mismatch_reason = "Can't test equality for objects with different types"
 expect_near = (
     builtin("expect_near", "Print an error when |a - b| > tolerance (1e-6 by default)", "utility", _expect("expect_near", _near))
     .add(p("a", Float, "b", Float, "tolerance", Float), None, differentiable=False, side_effect=True)

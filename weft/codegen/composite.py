@@ -32,9 +32,15 @@ def _scalar_args(lw, args, dtype, what, node):
         elif a.literal and tr.literal_fits(a.const, dtype):
             out.append(lw.const(tr.convert_literal(a.const, dtype), dtype))
         elif wt.is_scalar(a.type):
+            kind = getattr(what, "_kind", "vector")
+            role = (
+                "the value used to fill this matrix is"
+                if kind == "matrix" and len(args) == 1
+                else f"all values used to initialize this {kind} are"
+            )
             raise lw.error(
-                f"{what} has {wt.type_repr(dtype)} components: its arguments are expected to be of the type "
-                f"{wt.type_repr(dtype)}, but one is {wt.type_repr(a.type)}; cast it, e.g. {wt.type_repr(dtype)}(x)",
+                f"{what.__name__} has {wt.type_repr(dtype)} components but got a {wt.type_repr(a.type)}; cast it "
+                f"(e.g. {wt.type_repr(dtype)}(x)): {role} expected to be of the type `{wt.type_repr(dtype)}`",
                 node,
                 WarpCodegenTypeError,
             )
@@ -77,7 +83,7 @@ def construct(lw, cls, args, node):
             raise lw.error(f"{name}(w, v) needs {wt.type_repr(dtype)} parts", node, WarpCodegenTypeError)
         return build("spatial_vector_from_parts", args)
     if kind == "quaternion" and len(args) == 2 and vt.is_vector(args[0].type) and args[0].type._length == 3:
-        real = _scalar_args(lw, args[1:], dtype, name, node)
+        real = _scalar_args(lw, args[1:], dtype, cls, node)
         if args[0].type._scalar is not dtype or real is None:
             raise lw.error(f"{name}(ijk, real) needs {wt.type_repr(dtype)} parts", node, WarpCodegenTypeError)
         return build("quat_from_parts", [args[0]] + real)
@@ -88,7 +94,7 @@ def construct(lw, cls, args, node):
             node,
             WarpCodegenTypeError,
         )
-    scalars = _scalar_args(lw, args, dtype, name, node)
+    scalars = _scalar_args(lw, args, dtype, cls, node)
     if scalars is None:
         shown = ", ".join(wt.type_repr(a.type) for a in args)
         raise lw.error(f"no constructor {name}({shown})", node, WarpCodegenTypeError)
@@ -96,7 +102,13 @@ def construct(lw, cls, args, node):
         return build(f"{prefix}_fill", scalars)
     if len(scalars) == n:
         return build(f"{prefix}_make", scalars)
-    raise lw.error(f"{name} takes 0, 1 or {n} components, got {len(scalars)}", node, WarpCodegenTypeError)
+    target = f"a vector of length {n}" if kind != "matrix" else f"a matrix of shape {tuple(cls._shape)}"
+    raise lw.error(
+        f"{name} takes 0, 1 or {n} components: incompatible number of values given ({len(scalars)}) when "
+        f"constructing {target}",
+        node,
+        WarpCodegenTypeError,
+    )
 
 
 def from_rows_or_cols(lw, args, node, cols: bool):
@@ -236,13 +248,27 @@ def write_slice(lw, base, index_nodes, value, node):
     if value.type != want:
         got = value.type
         if is_composite(got) and got._shape != want._shape and got._scalar is t._scalar:
+            size = lambda shape: shape[0] if len(shape) == 1 else shape  # noqa: E731
             raise lw.error(
-                f"The length of the provided value ({got._shape}) isn't compatible with the given slice "
-                f"(expected {want._shape})",
+                f"The length of the provided {got._kind} ({size(got._shape)}) isn't compatible with the given "
+                f"slice (expected {size(want._shape)}).",
                 node,
                 WarpCodegenValueError,
             )
-        raise lw.error(f"The provided value is expected to be a {want.__name__}", node, WarpCodegenValueError)
+        if vt.is_vector(want) and is_composite(got) and got._kind == "vector":
+            raise lw.error(
+                f"The provided vector is expected to be of length {want._length} with dtype {wt.type_repr(t._scalar)}.",
+                node,
+                WarpCodegenValueError,
+            )
+        what = (
+            f"a vector of length {want._length}" if vt.is_vector(want) else f"a matrix of shape {tuple(want._shape)}"
+        )
+        raise lw.error(
+            f"The provided value is expected to be {what}, with dtype {wt.type_repr(t._scalar)}.",
+            node,
+            WarpCodegenValueError,
+        )
     for k, pos in enumerate(_product(grids)):
         src = [lw.const(k, wt.int32)] if len(shape) == 1 else [lw.const(k // shape[1], wt.int32), lw.const(k % shape[1], wt.int32)]
         comp = lw.call(intr.EXTRACT, [value] + src, t._scalar, node=node)

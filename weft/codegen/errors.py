@@ -7,8 +7,23 @@ them keeps working; ``WeftCompileError`` is the same class under our name.
 from __future__ import annotations
 
 
+def location_note(fn_name: str, file: str, line: int, col: int, source: str = "") -> str:
+    """``  in <fn> at file:line:col``, then the source line and a caret under the column."""
+    text = f"  in {fn_name} at {file}:{line}:{col + 1}"
+    if source:
+        stripped = source.rstrip()
+        indent = len(stripped) - len(stripped.lstrip())
+        text += f"\n    {stripped.lstrip()}\n    {' ' * max(col - indent, 0)}^"
+    return text
+
+
 class WarpCodegenError(RuntimeError):
-    """A kernel or func could not be compiled. The message names the function and file:line."""
+    """A kernel or func could not be compiled.
+
+    ``str(error)`` is the message alone (as Warp's, so that code matching Warp's messages keeps
+    working); where it happened is attached as exception notes (PEP 678), which tracebacks and
+    ``pytest.raises(match=...)`` show: the function, file:line:col, the line and a caret, then one
+    note per call site the error passed through (a func's error, then the kernel calling it)."""
 
     def __init__(self, msg: str, fn_name: str = "", file: str = "", line: int = 0, col: int = 0, source: str = ""):
         self.bare_msg = msg
@@ -17,18 +32,13 @@ class WarpCodegenError(RuntimeError):
         self.line = line
         self.col = col
         self.source_line = source
-        super().__init__(self._format())
+        super().__init__(msg)
+        if file:
+            self.add_note(location_note(fn_name, file, line, col, source))
 
-    def _format(self) -> str:
-        if not self.file:
-            return self.bare_msg
-        where = f"{self.file}:{self.line}:{self.col + 1}"
-        text = f"{self.bare_msg}\n  in {self.fn_name} at {where}"
-        if self.source_line:
-            stripped = self.source_line.rstrip()
-            indent = len(stripped) - len(stripped.lstrip())
-            text += f"\n    {stripped.lstrip()}\n    {' ' * max(self.col - indent, 0)}^"
-        return text
+    def full_text(self) -> str:
+        """The message followed by every location note."""
+        return "\n".join([str(self)] + list(getattr(self, "__notes__", ())))
 
 
 class WarpCodegenTypeError(WarpCodegenError, TypeError):

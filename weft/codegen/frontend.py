@@ -34,6 +34,7 @@ from .errors import (
     WarpCodegenKeyError,
     WarpCodegenTypeError,
     WarpCodegenValueError,
+    location_note,
 )
 from .source import Source
 from .statics import Static
@@ -148,6 +149,15 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         return cls(
             msg, self.src.name, self.src.file, self.src.file_line(node), self.src.col(node), self.src.line_text(node)
         )
+
+    def through_call(self, e: WarpCodegenError, node) -> WarpCodegenError:
+        """A callee's compile error passing through this call site: the site is added as a note."""
+        e.add_note(
+            location_note(
+                self.src.name, self.src.file, self.src.file_line(node), self.src.col(node), self.src.line_text(node)
+            )
+        )
+        return e
 
     def visit(self, node):
         prev = self.node
@@ -961,6 +971,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         args = self.call_args(node, func.param_names(), func.param_defaults())
         try:
             inst, args = func.specialize(args, lambda v, t: self.const(v, t))
+        except WarpCodegenError as e:
+            raise self.through_call(e, node) from None
         except TypeError as e:
             raise self.error(str(e), node, WarpCodegenTypeError) from None
         if inst not in self.fn.callees:
@@ -998,6 +1010,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             args = self.call_args(node, target.param_names(), target.param_defaults())
             try:
                 callee, args = target.specialize(args, lambda v, t: self.const(v, t))
+            except WarpCodegenError as e:
+                raise self.through_call(e, node) from None
             except TypeError as e:
                 raise self.error(str(e), node, WarpCodegenTypeError) from None
             if callee.ref_params:

@@ -394,10 +394,10 @@ def _generic_constructor(kind):
         else:
             shape = kw.get("shape", source._shape if source is not None else None)
             if shape is None:
-                raise lw.error("wp.matrix(...) in kernels needs shape=(rows, cols)", node)
+                raise lw.error("the `shape` argument must be specified when initializing a matrix by value", node)
             cls = vt.matrix(tuple(int(x) for x in shape), dtype)
         if cls._length == 0:
-            raise lw.error("wp.vector(...) needs its components or length=", node)
+            raise lw.error("the `length` argument must be specified when zero-initializing a vector", node)
         return composite.construct(lw, cls, args, node)
 
     return handler

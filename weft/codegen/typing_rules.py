@@ -74,6 +74,8 @@ def choose_overload(builtin, args, make_const):
         if found is not None:
             return found[0], new_args, found[1]
     shown = ", ".join(wt.type_repr(t) for t in arg_types)
+    if getattr(builtin, "mismatch_reason", None):
+        raise TypeError(f"{builtin.name}({shown}): {builtin.mismatch_reason}")
     cands = "; ".join(builtin.name + ov.signature() for ov in builtin.overloads[:6])
     raise TypeError(
         f"{_mixed_types_lead(arg_types)}no overload of '{builtin.name}' accepts argument types ({shown}). Candidates: {cands}. "

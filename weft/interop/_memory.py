@@ -35,10 +35,14 @@ def dtype_name(dtype) -> str:
 
 def scalars_compatible(requested, source) -> bool:
     """Whether memory of scalar type ``source`` may be viewed as scalar type ``requested``: the same
-    type, or integers of the same size that differ only in signedness (torch has no uint32)."""
+    type, integers of the same size that differ only in signedness (torch has no uint32), or
+    bool and a one-byte integer (either way)."""
     if requested is source:
         return True
     ints = ("int", "uint")
+    if "bool" in (requested.kind, source.kind):
+        other = source if requested.kind == "bool" else requested
+        return other.kind in ints and other.size == 1
     return requested.kind in ints and source.kind in ints and requested.size == source.size
 
 

@@ -10,9 +10,11 @@ Contract:
   - ``export_dlpack(a, stream)`` builds a legacy ``"dltensor"`` capsule (kDLCUDA) for a weft
     array on a GPU; the consumer's ``stream`` waits for weft's current stream. The capsule keeps
     the array alive until the consumer calls the deleter (or the unconsumed capsule is collected).
+    CPU arrays of the types NumPy's exporter refuses (bool, bfloat16) use it too (kDLCPU).
   - ``import_dlpack(source, dtype)`` takes a kDLCUDA producer: the capsule is opened by hand
     (NumPy only opens CPU capsules), renamed ``"used_dltensor"`` as the protocol requires, and
-    its deleter runs when the weft array that wraps it is garbage collected.
+    its deleter runs when the weft array that wraps it is garbage collected; ``import_capsule``
+    does the same for CPU capsules of types NumPy cannot open (bfloat16).
 """
 
 from __future__ import annotations
@@ -154,6 +156,27 @@ class _CapsuleAPI:
 _api = _CapsuleAPI
 
 _DL_CODES = {"i": 0, "u": 1, "f": 2, "b": 6}
+_DL_BFLOAT = 4
+
+
+def _dl_dtype(scalar) -> DLDataType:
+    """The DLPack type of a weft scalar type (kDLBool for bool, kDLBfloat for bfloat16)."""
+    bits = 8 * scalar.size
+    if scalar is types.bool:
+        return DLDataType(_DL_CODES["b"], 8, 1)
+    if scalar is types.bfloat16:
+        return DLDataType(_DL_BFLOAT, 16, 1)
+    return DLDataType({"int": 0, "uint": 1, "float": 2}[scalar.kind], bits, 1)
+
+
+def _dl_scalar(code: int, bits: int):
+    """The weft scalar type of a DLPack type code and width, or None."""
+    if code == _DL_CODES["b"] and bits == 8:
+        return types.bool
+    if code == _DL_BFLOAT and bits == 16:
+        return types.bfloat16
+    kind = {0: "i", 1: "u", 2: "f"}.get(code)
+    return types.scalar_from_numpy(np.dtype(f"{kind}{bits // 8}")) if kind and bits in (8, 16, 32, 64) else None
 
 
 def _release(managed_ptr):
@@ -177,15 +200,15 @@ def _capsule_destructor(capsule_ptr):
 
 
 def export_dlpack(a, stream=None):
-    """A DLPack capsule (kDLCUDA) viewing the GPU array ``a``.
+    """A DLPack capsule (kDLCUDA, or kDLCPU for a CPU array) viewing the array ``a``.
 
     Args:
         a: The array.
-        stream: The consumer's stream handle (None or 1: the legacy default stream, 2: the
-            per-thread default stream, -1: no synchronisation); it is made to wait for weft's
-            current stream of the device.
+        stream: On a GPU, the consumer's stream handle (None or 1: the legacy default stream, 2:
+            the per-thread default stream, -1: no synchronisation); it is made to wait for weft's
+            current stream of the device. Unused on the CPU.
     """
-    if stream != -1:
+    if a.device.is_cuda and stream != -1:
         consumer = 1 if stream is None else _protocol_stream(int(stream))
         from ..runtime import cuda_driver as cu
         from ..runtime.cuda import ContextGuard
@@ -204,9 +227,9 @@ def export_dlpack(a, stream=None):
     managed = DLManagedTensor()
     t = managed.dl_tensor
     t.data = a.ptr or 0
-    t.device = DLDevice(KDL_CUDA, a.device.ordinal)
+    t.device = DLDevice(KDL_CUDA, a.device.ordinal) if a.device.is_cuda else DLDevice(KDL_CPU, 0)
     t.ndim = len(shape)
-    t.dtype = DLDataType(_DL_CODES[np_dtype.kind], 8 * elem, 1)
+    t.dtype = _dl_dtype(getattr(a.dtype, "_scalar", a.dtype))
     t.shape = shape_arr
     t.strides = strides_arr
     t.byte_offset = 0
@@ -223,8 +246,10 @@ class _ImportedTensor:
         self.managed = ctypes.cast(managed_ptr, ctypes.POINTER(DLManagedTensor))
 
     def __del__(self):
-        from ..runtime import cuda_driver
-
+        try:
+            from ..runtime import cuda_driver
+        except ImportError:  # the interpreter is shutting down
+            return
         if cuda_driver.exiting():  # the producer (torch, JAX...) may be torn down already
             return
         deleter = self.managed.contents.deleter
@@ -239,21 +264,28 @@ def import_dlpack(source, dtype=None) -> array:
     _, ordinal = source.__dlpack_device__()
     device = get_device(f"cuda:{int(ordinal)}")
     capsule = source.__dlpack__(stream=_protocol_stream(device.stream.cuda_stream))
+    return import_capsule(capsule, dtype, device, KDL_CUDA)
+
+
+def import_capsule(capsule, dtype, device, device_type) -> array:
+    """A weft array over the memory of an unconsumed ``"dltensor"`` capsule on ``device`` (of
+    DLPack type ``device_type``), no copy; the capsule is marked consumed.
+
+    Raises:
+        BufferError: not an unconsumed capsule, or on another kind of device.
+        TypeError: a data type weft has no type for.
+    """
     if not _api.PyCapsule_IsValid(capsule, _CAPSULE_NAME):
         raise BufferError("the DLPack producer returned a capsule that is not an unconsumed 'dltensor'")
     ptr = _api.PyCapsule_GetPointer(capsule, _CAPSULE_NAME)
     t = ctypes.cast(ptr, ctypes.POINTER(DLManagedTensor)).contents.dl_tensor
-    if t.device.device_type != KDL_CUDA:
-        raise BufferError(f"expected a CUDA DLPack tensor, got device type {t.device.device_type}")
-    kinds = {v: k for k, v in _DL_CODES.items()}
-    if t.dtype.lanes != 1 or t.dtype.code not in kinds:
-        raise TypeError(f"Cannot wrap DLPack data of type code {t.dtype.code} ({t.dtype.bits} bits) as a weft array")
-    np_dtype = np.dtype("bool") if kinds[t.dtype.code] == "b" else np.dtype(f"{kinds[t.dtype.code]}{t.dtype.bits // 8}")
-    scalar = types.scalar_from_numpy(np_dtype)
+    if t.device.device_type != device_type:
+        raise BufferError(f"expected a DLPack tensor of device type {device_type}, got {t.device.device_type}")
+    scalar = _dl_scalar(t.dtype.code, t.dtype.bits) if t.dtype.lanes == 1 else None
     if scalar is None:
-        raise TypeError(f"Cannot wrap DLPack data of NumPy type {np_dtype} as a weft array: weft has no such type")
+        raise TypeError(f"Cannot wrap DLPack data of type code {t.dtype.code} ({t.dtype.bits} bits) as a weft array")
     shape = tuple(t.shape[k] for k in range(t.ndim))
-    elem = np_dtype.itemsize
+    elem = scalar.size
     if t.strides:
         strides = tuple(t.strides[k] * elem for k in range(t.ndim))
     else:

@@ -74,6 +74,10 @@ def from_dlpack(source, dtype=None) -> array:
         from .cuda_interface import import_dlpack
 
         return import_dlpack(source, dtype)
+    if isinstance(source, _Capsule):  # opened by hand: NumPy cannot open every type (bfloat16)
+        from .cuda_interface import KDL_CPU, import_capsule
+
+        return import_capsule(source.capsule, dtype, "cpu", KDL_CPU)
     host = np.from_dlpack(source)
     return wrap_numpy(host, dtype, what="DLPack tensor")
 

@@ -50,3 +50,12 @@ def zeros_for(p):
     """A zero state buffer with the flat scalar layout of parameter ``p``."""
     scalar, length = scalar_info(p)
     return _zeros(p.size * length, dtype=scalar, device=p.device)
+
+
+def state_for(p, old):
+    """``old`` when it already is a state buffer with the layout ``zeros_for(p)`` makes (its
+    contents kept), else a new zeroed one."""
+    scalar, length = scalar_info(p)
+    if old is not None and old.dtype is scalar and old.shape == (p.size * length,) and old.device == p.device:
+        return old
+    return zeros_for(p)

@@ -10,7 +10,7 @@ from ..runtime.launch import launch
 from ..codegen.intrinsics import tid
 from ..array import array
 from ..builtins.scalar import sqrt
-from ._common import flat_grads, flat_view, scalar_info, zeros_for
+from ._common import flat_grads, flat_view, scalar_info, state_for
 
 
 @kernel
@@ -67,12 +67,17 @@ class Adam:
         self.set_params(params)
 
     def set_params(self, params):
-        """Set the arrays to optimise and allocate zeroed moment buffers."""
+        """Set the arrays to optimise. Moment buffers that already fit a parameter (same position,
+        size, type and device) are kept with their state, as in Warp; the others are new and zeroed
+        (and then the step count restarts)."""
         self.params = list(params) if params is not None else []
         self._flat = [flat_view(p) for p in self.params]
-        self.m = [zeros_for(p) for p in self.params]
-        self.v = [zeros_for(p) for p in self.params]
-        self.t = 0
+        old_m, old_v = self.m, self.v
+        self.m = [state_for(p, old_m[k] if k < len(old_m) else None) for k, p in enumerate(self.params)]
+        self.v = [state_for(p, old_v[k] if k < len(old_v) else None) for k, p in enumerate(self.params)]
+        kept = len(old_m) == len(self.m) and all(a is b for a, b in zip(old_m + old_v, self.m + self.v))
+        if not kept:
+            self.t = 0
 
     def reset_internal_state(self):
         """Zero the moment buffers and the step counter."""

@@ -8,7 +8,7 @@ from ..kernel import kernel
 from ..runtime.launch import launch
 from ..codegen.intrinsics import tid
 from ..array import array
-from ._common import flat_grads, flat_view, scalar_info, zeros_for
+from ._common import flat_grads, flat_view, scalar_info, state_for
 
 
 @kernel
@@ -74,11 +74,15 @@ class SGD:
         self.set_params(params)
 
     def set_params(self, params):
-        """Set the arrays to optimise and allocate zeroed momentum buffers."""
+        """Set the arrays to optimise. Momentum buffers that already fit a parameter (same
+        position, size, type and device) are kept with their state; the others are new and zeroed
+        (and then the step count restarts)."""
         self.params = list(params) if params is not None else []
         self._flat = [flat_view(p) for p in self.params]
-        self.b = [zeros_for(p) for p in self.params]
-        self.t = 0
+        old = getattr(self, "b", [])
+        self.b = [state_for(p, old[k] if k < len(old) else None) for k, p in enumerate(self.params)]
+        if len(old) != len(self.b) or any(a is not b for a, b in zip(old, self.b)):
+            self.t = 0
 
     def reset_internal_state(self):
         """Zero the momentum buffers and the step counter."""
