@@ -72,7 +72,7 @@ def _four(a, b, c, d):  # a plain Python function: map compiles it as a func
     return a * b + c * d
 
 
-def test_map_takes_python_functions_lambdas_and_up_to_six_inputs():
+def test_map_takes_python_functions_lambdas_and_many_inputs():
     x = wp.array(np.arange(4, dtype=np.float32))
     np.testing.assert_allclose(wp.map(_four, x, x, x, 2.0).numpy(), x.numpy() ** 2 + 2.0 * x.numpy())
     first, second = (lambda u: u * 10.0), (lambda u: u - 1.0)  # two lambdas on one line
@@ -80,6 +80,8 @@ def test_map_takes_python_functions_lambdas_and_up_to_six_inputs():
     np.testing.assert_allclose(wp.map(second, x).numpy(), x.numpy() - 1.0)
     six = wp.map(lambda a, b, c, d, e, f: a + b + c + d + e + f, x, x, x, x, x, 1.0)
     np.testing.assert_allclose(six.numpy(), 5.0 * x.numpy() + 1.0)
+    eight = wp.map(lambda a, b, c, d, e, f, g, h: a + b + c + d + e + f + g + h, x, x, x, x, x, x, x, 2.0)
+    np.testing.assert_allclose(eight.numpy(), 7.0 * x.numpy() + 2.0)
     for k in range(2):  # a new lambda object from the same code each time
         np.testing.assert_allclose(wp.map(lambda u: u + 1.0, x).numpy(), x.numpy() + 1.0)
     kernel = wp.map(lambda u: u + 2.0, x, return_kernel=True)
@@ -103,3 +105,43 @@ def test_map_explains_functions_and_outputs_that_do_not_fit():
         wp.map(wp.sub, x, x, out=wp.empty(2, dtype=float))
     with pytest.raises(TypeError, match="Output array dtype int32 does not match expected dtype float32"):
         wp.map(wp.sub, x, x, out=wp.empty(3, dtype=int))
+
+
+@wp.func
+def _sum_product_and_splat(a: float, b: float):
+    return a + b, a * b, wp.vec3(a, b, a)
+
+
+def test_functions_returning_several_values_give_a_list_of_arrays():
+    a = wp.array(np.arange(5, dtype=np.float32), requires_grad=True)
+    b = wp.array(np.full(5, 3.0, dtype=np.float32))
+    s, p, v = wp.map(_sum_product_and_splat, a, b)
+    np.testing.assert_allclose(s.numpy(), a.numpy() + 3.0)
+    np.testing.assert_allclose(p.numpy(), a.numpy() * 3.0)
+    assert v.dtype is wp.vec3 and v.list()[4] == wp.vec3(4.0, 3.0, 4.0)
+    pair = wp.map(lambda x, y: (x - y, y), a, 1.0)
+    assert isinstance(pair, list) and len(pair) == 2
+    np.testing.assert_allclose(pair[0].numpy(), a.numpy() - 1.0)
+    outs = [wp.empty(5, dtype=float), wp.empty(5, dtype=float), wp.empty(5, dtype=wp.vec3)]
+    assert wp.map(_sum_product_and_splat, a, b, out=outs) == outs
+    np.testing.assert_allclose(outs[1].numpy(), a.numpy() * 3.0)
+    with pytest.raises(TypeError, match=r"expected 2 Warp arrays with shape \(5,\) and dtypes \(float32, float32\)$"):
+        wp.map(lambda x, y: (x, y), a, b, out=wp.empty(5, dtype=float))
+    with pytest.raises(TypeError, match=r"Number of provided output arrays \(1\) does not match expected number of function outputs \(3\)"):
+        wp.map(_sum_product_and_splat, a, b, out=[wp.empty(5, dtype=float)])
+    tape = wp.Tape()  # gradients flow through each output
+    with tape:
+        s, p, _ = wp.map(_sum_product_and_splat, a, b)
+    tape.backward(grads={p: wp.ones(5, dtype=float)})
+    np.testing.assert_allclose(a.grad.numpy(), np.full(5, 3.0))
+
+
+def test_indexed_arrays_are_inputs_too():
+    data = wp.array(np.arange(6, dtype=np.float32), requires_grad=True)
+    picked = wp.indexedarray(data, [wp.array([5, 0, 2], dtype=wp.int32)])
+    tape = wp.Tape()
+    with tape:
+        doubled = wp.map(lambda u: u * 2.0, picked)
+    np.testing.assert_allclose(doubled.numpy(), [10.0, 0.0, 4.0])
+    tape.backward(grads={doubled: wp.ones(3, dtype=float)})
+    np.testing.assert_allclose(data.grad.numpy(), [2.0, 0.0, 2.0, 0.0, 0.0, 2.0])

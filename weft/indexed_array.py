@@ -202,11 +202,12 @@ class indexedarray:
         return np.array(out, copy=True)
 
     def contiguous(self) -> array:
-        """A new contiguous ``wp.array`` holding the indexed elements, on the same device."""
+        """A new contiguous ``wp.array`` holding the indexed elements, on the same device (with a
+        gradient when the data has one: a recording tape differentiates the copy)."""
         self._require_data("copy")
-        out = array(dtype=self.dtype, shape=self.shape, device=self.device)
+        out = array(dtype=self.dtype, shape=self.shape, device=self.device, requires_grad=self.requires_grad)
         if self.size:
-            _kernels.launch_copy(out, self)
+            _kernels.launch_copy(out, self, record=self.requires_grad)
         return out
 
     def to(self, device):

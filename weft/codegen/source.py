@@ -43,6 +43,12 @@ def snapshot(pyfunc):
         _snapshots[pyfunc] = (file, known[2])
 
 
+def register_source(pyfunc, file: str, lines: list):
+    """Give a function made from generated text (``exec``) its source: ``lines`` (the whole text
+    it was compiled from, under the name ``file``), as a snapshot of a real file would."""
+    _snapshots[pyfunc] = (file, list(lines))
+
+
 def function_source(pyfunc, file: str, all_lines=None):
     """``(lines, first line number, ast.Module)`` of a function's source: what
     ``inspect.getsourcelines`` returns, parsed.

@@ -81,12 +81,8 @@ def _kernel_for(fn, dtypes):
                     )
             if rtype is None:
                 raise MapError("The provided function must return a value")
-            if isinstance(rtype, wt.TupleType):
-                raise MapError(
-                    f"wp.map: {getattr(fn, 'key', fn)} returns {len(rtype.types)} values; weft's map takes functions "
-                    "returning one value (call it once per output)"
-                )
-            found = (_map_kernels.make(fn, dtypes, rtype), rtype, fn)  # fn kept alive with its id
+            rtypes = tuple(rtype.types) if isinstance(rtype, wt.TupleType) else (rtype,)
+            found = (_map_kernels.make(fn, dtypes, rtypes), rtypes, fn)  # fn kept alive with its id
             _kernels[key] = found
     return found[0], found[1]
 
@@ -127,7 +123,7 @@ def _flat_input(x, shape, device):
     from . import _map_kernels
     from .launch import launch
 
-    x = x if x.is_contiguous else x.contiguous()
+    x = x if getattr(x, "is_contiguous", False) else x.contiguous()  # an indexed array is gathered
     if tuple(x.shape) == shape:
         return x.flatten()
     index = np.broadcast_to(np.arange(x.size, dtype=np.int32).reshape(x.shape), shape).reshape(-1)
@@ -140,8 +136,9 @@ def array_map(fn, *inputs, out=None, return_kernel=False, block_dim=256, device=
     """Apply ``fn`` element-wise to the arrays in ``inputs`` and return the result array, or fill
     ``out``. ``fn`` is a ``@wp.func``, a builtin, or a Python function or lambda (compiled as a
     func). Array shapes broadcast as in NumPy; scalars and vector values are broadcast too; up
-    to six inputs. ``return_kernel=True`` returns the element-wise kernel over 1-d arrays (its
-    inputs, then ``out``) instead of running it.
+    to sixteen inputs. A function returning several values gives a list of arrays (``out`` is then
+    a list too). ``return_kernel=True`` returns the element-wise kernel over 1-d arrays (its
+    inputs, then the outputs) instead of running it.
 
     Raises:
         ValueError: no array input, more than six inputs, or shapes that do not broadcast.
@@ -173,29 +170,46 @@ def array_map(fn, *inputs, out=None, return_kernel=False, block_dim=256, device=
             t = like.dtype  # an untyped Python number takes the arrays' element type
         flat.append(full(size, x if not wt.is_scalar(t) else t(x), dtype=t, device=device))
     dtypes = tuple(a.dtype for a in flat)
-    kernel, rtype = _kernel_for(fn, dtypes)
+    kernel, rtypes = _kernel_for(fn, dtypes)
     if return_kernel:
         return kernel
     if out is None:
         grad = any(getattr(a, "requires_grad", False) for a in arrays)
-        out = empty(shape, dtype=rtype, device=device, requires_grad=grad)
+        outs = [empty(shape, dtype=t, device=device, requires_grad=grad) for t in rtypes]
     else:
-        if isinstance(out, (list, tuple)):
-            if len(out) != 1:
-                raise MapError(
-                    f"Number of provided output arrays ({len(out)}) does not match expected number of function outputs (1)"
-                )
-            out = out[0]
-        if tuple(out.shape) != shape:
-            raise MapError(f"Output array shape {tuple(out.shape)} does not match expected shape {shape}")
-        if out.dtype != rtype:
-            raise MapError(f"Output array dtype {wt.type_repr(out.dtype)} does not match expected dtype {wt.type_repr(rtype)}")
-        if not (out.is_contiguous or out.ndim == 1):
-            raise MapError(f"wp.map: out must be contiguous or 1-d, got strides {out.strides}")
+        outs = _check_outputs(out, shape, rtypes)
     from .launch import launch
 
-    launch(kernel, size, inputs=flat, outputs=[out.flatten()], device=device)
-    return out
+    launch(kernel, size, inputs=flat, outputs=[o.flatten() for o in outs], device=device)
+    return outs[0] if len(rtypes) == 1 else outs
+
+
+def _check_outputs(out, shape, rtypes) -> list:
+    """The output arrays ``out`` names (one array, or a list of them), checked against the
+    function's results."""
+    many = len(rtypes) > 1
+    if isinstance(out, (list, tuple)):
+        if len(out) != len(rtypes):
+            raise MapError(
+                f"Number of provided output arrays ({len(out)}) does not match expected number of function "
+                f"outputs ({len(rtypes)})"
+            )
+        outs = list(out)
+    elif many:
+        raise MapError(
+            f"Invalid output provided, expected {len(rtypes)} Warp arrays with shape {shape} and dtypes "
+            f"({', '.join(wt.type_repr(t) for t in rtypes)})"
+        )
+    else:
+        outs = [out]
+    for o, t in zip(outs, rtypes):
+        if tuple(o.shape) != shape:
+            raise MapError(f"Output array shape {tuple(o.shape)} does not match expected shape {shape}")
+        if o.dtype != t:
+            raise MapError(f"Output array dtype {wt.type_repr(o.dtype)} does not match expected dtype {wt.type_repr(t)}")
+        if not (o.is_contiguous or o.ndim == 1):
+            raise MapError(f"wp.map: out must be contiguous or 1-d, got strides {o.strides}")
+    return outs
 
 
 def _binary(name, reflected=False):
