@@ -149,3 +149,72 @@ def test_a_func_grad_may_call_the_func_it_differentiates():
     _backward(k_logistic, [x], y)
     s = 1.0 / (1.0 + np.exp(-xs))
     np.testing.assert_allclose(x.grad.numpy(), 2.0 * s * (1.0 - s), rtol=1e-12)
+
+
+@wp.func
+def sum_and_square(x: f64, y: f64):
+    return x * f64(3.0) + y, y * y
+
+
+@wp.func_grad(sum_and_square)
+def sum_and_square_grad(x: f64, y: f64, adj_sum: f64, adj_square: f64):
+    wp.adjoint[x] += f64(42.0) * adj_sum  # deliberately not the true gradient: the custom one is used
+    wp.adjoint[y] += adj_sum + f64(10.0) * adj_square
+
+
+@wp.kernel
+def k_two_results(x: wp.array(dtype=f64), y: wp.array(dtype=f64), s: wp.array(dtype=f64), q: wp.array(dtype=f64)):
+    i = wp.tid()
+    a, b = sum_and_square(x[i], y[i])
+    s[i] = a
+    q[i] = b
+
+
+def test_func_grad_of_a_func_returning_several_values_takes_one_adjoint_each():
+    x = wp.array([1.0, 2.0], dtype=f64, requires_grad=True)
+    y = wp.array([3.0, 4.0], dtype=f64, requires_grad=True)
+    s, q = wp.zeros(2, dtype=f64, requires_grad=True), wp.zeros(2, dtype=f64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_two_results, 2, inputs=[x, y, s, q])
+    tape.backward(grads={s: np.array([1.0, 2.0]), q: np.array([0.5, 1.0])})
+    np.testing.assert_allclose(q.numpy(), [9.0, 16.0])
+    np.testing.assert_allclose(x.grad.numpy(), [42.0, 84.0])
+    np.testing.assert_allclose(y.grad.numpy(), [1.0 + 5.0, 2.0 + 10.0])
+
+
+@wp.struct
+class Particle:
+    mass: f64
+    pos: wp.vec3d
+
+
+@wp.func
+def weighted_height(p: Particle):
+    return p.mass * p.pos[2]
+
+
+@wp.func_grad(weighted_height)
+def weighted_height_grad(p: Particle, adj: f64):
+    wp.adjoint[p.mass] += p.pos[2] * adj  # a struct field's adjoint
+    wp.adjoint[p.pos][2] += p.mass * adj  # a component of it
+    wp.adjoint[p.pos].x = f64(7.0) * adj  # set, not accumulated
+
+
+@wp.kernel
+def k_heights(ps: wp.array(dtype=Particle), h: wp.array(dtype=f64)):
+    i = wp.tid()
+    h[i] = weighted_height(ps[i])
+
+
+def test_func_grad_writes_struct_field_adjoints_and_their_components():
+    p = Particle()
+    p.mass, p.pos = 2.0, wp.vec3d(1.0, 2.0, 5.0)
+    ps = wp.array([p], dtype=Particle, requires_grad=True)
+    h = wp.zeros(1, dtype=f64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_heights, 1, inputs=[ps, h])
+    tape.backward(grads={h: np.array([3.0])})
+    g = ps.grad.numpy()[0]
+    assert g["mass"] == 15.0 and list(g["pos"]) == [21.0, 0.0, 6.0]

@@ -147,14 +147,20 @@ class FuncInstance(ir.FuncCallee):
         result; ``wp.adjoint[x]`` names the adjoint of forward parameter ``x``."""
         gnames = list(_signature(grad_fn).parameters)
         n = len(names)
-        if self.ret_type is None or isinstance(self.ret_type, wt.TupleType):
-            raise TypeError(f"@wp.func_grad needs a func returning one value; '{self.function.key}' does not")
-        if len(gnames) != n + 1 or gnames[:n] != names:
+        if self.ret_type is None or (isinstance(self.ret_type, wt.TupleType) and self.ref_params):
+            raise TypeError(
+                f"@wp.func_grad needs a func returning a value (and no wp.ref parameters); '{self.function.key}' does not"
+            )
+        rets = tuple(self.ret_type.types) if isinstance(self.ret_type, wt.TupleType) else (self.ret_type,)
+        if len(gnames) != n + len(rets) or gnames[:n] != names:
+            what = "one parameter for the adjoint of the result" if len(rets) == 1 else (
+                f"{len(rets)} parameters for the adjoints of its {len(rets)} results"
+            )
             raise TypeError(
                 f"@wp.func_grad({self.function.key}) must take the forward parameters ({', '.join(names)}) followed by "
-                f"one parameter for the adjoint of the result, got ({', '.join(gnames)})"
+                f"{what}, got ({', '.join(gnames)})"
             )
-        types_ = dict(zip(gnames, self.arg_types + (self.ret_type,)))
+        types_ = dict(zip(gnames, self.arg_types + rets))
         ir_, _ = frontend.lower_function(
             Source(grad_fn), types_, False, f"adj_{self.symbol}", adjoint_targets={nm: k for k, nm in enumerate(names)}
         )

@@ -134,9 +134,9 @@ forward_formats = {
     intr.ASSIGN_COPY: _with_loc("assign_copy"),
     intr.GET_FIELD: lambda r, b, s, a: f"weft::get_field({', '.join([a[0], _member(s)] + a[1:])})",
     intr.SET_FIELD: lambda r, b, s, a: f"weft::set_field({', '.join([a[0], _member(s)] + a[1:])})",
-    intr.ADJ_READ: lambda r, b, s, a: f"adjp_{s.attr}",
-    intr.ADJ_ACCUM: lambda r, b, s, a: f"adjp_{s.attr} += {a[0]}",
-    intr.ADJ_SET: lambda r, b, s, a: f"adjp_{s.attr} = {a[0]}",
+    intr.ADJ_READ: lambda r, b, s, a: f"adjp_{s.attr[0]}{s.attr[1]}",  # attr: (parameter, field path)
+    intr.ADJ_ACCUM: lambda r, b, s, a: f"adjp_{s.attr[0]}{s.attr[1]} += {a[0]}",
+    intr.ADJ_SET: lambda r, b, s, a: f"adjp_{s.attr[0]}{s.attr[1]} = {a[0]}",
     intr.TID: _tid,
     intr.SHAPE: lambda r, b, s, a: f"{a[0]}.shape[{s.attr}]",
     intr.ZERO: lambda r, b, s, a: "{}",
@@ -534,11 +534,20 @@ class CStyleRenderer:
     def render_custom_adjoint(self, inst) -> str:
         """``adj_<func>`` from a @wp.func_grad body: forward params, adjoint refs ``adjp_k``, adj_ret."""
         g = inst.grad_ir
-        fwd, adj_ret = g.params[:-1], g.params[-1]
+        n = len(inst.arg_types)
+        fwd, rets = g.params[:n], g.params[n:]
         sig = [f"{ctype_name(p.var.type)} {self.v(p.var)}" for p in fwd]
         sig += [f"{ctype_name(p.var.type)}& adjp_{k}" for k, p in enumerate(fwd)]
-        sig.append(f"{ctype_name(adj_ret.var.type)} {self.v(adj_ret.var)}")
-        out = [f"{self.fn_qualifier} void adj_{inst.symbol}({', '.join(sig)}) {{"]
+        unpack = []
+        if len(rets) == 1:
+            sig.append(f"{ctype_name(rets[0].var.type)} {self.v(rets[0].var)}")
+        else:  # a func returning several values: its callers pass their adjoints as one tuple
+            sig.append(f"{ctype_name(inst.ret_type)} adj_ret")
+            unpack = [
+                f"    {ctype_name(p.var.type)} {self.v(p.var)} = weft::tuple_get<{k}>(adj_ret);"
+                for k, p in enumerate(rets)
+            ]
+        out = [f"{self.fn_qualifier} void adj_{inst.symbol}({', '.join(sig)}) {{"] + unpack
         out += ["    " + d for d in self.declarations(g, False, {p.var.id for p in g.params})]
         self.forward_block(Body(g), g.body, out, "    ", False)
         out.append("}")

@@ -352,11 +352,23 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return None
         if self.adjoint_targets is None:
             raise self.error("wp.adjoint[...] can only be used inside a @wp.func_grad function", node)
-        if not isinstance(node.slice, ast.Name) or node.slice.id not in self.adjoint_targets:
+        fields = []  # wp.adjoint[x.a.b]: the adjoint of a (nested) struct field of parameter x
+        name = node.slice
+        while isinstance(name, ast.Attribute):
+            fields.insert(0, name.attr)
+            name = name.value
+        if not isinstance(name, ast.Name) or name.id not in self.adjoint_targets:
             raise self.error(
-                f"wp.adjoint[...] takes a parameter of the forward func ({', '.join(self.adjoint_targets)})", node
+                f"wp.adjoint[...] takes a parameter of the forward func ({', '.join(self.adjoint_targets)}), "
+                "or a field of a struct parameter",
+                node,
             )
-        return self.adjoint_targets[node.slice.id], self.param_types[node.slice.id]
+        t, path = self.param_types[name.id], ""
+        for f in fields:
+            if not composite.is_struct(t) or f not in t.vars:
+                raise self.error(f"wp.adjoint[{ast.unparse(node.slice)}]: '{f}' is not a field of {wt.type_repr(t)}", node)
+            t, path = t.vars[f], f"{path}.f_{f}"
+        return (self.adjoint_targets[name.id], path), t
 
     def adjoint_value(self, v, t, node):
         if v.type != t:
@@ -450,6 +462,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), e)
 
         def walk(t):
+            if isinstance(t, ast.Subscript) and self.static_value(t.value) is intr.adjoint:
+                return t  # wp.adjoint[x.field] names a slot: nothing to evaluate
             if isinstance(t, ast.Subscript):
                 sl = t.slice
                 elts = [pin(e) for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl])]
