@@ -29,7 +29,7 @@ import numpy as np
 
 from . import types
 from .array_annotation import _ArrayAnnotation, _ArrayAnnotationBase, parse_subscript
-from .runtime import recording
+from .runtime import cpu_capture, recording
 from .runtime.device import Device, get_device
 from .runtime.memory import host_view as _host_view  # noqa: F401  (re-exported for array_constructors)
 from .array_layout import (
@@ -624,6 +624,10 @@ class array:
 
     def _fill(self, value, operation):
         self._require_data("fill")
+        if self.device.is_cpu and cpu_capture._active and cpu_capture.defer(
+            self.device, lambda: self._fill(value, operation)
+        ):
+            return  # a CPU graph capture records the fill
         if self.size:
             np_dtype, trailing = _np_layout(self.dtype)
             if isinstance(value, types.scalar_base):

@@ -18,7 +18,7 @@ from .array_layout import (
     _dtype_name,
     _infer_scalar_dtype,
 )  # noqa: F401
-from .runtime import recording
+from .runtime import cpu_capture, recording
 
 # ---------------------------------------------------------------------------------------------
 # constructors
@@ -207,6 +207,14 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None) -> None:
 
 
 def _copy(dest, src, dest_offset, src_offset, count, operation, stream=None):
+    if (
+        cpu_capture._active
+        and getattr(dest, "device", None) is not None
+        and dest.device.is_cpu
+        and getattr(src, "device", dest.device).is_cpu
+        and cpu_capture.defer(dest.device, lambda: _copy(dest, src, dest_offset, src_offset, count, operation, stream))
+    ):
+        return  # a CPU graph capture records the copy
     if _is_indexed(dest) or _is_indexed(src):
         _copy_indexed(dest, src, dest_offset, src_offset, count)
         return

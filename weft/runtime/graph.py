@@ -15,6 +15,7 @@ and its error records alive; the arrays a graph uses must be kept alive by the c
 
 from __future__ import annotations
 
+from . import cpu_capture
 from . import cuda_driver as cu
 from .cuda import ContextGuard, ErrorSlots, force_load
 from .device import get_device
@@ -84,11 +85,20 @@ def _driver_needs_preload() -> bool:
     return cu.check(cu.api().cuDriverGetVersion(), "cuDriverGetVersion") < 12030
 
 
+def _cpu_device(device, stream):
+    """The CPU device a capture call names (no stream, a CPU device or the current one), or None."""
+    if stream is not None:
+        return None
+    d = get_device(device)
+    return d if d.is_cpu else None
+
+
 def capture_begin(device=None, stream=None, force_module_load=None, external: bool = False):
-    """Begin capturing the work queued on a stream into a CUDA graph.
+    """Begin capturing the work queued on a stream into a CUDA graph, or, on the CPU, the work
+    issued on the device into a ``CpuGraph`` (recorded, not run; see ``cpu_capture``).
 
     Args:
-        device: The CUDA device (default: the current device); its current stream is captured.
+        device: The device (default: the current device); on a GPU its current stream is captured.
         stream: The ``wp.Stream`` to capture instead.
         force_module_load: Compile and load every kernel first (default: only on drivers older than
             CUDA 12.3, which cannot load modules during a capture).
@@ -97,6 +107,12 @@ def capture_begin(device=None, stream=None, force_module_load=None, external: bo
     Raises:
         RuntimeError: The device is not a CUDA device, or a capture is already active on the stream.
     """
+    cpu = _cpu_device(device, stream)
+    if cpu is not None:
+        if external:
+            raise RuntimeError("external=True names a CUDA stream capture begun elsewhere; the CPU has none")
+        cpu_capture.begin(cpu)  # kernels are built as their launches are recorded: nothing to preload
+        return
     device, stream = _capture_stream(device, stream)
     key = stream.cuda_stream
     if key in device._captures:
@@ -127,6 +143,9 @@ def capture_end(device=None, stream=None) -> Graph | None:
     Raises:
         RuntimeError: No capture is active on the stream, or the driver rejected the capture.
     """
+    cpu = _cpu_device(device, stream)
+    if cpu is not None:
+        return cpu_capture.end(cpu)
     device, stream = _capture_stream(device, stream)
     capture = device._captures.pop(stream.cuda_stream, None)
     if capture is None:
@@ -150,7 +169,12 @@ def capture_end(device=None, stream=None) -> Graph | None:
 
 
 def capture_launch(graph: Graph, stream=None):
-    """Replay a captured graph on ``stream`` (default: the current stream of the graph's device)."""
+    """Replay a captured graph on ``stream`` (default: the current stream of the graph's device);
+    a ``CpuGraph`` runs its recorded work on the CPU."""
+    if isinstance(graph, cpu_capture.CpuGraph):
+        if not cpu_capture.defer(graph.device, graph.launch):  # inside another capture: recorded
+            graph.launch()
+        return
     if stream is None:
         stream = graph.device.stream
     elif stream.device is not graph.device:
@@ -164,7 +188,8 @@ def capture_launch(graph: Graph, stream=None):
 
 
 class ScopedCapture:
-    """Capture the work of a ``with`` block into a CUDA graph, available as ``.graph`` afterwards.
+    """Capture the work of a ``with`` block into a graph (a CUDA graph, or a ``CpuGraph`` on the
+    CPU), available as ``.graph`` afterwards.
 
     Args:
         device, stream, force_module_load, external: As for ``wp.capture_begin``.

@@ -17,6 +17,7 @@ from .. import config
 from .. import types as wt
 from .. import vector_types as vt
 from ..codegen import typing_rules as tr
+from . import cpu_capture
 from . import device as _device
 from . import module as mod
 from . import recording
@@ -624,10 +625,16 @@ def launch(
     launcher = inst.binding.launcher or prepare(inst)
     if launcher.tid_ndim > 1:
         check_grid(inst, bounds, dim)
-    if record_cmd:
+    if record_cmd or (cpu_capture._active and cpu_capture.is_capturing(_device.get_device("cpu"))):
         from .launch_object import Launch
 
-        return Launch._recorded(kernel, inst, device, bounds, params, adj_params, adjoint)
+        cmd = Launch._recorded(kernel, inst, device, bounds, params, adj_params, adjoint)
+        if record_cmd:
+            return cmd
+        if not adjoint and record_tape and recording.active_tape() is not None:
+            recording.active_tape().record_launch(kernel, inst, dim, list(inputs), list(outputs), device)
+        cmd.launch()  # recorded by the CPU graph capture, run by wp.capture_launch
+        return None
     args_struct = launcher.pack(params, adj_params)
     if not adjoint and record_tape:
         tape = recording.active_tape()

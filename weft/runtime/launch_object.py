@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 
 from .. import config
+from . import cpu_capture
 from . import launch as _launch
 from . import module as _module
 
@@ -257,6 +258,11 @@ class Launch:
             IndexError: an array index was out of bounds while the kernel ran (debug mode; on a GPU
                 reported at the next device synchronisation, see ``runtime/cuda.py``).
         """
+        if self._cuda is None and cpu_capture._active and cpu_capture.defer(self.device, self._run):
+            return  # a CPU graph capture records the launch
+        self._run(stream)
+
+    def _run(self, stream=None):
         if self._generation != _module._generation[0] or self._captures:
             self._refresh()
         for k in self._live_structs:  # fields changed since the struct was set are seen

@@ -257,6 +257,19 @@ class Module:
                 except (WarpCodegenError, TypeError, ValueError, KeyError, AttributeError, RuntimeError):
                     pass
 
+    def unload(self):
+        """Forget the module's loaded code on every device, as Warp's ``Module.unload``: the next
+        launch of one of its kernels loads it again (from the build cache). Work already captured
+        in a graph or held by a ``wp.Launch`` keeps the code it was prepared with."""
+        with _lock:
+            for kernel in self.kernels:
+                for inst in kernel._instances.values():
+                    inst.binding.reset_cpu()
+                    inst.binding.library = None
+                    inst.binding.cuda_functions = {}
+                    if inst not in self.pending:
+                        self.pending.append(inst)
+
     def mark_modified(self):
         """Lower and build the kernels again at their next launch, as Warp's ``Module.mark_modified``.
         weft already does so by itself when a func is redefined or a global or closure value a
