@@ -390,6 +390,7 @@ def test_visualize_draws_launches_arrays_and_access_edges(tmp_path):
     # arrays are named after the variables holding them (labels override)
     assert re.search(r'array_0 \[label="a"', dot) and re.search(r'array_1 \[label="b"', dot)
     assert re.search(r'array_2 \[label="the loss"', dot)
+    assert 'tooltip="array: dtype=float32, shape=(2,), requires_grad=True"' in dot  # Warp's tooltip
     # reads: array -> launch; writes: launch -> array, labelled with the kernel parameter
     assert 'array_0 -> launch_0 [label="a"]' in dot
     assert 'launch_0 -> array_1 [label="b"' in dot

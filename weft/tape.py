@@ -683,7 +683,7 @@ class _TapeGraph:
         a = info["array"]
         role = self.roles.get(key) or ("grad" if getattr(a, "grad", None) is not None else "nograd")
         dtype = getattr(a.dtype, "__name__", a.dtype)
-        tooltip = f"shape={tuple(a.shape)}, dtype={dtype}, requires_grad={a.grad is not None}"
+        tooltip = f"array: dtype={dtype}, shape={tuple(a.shape)}, requires_grad={a.grad is not None}"
         return (
             f"array_{info['id']} [label={_dot_str(self.label(key))}, shape=ellipse, style=filled, "
             f"fillcolor={_dot_str(_ARRAY_COLORS[role])}, tooltip={_dot_str(tooltip)}];"
