@@ -837,6 +837,29 @@ def test_wp_print_prints_one_value_per_line(capfd):
         wp.print(1.0)
 
 
+@wp.kernel
+def k_print_in_backward(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    v = x[i] * 2.0
+    print(v)
+    wp.printf("i=%d\n", i)
+    y[i] = v
+
+
+def test_the_backward_pass_prints_again_and_prints_adjoints(capfd):
+    """As in Warp: the backward pass's replay prints what the forward printed, and each printed
+    value's adjoint follows as "adj: <value>"."""
+    x = wp.array([1.5], dtype=float, requires_grad=True)
+    y = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_print_in_backward, dim=1, inputs=[x, y])
+    capfd.readouterr()
+    tape.backward(grads={y: wp.array([4.0], dtype=float)})
+    assert capfd.readouterr().out == "3\ni=0\nadj: 4\n"
+    assert x.grad.numpy()[0] == 8.0
+
+
 # ---------------------------------------------------------------------------------------------
 # compile errors: WarpCodegenError subclasses naming the kernel and file:line
 # ---------------------------------------------------------------------------------------------

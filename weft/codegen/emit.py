@@ -244,6 +244,9 @@ reverse_formats = {
     ),
     intr.TUPLE_GET: lambda r, b, s, a, adjs, ret: f"weft::adj_tuple_get<{s.attr}>({', '.join(a + adjs + ret)});",
     intr.COPY: lambda r, b, s, a, adjs, ret: f"{adjs[0]} += {ret[0]};",
+    intr.PRINT_VALUE: lambda r, b, s, a, adjs, ret: (
+        f'weft::print_str("adj: "); weft::print_value({adjs[0]}); weft::print_newline();'
+    ),
 }
 
 
@@ -324,7 +327,7 @@ class CStyleRenderer:
                     replay
                     and intr.has_side_effect(s.callee)
                     and not ir.is_func(s.callee)
-                    and not intr.writes_local_array(s)
+                    and not intr.replayed(s)
                 ):
                     continue
                 e = self.call_expr(b, s, replay)

@@ -77,15 +77,18 @@ class OpInfo:
     Attributes:
         adjoint: ``(call) -> bool``: whether the call has a reverse contribution (its adjoint is
             rendered); a rule reads types only.
-        side_effect: writes memory or prints (skipped when a backward pass replays the forward).
+        side_effect: writes memory or prints (skipped when a backward pass replays the forward,
+            unless ``replayed``).
         reads_array: reads elements of the array given as its first argument.
         writes_array: writes elements of that array.
+        replayed: a side effect the backward pass's replay repeats (printing, as Warp's does).
     """
 
     adjoint: Callable
     side_effect: bool = False
     reads_array: bool = False
     writes_array: bool = False
+    replayed: bool = False
 
 
 def _never(call) -> bool:
@@ -112,7 +115,7 @@ def _phi(call) -> bool:
     return wt.is_differentiable(call.result.type)
 
 
-_PRINT = OpInfo(_never, side_effect=True)
+_PRINT = OpInfo(_never, side_effect=True, replayed=True)
 OPS: dict = {
     LOAD: OpInfo(_array_dtype, reads_array=True),
     STORE: OpInfo(_array_dtype, side_effect=True, writes_array=True),
@@ -142,7 +145,7 @@ OPS: dict = {
     ADJ_READ: OpInfo(_never),
     ADJ_ACCUM: OpInfo(_never),
     ADJ_SET: OpInfo(_never),
-    PRINT_VALUE: _PRINT,
+    PRINT_VALUE: OpInfo(operands_differentiable, side_effect=True, replayed=True),  # reverse prints "adj: <adjoint>"
     PRINT_STR: _PRINT,
     PRINT_NEWLINE: _PRINT,
     PRINTF: _PRINT,
@@ -183,6 +186,12 @@ def has_side_effect(callee) -> bool:
         return callee.side_effect
     ir.check_callee(callee)
     return callee.has_side_effects
+
+
+def replayed(stmt) -> bool:
+    """Whether the backward pass's replay of the forward runs this side-effecting call anyway:
+    prints (as in Warp) and writes to a kernel's own local arrays (their values are read again)."""
+    return isinstance(stmt.callee, str) and (op_info(stmt.callee).replayed or writes_local_array(stmt))
 
 
 def writes_local_array(stmt) -> bool:
