@@ -1000,6 +1000,20 @@ def test_adjoint_launch_needs_matching_adjoint_lists():
     assert y.numpy().tolist() == [0.0, 0.0]
 
 
+def test_adjoint_launch_takes_adjoint_arrays_with_other_strides():
+    """A gradient from elsewhere (torch's grad_out[::2]) need not share its array's layout: the
+    input adjoints are updated in place, the output adjoints are read and left untouched."""
+    x = wp.array([1.0, 2.0, 3.0], dtype=F64)
+    y = wp.zeros(3, dtype=F64)
+    xa_base = wp.zeros(6, dtype=F64)
+    ya_base = wp.array([1.0, 9.0, 2.0, 9.0, 3.0, 9.0], dtype=F64)
+    xa, ya = xa_base[::2], ya_base[::2]
+    wp.launch(k_scaled_square, dim=3, inputs=[x, F64(3.0)], outputs=[y], adj_inputs=[xa, None], adj_outputs=[ya], adjoint=True)
+    np.testing.assert_allclose(xa.numpy(), [6.0, 24.0, 54.0])  # 2 * x * s * ya
+    np.testing.assert_array_equal(xa_base.numpy()[1::2], [0.0, 0.0, 0.0])  # the gaps untouched
+    np.testing.assert_array_equal(ya_base.numpy(), [1.0, 9.0, 2.0, 9.0, 3.0, 9.0])
+
+
 def test_float32_gradients_match_float64_reference():
     @wp.kernel(module="tad_f32")
     def k_f32(x: wp.array(dtype=float), y: wp.array(dtype=float)):

@@ -600,6 +600,18 @@ def launch(
                 f"kernel '{kernel.key}': an adjoint launch needs adj_inputs/adj_outputs matching its "
                 f"{len(params)} arguments, got {len(adj_params)}"
             )
+        relaid = None if record_cmd else _relaid_adjoints(params, adj_params, len(inputs))
+        if relaid is not None:  # adjoint arrays laid out unlike their arrays: run on copies
+            adj_params, copy_back = relaid
+            result = launch(
+                kernel, dim, inputs, outputs, adj_params[: len(inputs)], adj_params[len(inputs) :], device,
+                stream, adjoint, record_tape, record_cmd, max_blocks, block_dim,
+            )
+            from ..array_constructors import copy
+
+            for dst, src in copy_back:
+                copy(dst, src)
+            return result
     if (device is not None and device != "cpu") or _device._current.ordinal >= 0:
         target = _device.get_device(device)
         if target.ordinal >= 0:
@@ -641,6 +653,27 @@ def launch(
         if tape is not None:
             tape.record_launch(kernel, inst, dim, list(inputs), list(outputs), device)
     run(inst, bounds, args_struct, adjoint)
+
+
+def _relaid_adjoints(params, adj_params, n_inputs):
+    """For an adjoint launch whose adjoint arrays have their array's shape but other strides (a
+    gradient from another library, ``grad_out[::2]``): ``(adjoint params, copy-backs)`` using
+    copies laid out like each array — the inputs' adjoints are copied back after the launch, the
+    outputs' are only read (their originals are left as they were) — else None."""
+    out, copy_back = list(adj_params), []
+    for k, (p, adj) in enumerate(zip(params, adj_params)):
+        if not (hasattr(p, "strides") and hasattr(adj, "strides") and hasattr(adj, "ptr")):
+            continue
+        if tuple(p.shape) != tuple(adj.shape) or tuple(p.strides) == tuple(adj.strides) or p.dtype != adj.dtype:
+            continue
+        from ..array_constructors import copy, empty
+
+        tmp = empty(p.shape, dtype=p.dtype, device=adj.device, strides=p.strides)
+        copy(tmp, adj)
+        out[k] = tmp
+        if k < n_inputs:
+            copy_back.append((adj, tmp))
+    return (out, copy_back) if copy_back or out != list(adj_params) else None
 
 
 def _check_device(device):
