@@ -327,3 +327,46 @@ def test_segmented_sort_sorts_each_segment_stably_and_leaves_the_rest(key_dtype)
         assert np.all(np.diff(k2.numpy()[s:e]) >= 0)
     with pytest.raises(RuntimeError, match="overlap"):
         segmented_sort_pairs(keys, values, n, wp.array([0, 10], dtype=wp.int32), wp.array([20, 30], dtype=wp.int32))
+
+
+def _make_multiline_lambda():
+    return lambda q, qd: (
+        q[0] * 2.0
+        + qd[1]
+    )
+
+
+def test_create_warp_function_makes_a_func_kernels_and_python_call():
+    import subprocess
+    import sys
+
+    f = _make_multiline_lambda()
+    fn, module = wp.utils.create_warp_function(f)
+    assert wp.utils.create_warp_function(f)[0] is fn and module is fn.module
+    assert fn((1.0, 2.0), (3.0, 4.0)) == f((1.0, 2.0), (3.0, 4.0)) == 6.0
+
+    @wp.kernel(module="unique")
+    def use(out: wp.array(dtype=float)):
+        out[0] = fn(wp.vec2(1.0, 5.0), wp.vec2(3.0, 4.0))
+
+    out = wp.zeros(1, dtype=float)
+    wp.launch(use, 1, inputs=[out])
+    assert out.numpy()[0] == 6.0
+    script = (
+        "import weft as wp, test_utils_arrays as t\n"
+        "print(wp.utils.create_warp_function(t._make_multiline_lambda())[0].key)\n"
+    )
+    keys = set()
+    for seed in ("1", "2"):  # the key does not depend on the process's hash seed
+        env = dict(__import__("os").environ, PYTHONHASHSEED=seed)
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=__import__("os").path.dirname(__file__))
+        assert r.returncode == 0, r.stderr
+        keys.add(r.stdout.strip())
+    assert len(keys) == 1 and fn.key in keys
+
+
+def test_transform_expand():
+    t = wp.transform_expand((1.0, 2.0, 3.0, 4.0, 3.0, 2.0, 1.0))
+    assert t == wp.transformf(p=(1.0, 2.0, 3.0), q=(4.0, 3.0, 2.0, 1.0))
+    with pytest.raises(ValueError, match="7 numbers"):
+        wp.transform_expand((1.0, 2.0))

@@ -205,7 +205,7 @@ from .types import (
     uint32,
     uint64,
 )
-from .utils import ScopedTimer
+from .utils import ScopedTimer, transform_expand
 from .vector_types import *
 from .vector_types import matrix, quaternion, transformation, vector
 

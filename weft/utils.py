@@ -550,3 +550,38 @@ def array_cast(in_array, out_array, count=None):
             out_host[...] = flat.reshape(out_host.shape)
         else:
             dst[: src.size] = src.astype(dst.dtype)
+
+
+_created: dict = {}  # id(python function) -> (the function, its weft Function, its module)
+
+
+def create_warp_function(func):
+    """A weft func made from the Python function or lambda ``func`` (kernels call it; Python
+    calls run it for concrete argument types), with the weft module it belongs to: ``(func,
+    module)``, as ``warp.utils.create_warp_function``. The func's key is its qualified name and a
+    digest of its code, the same in every process; the same function object gives the same func.
+    """
+    import hashlib
+    import marshal
+
+    from .kernel import Function
+    from .runtime.module import get_module
+
+    found = _created.get(id(func))
+    if found is None or found[0] is not func:
+        digest = hashlib.sha256(marshal.dumps(func.__code__)).hexdigest()[:8]
+        name = func.__qualname__.replace("<lambda>", "lambda").replace("<locals>.", "")
+        module = get_module(func.__module__)
+        found = _created[id(func)] = (func, Function(func, module, key=f"{name}_{digest}"), module)
+    return found[1], found[2]
+
+
+def transform_expand(t):
+    """The transform of a 7-number sequence ``(px, py, pz, qx, qy, qz, qw)``: position, then
+    rotation quaternion (as ``wp.transform_expand``)."""
+    from .vector_types import transformation
+
+    values = [float(x) for x in t]
+    if len(values) != 7:
+        raise ValueError(f"transform_expand takes 7 numbers (position, then quaternion), got {len(values)}")
+    return transformation()(*values)
