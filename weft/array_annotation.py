@@ -87,9 +87,7 @@ class _ArrayAnnotationBase:
         """The array class this annotation describes (``wp.array``, ``wp.indexedarray``)."""
         return cls.concrete
 
-    @classmethod
-    def _kernel_kind(cls):
-        raise NotImplementedError  # each subclass names its kernel-side type
+    kernel_kind = None  # the kernel-side type of this kind (types.ArrayType ...), set per subclass
 
     def kernel_type(self):
         """The kernel-side type: ``ArrayType(dtype, ndim)`` or its indexed-array counterpart.
@@ -100,7 +98,7 @@ class _ArrayAnnotationBase:
         dtype = self.dtype
         if not (dtype is Any or isinstance(dtype, typing.TypeVar) or _is_generic(dtype)):
             dtype = _resolve_dtype(dtype)
-        return self._kernel_kind()(dtype, self.ndim)
+        return self.kernel_kind(dtype, self.ndim)
 
     @property
     def is_annotation(self) -> bool:
@@ -117,7 +115,7 @@ class _ArrayAnnotationBase:
     # -- identity --------------------------------------------------------------------------------
 
     def _key(self):
-        return (self._kernel_kind(), self.dtype, self.ndim)
+        return (self.kernel_kind, self.dtype, self.ndim)
 
     def __eq__(self, other):
         if isinstance(other, _ArrayAnnotationBase):
@@ -167,10 +165,7 @@ class _ArrayAnnotation(_ArrayAnnotationBase):
 
     __slots__ = ()
     _name = "array"
-
-    @classmethod
-    def _kernel_kind(cls):
-        return types.ArrayType
+    kernel_kind = types.ArrayType
 
     def _repr_ndim(self, dtype):
         return f"wp.array{self.ndim}d[{dtype}]"
@@ -181,10 +176,7 @@ class _IndexedArrayAnnotation(_ArrayAnnotationBase):
 
     __slots__ = ()
     _name = "indexedarray"
-
-    @classmethod
-    def _kernel_kind(cls):
-        return types.IndexedArrayType
+    kernel_kind = types.IndexedArrayType
 
 
 def _is_generic(dtype) -> bool:
