@@ -132,3 +132,15 @@ def test_bool_tensors_from_torch():
     np.testing.assert_array_equal(wp.from_torch(t, dtype=wp.uint8).numpy(), [1, 0, 1])
     tb = torch.from_dlpack(wp.array([1.5, -2.0], dtype=wp.bfloat16))
     assert tb.dtype == torch.bfloat16 and tb.tolist() == [1.5, -2.0]
+
+
+def test_producers_on_other_devices_are_refused_before_exporting():
+    class OnAnotherDevice:
+        def __dlpack_device__(self):
+            return (123, 7)
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("not called for a device weft cannot read")
+
+    with pytest.raises(TypeError, match="Unsupported source device for DLPack: device_type=123, device_id=7"):
+        wp.from_dlpack(OnAnotherDevice())

@@ -74,6 +74,12 @@ def from_dlpack(source, dtype=None) -> array:
         from .cuda_interface import import_dlpack
 
         return import_dlpack(source, dtype)
+    elif source.__dlpack_device__()[0] not in (1, 3):  # only CPU (and CUDA-pinned host) memory remains
+        device_type, device_id = source.__dlpack_device__()
+        raise TypeError(
+            f"Unsupported source device for DLPack: device_type={device_type}, device_id={device_id}; weft reads "
+            "CPU and CUDA memory"
+        )
     if isinstance(source, _Capsule):  # opened by hand: NumPy cannot open every type (bfloat16)
         from .cuda_interface import KDL_CPU, import_capsule
 
