@@ -136,3 +136,22 @@ def test_a_single_number_for_a_vector_parameter_is_refused():
     for value in ((1.0, 2.0, 3.0), [1.0, 2.0, 3.0], np.array([1.0, 2.0, 3.0]), wp.vec3(1.0, 2.0, 3.0)):
         wp.launch(k_vec3_param, 1, [value, out])
         assert out.numpy().tolist() == [[1.0, 2.0, 3.0]]
+
+
+@wp.kernel
+def k_log_of(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.log(x[i])
+
+
+def test_verify_fp_names_the_argument_and_index_of_a_non_finite_value(monkeypatch):
+    monkeypatch.setattr(wp.config, "verify_fp", True)
+    y = wp.zeros(3, dtype=float)
+    with pytest.raises(FloatingPointError, match=r"argument 'y' holds a non-finite value \(-inf at index \(1,\)\) after"):
+        wp.launch(k_log_of, 3, inputs=[wp.array([1.0, 0.0, 2.0], dtype=float), y])
+    with pytest.raises(FloatingPointError, match=r"argument 'x' holds a non-finite value \(nan at index \(1,\)\) after"):
+        wp.launch(k_log_of, 2, inputs=[wp.array([1.0, np.nan], dtype=float), wp.zeros(2, dtype=float)])
+    wp.launch(k_log_of, 3, inputs=[wp.array([1.0, 2.0, 4.0], dtype=float), y])  # y held -inf before: only what a launch leaves is checked
+    np.testing.assert_allclose(y.numpy(), np.log([1.0, 2.0, 4.0]), rtol=1e-6)
+    monkeypatch.setattr(wp.config, "verify_fp", False)
+    wp.launch(k_log_of, 3, inputs=[wp.array([1.0, 0.0, 2.0], dtype=float), y])  # off: no check

@@ -9,6 +9,7 @@ Runtime errors reported by the kernel (out-of-bounds indices) are raised as ``In
 from __future__ import annotations
 
 import ctypes
+import threading
 import typing
 
 import numpy as np
@@ -586,6 +587,17 @@ def launch(
     """
     if getattr(kernel, "_weft_kind", None) != "kernel":
         raise TypeError(f"wp.launch() expects a @wp.kernel, got {kernel!r}")
+    if config.verify_fp and not record_cmd and not getattr(_fp_check, "active", False):
+        _fp_check.active = True
+        try:
+            launch(
+                kernel, dim, inputs, outputs, adj_inputs, adj_outputs, device, stream, adjoint, record_tape,
+                record_cmd, max_blocks, block_dim,
+            )
+        finally:
+            _fp_check.active = False
+        _verify_finite(kernel, [*inputs, *outputs], "after")
+        return None
     params = [*inputs, *outputs]
     if len(params) != len(kernel.arg_names):
         raise TypeError(
@@ -653,6 +665,35 @@ def launch(
         if tape is not None:
             tape.record_launch(kernel, inst, dim, list(inputs), list(outputs), device)
     run(inst, bounds, args_struct, adjoint)
+
+
+_fp_check = threading.local()  # .active: inside a launch wp.config.verify_fp is checking
+
+
+def _verify_finite(kernel, params, when: str):
+    """``wp.config.verify_fp``: after a launch, the float values of its arguments (scalars,
+    arrays of floats, vectors or matrices) must be finite (an output may hold anything before).
+
+    Raises:
+        FloatingPointError: naming the kernel, the argument, the first bad value and its index.
+    """
+    for name, v in zip(kernel.arg_names, params):
+        if hasattr(v, "numpy") and hasattr(v, "dtype") and not getattr(v, "is_annotation", True):
+            scalar = getattr(v.dtype, "_scalar", v.dtype)
+            if not (wt.is_scalar(scalar) and wt.is_float(scalar)):
+                continue
+            values = np.asarray(v.numpy(), dtype=np.float64)
+        elif isinstance(v, (float, np.floating)) or (isinstance(v, wt.scalar_base) and wt.is_float(type(v))):
+            values = np.asarray([float(v)])
+        else:
+            continue
+        bad = ~np.isfinite(values)
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise FloatingPointError(
+                f"kernel '{kernel.key}': argument '{name}' holds a non-finite value ({values[where]} at index "
+                f"{where}) {when} the launch (wp.config.verify_fp)"
+            )
 
 
 def _relaid_adjoints(params, adj_params, n_inputs):
