@@ -480,3 +480,28 @@ def test_backward_of_a_kernel_without_backward_raises_before_touching_gradients(
     assert not b.grad.numpy().any() and not loss.grad.numpy().any()  # nothing ran
     with pytest.raises(RuntimeError, match="enable_backward=False"):
         wp.launch(no_backward, 2, inputs=[a], outputs=[b], adj_inputs=[a.grad], adj_outputs=[b.grad], adjoint=True)
+
+
+def test_config_enable_backward_is_the_default_of_modules_made_afterwards(monkeypatch):
+    monkeypatch.setattr(wp.config, "enable_backward", False)
+
+    @wp.kernel(module="unique")
+    def doubled(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = x[i] * 2.0
+
+    assert doubled.enable_backward is False and doubled.module.options["enable_backward"] is False
+    x = wp.ones(2, dtype=float, requires_grad=True)
+    y = wp.zeros(2, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(doubled, 2, inputs=[x, y])
+    with pytest.raises(RuntimeError, match="enable_backward=False"):
+        tape.backward(grads={y: wp.ones(2, dtype=float)})
+    monkeypatch.setattr(wp.config, "enable_backward", True)
+
+    @wp.kernel(module="unique", enable_backward=False)
+    def explicit(x: wp.array(dtype=float)):
+        pass
+
+    assert explicit.enable_backward is False  # the kernel's own option wins

@@ -9,6 +9,10 @@ Attributes:
     verify_autograd_array_access: warn when a recorded launch overwrites an array an earlier one read.
     verbose: print build activity (the same as ``log_level = wp.LOG_DEBUG``).
     quiet: accepted for Warp compatibility; weft prints nothing by default.
+    enable_backward: whether kernels get a backward pass: the default ``enable_backward`` option
+        of each weft module made afterwards (``wp.set_module_options`` and the kernel's own
+        ``enable_backward`` override it).
+    verify_fp: after every launch, raise ``FloatingPointError`` if an argument holds NaN or inf.
     log_level: messages below this level are hidden (``wp.LOG_DEBUG`` 10, ``LOG_INFO`` 20, the
         default, ``LOG_WARNING`` 30, ``LOG_ERROR`` 40; see ``weft/log.py``).
     max_unroll: constant-bound ``range`` loops up to this many iterations are unrolled.

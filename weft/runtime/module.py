@@ -164,7 +164,7 @@ class Module:
         self.kernels: list = []
         self.pending: list = []
         self.options: dict = {
-            "enable_backward": True,
+            "enable_backward": config.enable_backward,  # as in Warp: the global default when the module is made
             "mode": None,  # None: wp.config.mode
             "optimization_level": None,
             "cpu_compiler_flags": None,
