@@ -208,7 +208,8 @@ def export_dlpack(a, stream=None):
             the per-thread default stream, -1: no synchronisation); it is made to wait for weft's
             current stream of the device. Unused on the CPU.
     """
-    if a.device.is_cuda and stream != -1:
+    on_cpu = getattr(a.device, "is_cpu", False)
+    if not on_cpu and stream != -1:
         consumer = 1 if stream is None else _protocol_stream(int(stream))
         from ..runtime import cuda_driver as cu
         from ..runtime.cuda import ContextGuard
@@ -227,7 +228,7 @@ def export_dlpack(a, stream=None):
     managed = DLManagedTensor()
     t = managed.dl_tensor
     t.data = a.ptr or 0
-    t.device = DLDevice(KDL_CUDA, a.device.ordinal) if a.device.is_cuda else DLDevice(KDL_CPU, 0)
+    t.device = DLDevice(KDL_CPU, 0) if on_cpu else DLDevice(KDL_CUDA, a.device.ordinal)
     t.ndim = len(shape)
     t.dtype = _dl_dtype(getattr(a.dtype, "_scalar", a.dtype))
     t.shape = shape_arr
