@@ -531,7 +531,7 @@ def kernel_error(inst, ctx):
     if e.code == 5:
         return AssertionError(f"assertion failed in kernel '{inst.kernel.key}' at {file}:{line}: {text}")
     if e.code == 6:
-        return ValueError(f"Slice step cannot be zero in kernel '{inst.kernel.key}' at {file}:{line}: {text}")
+        return ValueError(f"slice step cannot be zero in kernel '{inst.kernel.key}' at {file}:{line}: {text}")
     if e.code == 2:
         return IndexError(
             f"component index {e.index[0]} is out of range for a vector/matrix/quaternion of size {e.shape[0]} "
