@@ -145,3 +145,12 @@ def test_indexed_arrays_are_inputs_too():
     np.testing.assert_allclose(doubled.numpy(), [10.0, 0.0, 4.0])
     tape.backward(grads={doubled: wp.ones(3, dtype=float)})
     np.testing.assert_allclose(data.grad.numpy(), [2.0, 0.0, 2.0, 0.0, 0.0, 2.0])
+
+
+def test_an_indexed_array_can_be_the_output():
+    data = wp.array(np.arange(6, dtype=np.float32))
+    picked = wp.indexedarray(data, [wp.array([1, 3, 5], dtype=wp.int32)])
+    wp.map(lambda u: u * 10.0, picked, out=picked)
+    np.testing.assert_array_equal(data.numpy(), [0.0, 10.0, 2.0, 30.0, 4.0, 50.0])
+    with pytest.raises(TypeError, match=r"Output array 1 dtype int32 does not match expected dtype float32$"):
+        wp.map(lambda x, y: (x, y), data, data, out=[wp.empty(6, dtype=float), wp.empty(6, dtype=int)])

@@ -180,7 +180,14 @@ def array_map(fn, *inputs, out=None, return_kernel=False, block_dim=256, device=
         outs = _check_outputs(out, shape, rtypes)
     from .launch import launch
 
-    launch(kernel, size, inputs=flat, outputs=[o.flatten() for o in outs], device=device)
+    # an indexed array (or other non-flattenable output) is filled through a contiguous temporary
+    direct = [o if hasattr(o, "flatten") else empty(shape, dtype=o.dtype, device=device) for o in outs]
+    launch(kernel, size, inputs=flat, outputs=[o.flatten() for o in direct], device=device)
+    for o, d in zip(outs, direct):
+        if d is not o:
+            from ..array_constructors import copy
+
+            copy(o, d)
     return outs[0] if len(rtypes) == 1 else outs
 
 
@@ -202,12 +209,13 @@ def _check_outputs(out, shape, rtypes) -> list:
         )
     else:
         outs = [out]
-    for o, t in zip(outs, rtypes):
+    for k, (o, t) in enumerate(zip(outs, rtypes)):
+        which = f"Output array {k}" if many else "Output array"
         if tuple(o.shape) != shape:
-            raise MapError(f"Output array shape {tuple(o.shape)} does not match expected shape {shape}")
+            raise MapError(f"{which} shape {tuple(o.shape)} does not match expected shape {shape}")
         if o.dtype != t:
-            raise MapError(f"Output array dtype {wt.type_repr(o.dtype)} does not match expected dtype {wt.type_repr(t)}")
-        if not (o.is_contiguous or o.ndim == 1):
+            raise MapError(f"{which} dtype {wt.type_repr(o.dtype)} does not match expected dtype {wt.type_repr(t)}")
+        if hasattr(o, "is_contiguous") and not (o.is_contiguous or o.ndim == 1):
             raise MapError(f"wp.map: out must be contiguous or 1-d, got strides {o.strides}")
     return outs
 
