@@ -153,8 +153,10 @@ def test_errors_name_the_problem():
     def k_annotation():
         returns_it_as_an_array()
 
-    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="returns a fixed-size array whereas"):
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="returns a fixed-size array") as info:
         wp.launch(k_annotation, dim=1)
+    assert str(info.value).endswith("whereas it has its return type annotated as `Array[int32]`.")
+    assert "wp.fixedarray(shape=(2, 3)" in info.value.full_text()  # the fix, as a note
 
     @wp.kernel(module="unique")
     def k_runtime_shape(n: int):

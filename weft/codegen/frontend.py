@@ -264,12 +264,20 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if rv is not None and self.ret_type is not None:
             annotated = tr.annotation_type(self.ret_type)
             if isinstance(rv.type, wt.FixedArrayType) and not isinstance(annotated, wt.FixedArrayType):
-                raise self.error(
+                shown = (
+                    f"Array[{wt.type_repr(annotated.dtype)}]"  # Warp's words for an array type
+                    if wt.is_array_like(annotated)
+                    else _annotation_text(self.ret_type)
+                )
+                err = self.error(
                     f"The function `{self.src.name}` returns a fixed-size array whereas it has its return type "
-                    f"annotated as `{_annotation_text(self.ret_type)}`; annotate it as "
-                    f"`wp.fixedarray(shape={rv.type.shape}, dtype=...)` or leave the annotation out",
+                    f"annotated as `{shown}`.",
                     cls=WarpCodegenTypeError,
                 )
+                err.add_note(
+                    f"  annotate it `wp.fixedarray(shape={rv.type.shape}, dtype=...)`, or leave the annotation out"
+                )
+                raise err
             if annotated is not None and not tr.is_generic(annotated) and annotated != rv.type:
                 raise self.error(self.return_mismatch(annotated, rv.type), cls=WarpCodegenTypeError)
         if self.ref_params:  # copy-out: (result, final value of each wp.ref parameter)
