@@ -772,3 +772,53 @@ def test_string_annotations_resolve_in_the_factory_closure():
         out = wp.zeros(3, dtype=dtype)
         wp.launch(_string_annotated_kernel(dtype), 3, [out, dtype(4)])
         assert out.dtype is dtype and out.numpy().tolist() == [5, 5, 5]
+
+
+@wp.func
+def _sum3(a: float, b: float, c: float):
+    return a + b + c
+
+
+@wp.kernel
+def k_spread_arguments(arr: wp.array(dtype=float), out: wp.array(dtype=float)):
+    v = wp.vec3(1.0, 2.0, 3.0)
+    out[0] = wp.max(*v[1:])  # a vector slice: 3
+    w = wp.vec4(*v, 4.0)  # components then more arguments
+    out[1] = w[3] + w[0]  # 5
+    m = wp.mat22(1.0, 2.0, 3.0, 4.0)
+    r = wp.matrix_from_rows(*m)  # the rows of a matrix
+    out[2] = r[1, 0]  # 3
+    q = wp.quat(0.0, 0.0, 0.5, 1.0)
+    out[3] = wp.vec2(*q[2:])[0]  # a quaternion slice: 0.5
+    out[4] = _sum3(*arr[1:6:2])  # a constant array slice: arr[1] + arr[3] + arr[5]
+    t = (7.0, 8.0)
+    out[5] = wp.max(*t)  # a tuple: 8
+
+
+def test_starred_arguments_spread_into_calls():
+    out = wp.zeros(6, dtype=float)
+    wp.launch(k_spread_arguments, 1, [wp.array(np.arange(8, dtype=np.float32)), out])
+    np.testing.assert_array_equal(out.numpy(), [3.0, 5.0, 3.0, 0.5, 1.0 + 3.0 + 5.0, 8.0])
+
+
+def test_spreading_what_is_not_known_at_build_time_is_refused():
+    @wp.kernel(module="unique")
+    def runtime_bound(arr: wp.array(dtype=int), n: int):
+        wp.vec3i(*arr[:n])
+
+    @wp.kernel(module="unique")
+    def no_upper_bound(arr: wp.array(dtype=int)):
+        wp.vec3i(*arr[0:])
+
+    @wp.kernel(module="unique")
+    def a_scalar():
+        x = 42
+        wp.vec3i(*x)
+
+    a = wp.zeros(10, dtype=int)
+    with pytest.raises(wp.codegen.WarpCodegenValueError, match="Slice component must be a compile-time constant"):
+        wp.launch(runtime_bound, 1, [a, 3])
+    with pytest.raises(wp.codegen.WarpCodegenValueError, match="requires explicit upper bound"):
+        wp.launch(no_upper_bound, 1, [a])
+    with pytest.raises(wp.codegen.WarpCodegenTypeError, match="Starred expressions are only supported for"):
+        wp.launch(a_scalar, 1, [])

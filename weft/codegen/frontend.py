@@ -22,7 +22,7 @@ from .. import types as wt
 from .. import vector_types as vt
 from ..builtins import registry as reg
 from ..builtins import scalar as sb
-from . import composite, ir, special_calls
+from . import composite, ir, special_calls, starred
 from . import intrinsics as intr
 from . import typing_rules as tr
 from .ast_scans import literal_type as _literal_type
@@ -869,6 +869,13 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
 
     # ----------------------------------------------------------------- calls
     def visit_Call(self, node):
+        if any(isinstance(a, ast.Starred) for a in node.args):  # f(*v): spread, then an ordinary call
+            call, names = starred.spread(self, node)
+            try:
+                return self.visit_Call(call)
+            finally:
+                for name in names:
+                    self.env.pop(name, None)
         fn = self.builtin_by_bare_name(node.func)
         if fn is None:
             try:
