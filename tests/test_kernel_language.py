@@ -5,6 +5,7 @@
 Formats and behaviours are warp-lang 1.19's unless a comment says otherwise.
 """
 
+import enum
 from typing import Any
 
 import numpy as np
@@ -822,3 +823,32 @@ def test_spreading_what_is_not_known_at_build_time_is_refused():
         wp.launch(no_upper_bound, 1, [a])
     with pytest.raises(wp.codegen.WarpCodegenTypeError, match="Starred expressions are only supported for"):
         wp.launch(a_scalar, 1, [])
+
+
+class _Mode(enum.IntEnum):
+    SLOW = 1
+    FAST = 2
+
+
+class _Flags(enum.IntFlag):
+    A = 1
+    B = 2
+    C = 4
+
+
+@wp.kernel
+def k_enums(mode: int, out: wp.array(dtype=int)):
+    out[0] = _Mode.FAST.value + int(_Mode.SLOW) * 10
+    out[1] = _Flags.A | _Flags.C
+    if mode == _Mode.FAST:
+        out[2] = _Flags.B.value
+    else:
+        out[2] = -1
+
+
+def test_int_enum_members_are_constants_with_their_value():
+    out = wp.zeros(3, dtype=int)
+    wp.launch(k_enums, 1, [2, out])
+    np.testing.assert_array_equal(out.numpy(), [12, 5, 2])
+    wp.launch(k_enums, 1, [1, out])
+    assert out.numpy()[2] == -1

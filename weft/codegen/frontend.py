@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import enum
 import typing
 
 from .. import types as wt
@@ -603,6 +604,10 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         return composite.struct_construct(self, t, [], fields, node)
 
     def visit_Attribute(self, node):
+        if node.attr in ("value", "name") and isinstance(node.value, ast.Attribute):
+            member = self.enum_member(node.value)  # MyEnum.B.value: the member's value, built in
+            if member is not None:
+                return self.from_python(getattr(member, node.attr), node.attr, node)
         base = self.visit(node.value)
         if isinstance(base, Static):
             try:
@@ -636,6 +641,14 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if isinstance(base, ir.Var) and wt.is_scalar(base.type) and node.attr in ("dtype", "length"):
             return self.from_python(_type_attribute(base.type, node.attr), node.attr, node)
         raise self.error(f"unknown attribute '{node.attr}'", node, WarpCodegenAttributeError)
+
+    def enum_member(self, node):
+        """The ``enum.Enum`` member a global attribute chain names (``MyEnum.B``), else None."""
+        try:
+            value = self.static_eval(node)
+        except WarpCodegenError:
+            return None
+        return value if isinstance(value, enum.Enum) else None
 
     def static_value(self, node):
         """The Python object a name / attribute chain refers to, or None if it is a local value."""
