@@ -107,3 +107,42 @@ def test_bitwise_atomics_refuse_floats_and_cas_refuses_vectors():
 
     with pytest.raises(wp.codegen.WarpCodegenTypeError, match="arrays of scalars"):
         wp.launch(vec_cas, 1, [wp.zeros(1, dtype=wp.vec3)])
+
+
+@wp.kernel
+def k_vector_bits(a: wp.array(dtype=wp.vec3ui), b: wp.array(dtype=wp.vec3ui), out: wp.array(dtype=wp.vec3ui)):
+    i = wp.tid()
+    mask = wp.vec3ui(wp.uint32(1)) << wp.vec3ui(wp.uint32(i), wp.uint32(i + 1), wp.uint32(i + 2))
+    out[i] = (a[i] & mask) | (~mask & b[i])
+    wp.atomic_or(a, i, mask)
+    wp.atomic_xor(b, i, a[i] >> wp.vec3ui(wp.uint32(1)))
+
+
+M22I = wp.types.matrix((2, 2), wp.int32)
+
+
+@wp.kernel
+def k_matrix_bits(m: wp.array(dtype=M22I), out: wp.array(dtype=M22I)):
+    i = wp.tid()
+    out[i] = m[i] ^ ~m[i]
+    wp.atomic_and(m, i, M22I(6, 6, 6, 6))
+
+
+def test_bitwise_operators_and_atomics_on_integer_vectors_and_matrices():
+    rng = np.random.default_rng(5)
+    a0 = rng.integers(0, 2**32, size=(4, 3), dtype=np.uint32)
+    b0 = rng.integers(0, 2**32, size=(4, 3), dtype=np.uint32)
+    a, b = wp.array(a0, dtype=wp.vec3ui), wp.array(b0, dtype=wp.vec3ui)
+    out = wp.zeros(4, dtype=wp.vec3ui)
+    wp.launch(k_vector_bits, 4, [a, b, out])
+    shifts = np.arange(4)[:, None] + np.arange(3)[None, :]
+    mask = (np.uint32(1) << shifts.astype(np.uint32)).astype(np.uint32)
+    np.testing.assert_array_equal(out.numpy(), (a0 & mask) | (~mask & b0))
+    np.testing.assert_array_equal(a.numpy(), a0 | mask)
+    np.testing.assert_array_equal(b.numpy(), b0 ^ ((a0 | mask) >> np.uint32(1)))
+    m0 = rng.integers(-100, 100, size=(3, 2, 2), dtype=np.int32)
+    m = wp.array(m0, dtype=M22I)
+    mout = wp.zeros_like(m)
+    wp.launch(k_matrix_bits, 3, [m, mout])
+    np.testing.assert_array_equal(mout.numpy(), np.full((3, 2, 2), -1))
+    np.testing.assert_array_equal(m.numpy(), m0 & 6)

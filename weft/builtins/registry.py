@@ -70,11 +70,13 @@ class DTypeOf:
         return f"scalar of {self.var}"
 
 
-def _kind_is(*kinds, float_only=False, length=None, shape=None):
+def _kind_is(*kinds, float_only=False, int_only=False, length=None, shape=None):
     def accepts(t):
         if getattr(t, "_kind", None) not in kinds:
             return False
         if float_only and not wt.is_float(t._scalar):
+            return False
+        if int_only and not wt.is_int(t._scalar):
             return False
         if length is not None and t._length != length:
             return False
@@ -85,9 +87,9 @@ def _kind_is(*kinds, float_only=False, length=None, shape=None):
     return accepts
 
 
-def composite_var(name, *kinds, float_only=False, length=None, shape=None) -> TypeVar:
+def composite_var(name, *kinds, float_only=False, int_only=False, length=None, shape=None) -> TypeVar:
     """A type variable over composite types of the given kinds ("vector", "matrix", ...)."""
-    return TypeVar(name, _kind_is(*kinds, float_only=float_only, length=length, shape=shape))
+    return TypeVar(name, _kind_is(*kinds, float_only=float_only, int_only=int_only, length=length, shape=shape))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -172,6 +172,14 @@ for _name in ("eq", "ne"):
 sb.where.add(p("cond", AnyScalar, "a", C, "b", C), C)
 sb.select.add(p("cond", AnyScalar, "a", C, "b", C), C)
 
+# bitwise operators on integer vectors and matrices, component by component
+IV = composite_var("V", "vector", int_only=True)
+IM = composite_var("M", "matrix", int_only=True)
+for _T in (IV, IM):
+    for _op in (sb.bit_and, sb.bit_or, sb.bit_xor, sb.lshift, sb.rshift):
+        _op.add(p("a", _T, "b", _T), _T, differentiable=False)
+    sb.invert.add(p("a", _T), _T, differentiable=False)
+
 # --- elementwise and reductions --------------------------------------------------------------
 sb.min.add(p("a", V, "b", V), V)
 sb.max.add(p("a", V, "b", V), V)

@@ -171,9 +171,12 @@ def _call_atomic(name):
         if len(idx) != arr.type.ndim:
             raise lw.error(f"wp.{name} on a {arr.type.ndim}-d array needs {arr.type.ndim} indices", node)
         dtype = arr.type.dtype
-        if name in intr.BITWISE_ATOMICS and not wt.is_int(dtype):
+        if name in intr.BITWISE_ATOMICS and not wt.is_int(getattr(dtype, "_scalar", dtype)):
             raise lw.error(
-                f"wp.{name}() works on arrays of integers, got {wt.type_repr(dtype)}", node, WarpCodegenTypeError
+                f"wp.{name}() works on arrays of integers (or of integer vectors and matrices), got "
+                f"{wt.type_repr(dtype)}",
+                node,
+                WarpCodegenTypeError,
             )
         if name in ("atomic_cas", "atomic_exch") and not wt.is_scalar(dtype):
             raise lw.error(

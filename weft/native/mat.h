@@ -759,7 +759,33 @@ WEFT_FN void print_value(const mat_t<R, C, T>& m) {
 WEFT_MAT_ATOMIC(atomic_add_raw)
 WEFT_MAT_ATOMIC(atomic_min_raw)
 WEFT_MAT_ATOMIC(atomic_max_raw)
+WEFT_MAT_ATOMIC(atomic_and_raw)
+WEFT_MAT_ATOMIC(atomic_or_raw)
+WEFT_MAT_ATOMIC(atomic_xor_raw)
 #undef WEFT_MAT_ATOMIC
+
+// Bitwise operators on integer matrices, component by component.
+#define WEFT_MAT_BITWISE2(name)                                                              \
+    template <unsigned R, unsigned C, typename T>                                            \
+    WEFT_FN mat_t<R, C, T> name(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {          \
+        mat_t<R, C, T> r;                                                                    \
+        for (unsigned i = 0; i < R; ++i)                                                     \
+            for (unsigned j = 0; j < C; ++j) r.data[i][j] = name(a.data[i][j], b.data[i][j]); \
+        return r;                                                                            \
+    }
+WEFT_MAT_BITWISE2(bit_and)
+WEFT_MAT_BITWISE2(bit_or)
+WEFT_MAT_BITWISE2(bit_xor)
+WEFT_MAT_BITWISE2(lshift)
+WEFT_MAT_BITWISE2(rshift)
+#undef WEFT_MAT_BITWISE2
+template <unsigned R, unsigned C, typename T>
+WEFT_FN mat_t<R, C, T> invert(const mat_t<R, C, T>& a) {
+    mat_t<R, C, T> r;
+    for (unsigned i = 0; i < R; ++i)
+        for (unsigned j = 0; j < C; ++j) r.data[i][j] = invert(a.data[i][j]);
+    return r;
+}
 
 template <unsigned R, unsigned C, typename T>
 WEFT_FN mat_t<R, C, T> atomic_sub_raw(mat_t<R, C, T>* p, mat_t<R, C, T> v) {

@@ -750,6 +750,46 @@ WEFT_FN vec_t<N, T> atomic_max_raw(vec_t<N, T>* p, vec_t<N, T> v) {
     return old;
 }
 
+template <unsigned N, typename T>
+WEFT_FN vec_t<N, T> atomic_and_raw(vec_t<N, T>* p, vec_t<N, T> v) {
+    vec_t<N, T> old;
+    for (unsigned i = 0; i < N; ++i) old.c[i] = atomic_and_raw(&p->c[i], v.c[i]);
+    return old;
+}
+template <unsigned N, typename T>
+WEFT_FN vec_t<N, T> atomic_or_raw(vec_t<N, T>* p, vec_t<N, T> v) {
+    vec_t<N, T> old;
+    for (unsigned i = 0; i < N; ++i) old.c[i] = atomic_or_raw(&p->c[i], v.c[i]);
+    return old;
+}
+template <unsigned N, typename T>
+WEFT_FN vec_t<N, T> atomic_xor_raw(vec_t<N, T>* p, vec_t<N, T> v) {
+    vec_t<N, T> old;
+    for (unsigned i = 0; i < N; ++i) old.c[i] = atomic_xor_raw(&p->c[i], v.c[i]);
+    return old;
+}
+
+// Bitwise operators on integer vectors, component by component (a vector of shift counts too).
+#define WEFT_VEC_BITWISE2(name)                                                       \
+    template <unsigned N, typename T>                                                 \
+    WEFT_FN vec_t<N, T> name(const vec_t<N, T>& a, const vec_t<N, T>& b) {            \
+        vec_t<N, T> r;                                                                \
+        for (unsigned i = 0; i < N; ++i) r.c[i] = name(a.c[i], b.c[i]);               \
+        return r;                                                                     \
+    }
+WEFT_VEC_BITWISE2(bit_and)
+WEFT_VEC_BITWISE2(bit_or)
+WEFT_VEC_BITWISE2(bit_xor)
+WEFT_VEC_BITWISE2(lshift)
+WEFT_VEC_BITWISE2(rshift)
+#undef WEFT_VEC_BITWISE2
+template <unsigned N, typename T>
+WEFT_FN vec_t<N, T> invert(const vec_t<N, T>& a) {
+    vec_t<N, T> r;
+    for (unsigned i = 0; i < N; ++i) r.c[i] = invert(a.c[i]);
+    return r;
+}
+
 // The gradient of atomic_min/max goes to each component the element ended up holding
 // (array.h's adj_atomic_min/max call this; the scalar version lives there).
 template <unsigned N, typename T>
