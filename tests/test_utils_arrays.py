@@ -132,6 +132,23 @@ def test_runlength_encode():
     assert runlength_encode(wp.array(y), rv, rl, value_count=0) == 0
 
 
+def test_runlength_encode_checks_its_arguments():
+    values = wp.zeros(12, dtype=wp.int32)
+    rv, rl, rc = wp.zeros(12, dtype=wp.int32), wp.zeros(12, dtype=wp.int32), wp.zeros(1, dtype=wp.int32)
+    cases = [
+        ((values, wp.zeros(1, dtype=wp.int32), rl), {}, r"storage sizes must be at least equal to value_count \(12\)$"),
+        ((values, wp.zeros(12, dtype=float), rl), {}, r"data types do not match \(int32 vs float32\)$"),
+        ((values, rv, wp.zeros(12, dtype=wp.int64)), {}, "run_lengths array must be of type int32$"),
+        ((values, rv, rl), {"run_count": wp.zeros(1, dtype=wp.int64)}, "run_count array must be of type int32$"),
+        ((values, rv, rl), {"run_count": rc, "value_count": -1}, "value_count must be non-negative, got -1$"),
+    ]
+    for args, kwargs, message in cases:
+        with pytest.raises(RuntimeError, match=message):
+            runlength_encode(*args, **kwargs)
+    floats = wp.array([0.5, 0.5, 2.0], dtype=float)  # weft encodes float runs too
+    assert runlength_encode(floats, wp.zeros(3, dtype=float), wp.zeros(3, dtype=wp.int32)) == 2
+
+
 def test_array_cast():
     x = np.array([1.7, -2.5, 3.0, 4.9], np.float32)
     out = wp.zeros(4, dtype=wp.int32)

@@ -497,12 +497,26 @@ def runlength_encode(values, run_values, run_lengths, run_count=None, value_coun
     Returns:
         ``run_count`` (with the number of runs written into ``run_count[0]``) when given,
         else the number of runs as an int.
+
+    Raises:
+        ArrayUtilsError: a negative ``value_count``, outputs shorter than it, ``run_values`` of
+            another dtype than ``values``, or ``run_lengths`` / ``run_count`` not int32.
     """
     n = values.shape[0] if value_count is None else int(value_count)
+    if n < 0:
+        raise ArrayUtilsError(f"value_count must be non-negative, got {n}")
     if n > values.shape[0]:
-        raise ValueError(f"runlength_encode: value_count {n} exceeds the array length {values.shape[0]}")
+        raise ArrayUtilsError(f"runlength_encode: value_count {n} exceeds the array length {values.shape[0]}")
     if run_values.shape[0] < n or run_lengths.shape[0] < n:
-        raise ValueError("runlength_encode: output arrays are too short")
+        raise ArrayUtilsError(f"Output array storage sizes must be at least equal to value_count ({n})")
+    if run_values.dtype is not values.dtype:
+        raise ArrayUtilsError(
+            f"values and run_values data types do not match ({_name(values.dtype)} vs {_name(run_values.dtype)})"
+        )
+    if run_lengths.dtype is not _types.int32:
+        raise ArrayUtilsError("run_lengths array must be of type int32")
+    if run_count is not None and run_count.dtype is not _types.int32:
+        raise ArrayUtilsError("run_count array must be of type int32")
     v = values.numpy()[:n]
     if n:
         starts = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1])))
