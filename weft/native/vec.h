@@ -727,46 +727,23 @@ WEFT_FN void expect_near(const vec_t<N, T>& a, const vec_t<N, T>& b) {
 // Atomics on composite elements: each component atomically, through the scalar atomics.
 // Return the previous value (assembled from the components' previous values).
 
-template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> atomic_add_raw(vec_t<N, T>* p, vec_t<N, T> v) {
-    vec_t<N, T> old;
-    for (unsigned i = 0; i < N; ++i) old.c[i] = atomic_add_raw(&p->c[i], v.c[i]);
-    return old;
-}
+#define WEFT_VEC_ATOMIC(name)                                                        \
+    template <unsigned N, typename T>                                                \
+    WEFT_FN vec_t<N, T> name(vec_t<N, T>* p, vec_t<N, T> v) {                        \
+        vec_t<N, T> old;                                                             \
+        for (unsigned i = 0; i < N; ++i) old.c[i] = name(&p->c[i], v.c[i]);          \
+        return old;                                                                  \
+    }
+WEFT_VEC_ATOMIC(atomic_add_raw)
+WEFT_VEC_ATOMIC(atomic_min_raw)
+WEFT_VEC_ATOMIC(atomic_max_raw)
+WEFT_VEC_ATOMIC(atomic_and_raw)
+WEFT_VEC_ATOMIC(atomic_or_raw)
+WEFT_VEC_ATOMIC(atomic_xor_raw)
+#undef WEFT_VEC_ATOMIC
 template <unsigned N, typename T>
 WEFT_FN vec_t<N, T> atomic_sub_raw(vec_t<N, T>* p, vec_t<N, T> v) {
     return atomic_add_raw(p, neg(v));
-}
-template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> atomic_min_raw(vec_t<N, T>* p, vec_t<N, T> v) {
-    vec_t<N, T> old;
-    for (unsigned i = 0; i < N; ++i) old.c[i] = atomic_min_raw(&p->c[i], v.c[i]);
-    return old;
-}
-template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> atomic_max_raw(vec_t<N, T>* p, vec_t<N, T> v) {
-    vec_t<N, T> old;
-    for (unsigned i = 0; i < N; ++i) old.c[i] = atomic_max_raw(&p->c[i], v.c[i]);
-    return old;
-}
-
-template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> atomic_and_raw(vec_t<N, T>* p, vec_t<N, T> v) {
-    vec_t<N, T> old;
-    for (unsigned i = 0; i < N; ++i) old.c[i] = atomic_and_raw(&p->c[i], v.c[i]);
-    return old;
-}
-template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> atomic_or_raw(vec_t<N, T>* p, vec_t<N, T> v) {
-    vec_t<N, T> old;
-    for (unsigned i = 0; i < N; ++i) old.c[i] = atomic_or_raw(&p->c[i], v.c[i]);
-    return old;
-}
-template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> atomic_xor_raw(vec_t<N, T>* p, vec_t<N, T> v) {
-    vec_t<N, T> old;
-    for (unsigned i = 0; i < N; ++i) old.c[i] = atomic_xor_raw(&p->c[i], v.c[i]);
-    return old;
 }
 
 // Bitwise operators on integer vectors, component by component (a vector of shift counts too).
