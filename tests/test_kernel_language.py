@@ -852,3 +852,31 @@ def test_int_enum_members_are_constants_with_their_value():
     np.testing.assert_array_equal(out.numpy(), [12, 5, 2])
     wp.launch(k_enums, 1, [1, out])
     assert out.numpy()[2] == -1
+
+
+def _make_offset_kernel(c):
+    @wp.kernel(module="unique")
+    def add_offset(x: wp.array(dtype=float)):
+        i = wp.tid()
+        x[i] = x[i] + c
+
+    return add_offset
+
+
+def test_an_identical_unique_definition_is_the_same_kernel():
+    kernels = []
+    for _ in range(3):
+
+        @wp.kernel(module="unique")
+        def scaled(x: wp.array(dtype=Any), s: Any):
+            i = wp.tid()
+            x[i] = x[i] * s
+
+        kernels.append(scaled)
+    assert kernels[0] is kernels[1] is kernels[2]
+    one, two, one_again = _make_offset_kernel(1.0), _make_offset_kernel(2.0), _make_offset_kernel(1.0)
+    assert one is one_again and one is not two  # a different closure value is a different kernel
+    x = wp.zeros(2, dtype=float)
+    wp.launch(one, 2, [x])
+    wp.launch(two, 2, [x])
+    np.testing.assert_array_equal(x.numpy(), [3.0, 3.0])

@@ -664,12 +664,54 @@ def kernel(
         options["launch_bounds"] = _launch_bounds(launch_bounds)
 
     def wrap(fn):
+        if module == "unique" and not module_options:
+            existing = _same_unique_kernel(fn, name, options)
+            if existing is not None:
+                return existing  # as in Warp: an identical unique definition is the same kernel
         k = Kernel(fn, key=name, module=module, options=options or None)
         if module_options:
             k.module.options.update(module_options)
         return k
 
     return wrap(f) if f is not None else wrap
+
+
+def _same_value(a, b) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b) or not isinstance(a, (int, float, str, bytes, bool, tuple, type(None))):
+        return False  # anything else counts as the same only when it is the same object
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 -- a value that cannot be compared is a different one
+        return False
+
+
+def _same_unique_kernel(fn, name, options):
+    """The kernel of ``module="unique"`` already made from the same definition (same code, same
+    closure values and defaults, same globals, same options), or None: defining such a kernel again
+    in a loop or a factory gives back that kernel, its compiled instances included."""
+    module = _module_for(fn, "unique")
+    key = name or fn.__qualname__
+    cells = [c.cell_contents for c in (fn.__closure__ or ()) if _cell_set(c)]
+    for k in module.kernels:
+        old = k.pyfunc
+        if k.key != key or old.__code__ != fn.__code__ or old.__globals__ is not fn.__globals__:
+            continue
+        if dict(k.options) != dict(options) or not _same_value(old.__defaults__, fn.__defaults__):
+            continue
+        old_cells = [c.cell_contents for c in (old.__closure__ or ()) if _cell_set(c)]
+        if len(old_cells) == len(cells) and all(_same_value(a, b) for a, b in zip(old_cells, cells)):
+            return k
+    return None
+
+
+def _cell_set(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return True
 
 
 def overload(kernel, arg_types=None):
