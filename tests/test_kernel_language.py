@@ -135,6 +135,21 @@ def test_expectations_print_each_failure_and_the_kernel_goes_on(capfd):
     assert capfd.readouterr().out == ""
 
 
+@wp.kernel
+def k_matrix_expectations(m: wp.array(dtype=wp.mat22)):
+    wp.expect_near(m[0], wp.mat22(1.0, 2.0, 3.0, 4.05), 0.1)  # close enough: silent
+    wp.expect_near(m[0], wp.mat22(1.0, 2.0, 3.0, 4.0))
+    wp.expect_near(m[0], wp.mat22(1.0, 2.0, 3.0, 5.0), 0.1)
+
+
+def test_expect_near_compares_matrices_component_by_component(capfd):
+    capfd.readouterr()
+    wp.launch(k_matrix_expectations, 1, [wp.array([wp.mat22(1.0, 2.0, 3.0, 4.0)], dtype=wp.mat22)])
+    wp.synchronize()
+    out = capfd.readouterr().out
+    assert out.count("Error: expect_near(") == 1 and "5" in out
+
+
 def test_expectations_on_the_host_print_like_the_kernel(capfd):
     capfd.readouterr()
     wp.expect_eq(1, 2)

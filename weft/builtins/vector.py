@@ -384,6 +384,8 @@ sb.expect_eq.add(p("a", C, "b", C), None, differentiable=False, side_effect=True
 sb.expect_neq.add(p("a", C, "b", C), None, differentiable=False, side_effect=True)
 sb.expect_near.add(p("a", FV, "b", FV, "tolerance", DTypeOf("V")), None, differentiable=False, side_effect=True)
 sb.expect_near.add(p("a", FV, "b", FV), None, differentiable=False, side_effect=True)
+sb.expect_near.add(p("a", FM, "b", FM, "tolerance", DTypeOf("M")), None, differentiable=False, side_effect=True)
+sb.expect_near.add(p("a", FM, "b", FM), None, differentiable=False, side_effect=True)
 
 _ = registry
 

@@ -745,6 +745,20 @@ WEFT_FN void print_value(const mat_t<R, C, T>& m) {
     }
 }
 
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void expect_near(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, T tolerance) {
+    for (unsigned i = 0; i < R; ++i)
+        for (unsigned j = 0; j < C; ++j)
+            if (!near_(a.data[i][j], b.data[i][j], tolerance)) {
+                expect_report("expect_near", a, b);
+                return;
+            }
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void expect_near(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
+    expect_near(a, b, T(1e-6));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Atomics, per component (see vec.h).
 
