@@ -497,3 +497,22 @@ def test_composites_take_array_likes():
 
     assert wp.vec3(ArrayLike([1.0, 2.0, 3.0])) == wp.vec3(1.0, 2.0, 3.0)
     assert wp.mat22(ArrayLike([[1.0, 2.0], [3.0, 4.0]])) == wp.mat22(1.0, 2.0, 3.0, 4.0)
+
+
+def test_transform_constructor_forms_and_errors():
+    T = wp.transform
+    assert list(T()) == [0, 0, 0, 0, 0, 0, 1] and list(T(1.5)) == [1.5] * 7
+    assert list(T((1, 2, 3), q=(0, 0, 1, 0))) == [1, 2, 3, 0, 0, 1, 0] == list(T(p=(1, 2, 3), q=(0, 0, 1, 0)))
+    assert list(T(wp.vec3(1, 2, 3), wp.quat(0, 0, 0, 1))) == [1, 2, 3, 0, 0, 0, 1] == list(T(*[1, 2, 3, 0, 0, 0, 1]))
+    with pytest.raises(TypeError, match="expected a scalar value, got object$"):
+        T(object())
+    with pytest.raises(TypeError, match="Invalid argument 'p' in transformation constructor: expected a sequence, got float$"):
+        T(1.5, 2.5)
+    with pytest.raises(TypeError, match="Invalid argument 'q' in transformation constructor: expected a sequence, got float$"):
+        T((1.0, 2.0, 3.0), 1.0)
+    with pytest.raises(TypeError, match="Invalid argument 'q'"):
+        T(q=1.0)
+    with pytest.raises(TypeError, match="^multiple values for argument 'q'$"):
+        T(*range(7), q=(8, 9, 10, 11))
+    with pytest.raises(TypeError, match="^got an unexpected keyword argument 'pos'$"):
+        T(*range(7), pos=(1, 2, 3))

@@ -383,22 +383,65 @@ class QuaternionBase(VectorBase):
         return super().__mul__(other)
 
 
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float, bool, wt.scalar_base, np.number, np.bool_))
+
+
+def _is_sequence(x) -> bool:
+    return isinstance(x, (_Composite, list, tuple, np.ndarray)) or (hasattr(x, "__len__") and hasattr(x, "__array__"))
+
+
+def _flat_of(x) -> list:
+    return x._flat() if isinstance(x, _Composite) else np.asarray(x, dtype=np.float64).ravel().tolist()
+
+
+def _part(value, name, duplicate):
+    """The components of transform part ``name`` ('p' or 'q'), checked to be a sequence."""
+    if duplicate is not None:
+        raise TypeError(f"multiple values for argument '{name}'")
+    if not _is_sequence(value):
+        raise TypeError(
+            f"Invalid argument '{name}' in transformation constructor: expected a sequence, got {type(value).__name__}"
+        )
+    return _flat_of(value)
+
+
 class TransformBase(_Composite):
     _kind = "transform"
 
     def __init__(self, *args, p=None, q=None, **unknown):
-        """``transform(p, q)``, ``transform(p=..., q=...)``, seven components, or nothing: the
-        identity (as in Warp; a part not given is the identity's)."""
+        """``transform(p, q)``, ``transform(p=..., q=...)``, ``transform(p, q=...)``, seven
+        components, one number for all seven, or nothing: the identity (as in Warp; a part not
+        given is the identity's).
+
+        Raises:
+            TypeError: an unexpected keyword, a part given twice, a part that is not a sequence,
+                or a single argument that is neither a number nor a sequence (each named).
+        """
         if unknown:
             raise TypeError(f"got an unexpected keyword argument '{next(iter(unknown))}'")
-        if len(args) == 1 and not isinstance(args[0], (int, float, wt.scalar_base, np.number)) and len(np.ravel(np.asarray(list(args[0])))) == 3:
-            args, p = (), args[0]  # transform(p, q=...)
-        if len(args) == 2 and len(np.ravel(np.asarray(list(args[0])))) == 3:
-            args = (list(args[0]) + list(args[1]),)
+        if len(args) == 1 and _is_number(args[0]):
+            if p is not None or q is not None:
+                raise TypeError(f"multiple values for argument '{'p' if p is not None else 'q'}'")
+            super().__init__(args[0])  # one number fills every component
+            return
+        if len(args) == 1:
+            if not _is_sequence(args[0]):
+                raise TypeError(
+                    f"Invalid argument in transformation constructor: expected a scalar value, got {type(args[0]).__name__}"
+                )
+            if len(_flat_of(args[0])) == 3:
+                args, p = (), _part(args[0], "p", p)  # transform(p, q=...)
+        if len(args) == 2:
+            if p is not None or q is not None:
+                raise TypeError(f"multiple values for argument '{'p' if p is not None else 'q'}'")
+            p, q, args = _part(args[0], "p", None), _part(args[1], "q", None), ()
         if not args:
-            args = (list(p if p is not None else (0.0, 0.0, 0.0)) + list(q if q is not None else (0.0, 0.0, 0.0, 1.0)),)
+            p = _part(p, "p", None) if p is not None else [0.0, 0.0, 0.0]
+            q = _part(q, "q", None) if q is not None else [0.0, 0.0, 0.0, 1.0]
+            args = (p + q,)
         elif p is not None or q is not None:
-            raise TypeError("transform() takes its parts either positionally or as p= and q=, not both")
+            raise TypeError(f"multiple values for argument '{'q' if q is not None else 'p'}'")
         super().__init__(*args)
 
     def __getitem__(self, i):
