@@ -895,3 +895,19 @@ def test_an_identical_unique_definition_is_the_same_kernel():
     wp.launch(one, 2, [x])
     wp.launch(two, 2, [x])
     np.testing.assert_array_equal(x.numpy(), [3.0, 3.0])
+
+
+def test_unique_definitions_with_other_annotation_types_are_other_kernels():
+    kernels = []
+    for dtype in (wp.float32, wp.float64):
+        V = wp.types.vector(2, dtype)  # only the annotation names it: not a closure value
+
+        @wp.kernel(module="unique")
+        def first(a: wp.array(dtype=V), out: wp.array(dtype=float)):
+            out[0] = float(a[0][0])
+
+        kernels.append(first)
+    assert kernels[0] is not kernels[1]
+    out = wp.zeros(1, dtype=float)
+    wp.launch(kernels[1], 1, [wp.array([[2.5, 0.0]], dtype=wp.vec2d), out])
+    assert out.numpy()[0] == 2.5

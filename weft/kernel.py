@@ -679,7 +679,10 @@ def kernel(
 def _same_value(a, b) -> bool:
     if a is b:
         return True
-    if type(a) is not type(b) or not isinstance(a, (int, float, str, bytes, bool, tuple, type(None))):
+    if type(a) is not type(b):
+        return False
+    annotation = getattr(a, "is_annotation", False) is True and callable(getattr(a, "kernel_type", None))
+    if not (annotation or isinstance(a, (int, float, str, bytes, bool, tuple, type(None)))):
         return False  # anything else counts as the same only when it is the same object
     try:
         return bool(a == b)
@@ -689,7 +692,7 @@ def _same_value(a, b) -> bool:
 
 def _same_unique_kernel(fn, name, options):
     """The kernel of ``module="unique"`` already made from the same definition (same code, same
-    closure values and defaults, same globals, same options), or None: defining such a kernel again
+    closure values, defaults and annotations, same globals, same options), or None: defining such a kernel again
     in a loop or a factory gives back that kernel, its compiled instances included."""
     module = _module_for(fn, "unique")
     key = name or fn.__qualname__
@@ -700,6 +703,9 @@ def _same_unique_kernel(fn, name, options):
             continue
         if dict(k.options) != dict(options) or not _same_value(old.__defaults__, fn.__defaults__):
             continue
+        old_ann, new_ann = getattr(old, "__annotations__", {}), getattr(fn, "__annotations__", {})
+        if old_ann.keys() != new_ann.keys() or not all(_same_value(old_ann[n], new_ann[n]) for n in new_ann):
+            continue  # annotations are evaluated when the function is defined: a type may differ
         old_cells = [c.cell_contents for c in (old.__closure__ or ()) if _cell_set(c)]
         if len(old_cells) == len(cells) and all(_same_value(a, b) for a, b in zip(old_cells, cells)):
             return k
