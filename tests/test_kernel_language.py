@@ -140,9 +140,10 @@ def k_matrix_expectations(m: wp.array(dtype=wp.mat22)):
     wp.expect_near(m[0], wp.mat22(1.0, 2.0, 3.0, 4.05), 0.1)  # close enough: silent
     wp.expect_near(m[0], wp.mat22(1.0, 2.0, 3.0, 4.0))
     wp.expect_near(m[0], wp.mat22(1.0, 2.0, 3.0, 5.0), 0.1)
+    wp.expect_near(wp.quat(0.0, 0.0, 0.0, 1.0), wp.quat(0.0, 0.0, 0.01, 1.0), 0.1)  # quaternions too: silent
 
 
-def test_expect_near_compares_matrices_component_by_component(capfd):
+def test_expect_near_compares_matrices_and_quaternions_component_by_component(capfd):
     capfd.readouterr()
     wp.launch(k_matrix_expectations, 1, [wp.array([wp.mat22(1.0, 2.0, 3.0, 4.0)], dtype=wp.mat22)])
     wp.synchronize()

@@ -386,6 +386,8 @@ sb.expect_near.add(p("a", FV, "b", FV, "tolerance", DTypeOf("V")), None, differe
 sb.expect_near.add(p("a", FV, "b", FV), None, differentiable=False, side_effect=True)
 sb.expect_near.add(p("a", FM, "b", FM, "tolerance", DTypeOf("M")), None, differentiable=False, side_effect=True)
 sb.expect_near.add(p("a", FM, "b", FM), None, differentiable=False, side_effect=True)
+sb.expect_near.add(p("a", Q, "b", Q, "tolerance", DTypeOf("Q")), None, differentiable=False, side_effect=True)
+sb.expect_near.add(p("a", Q, "b", Q), None, differentiable=False, side_effect=True)
 
 _ = registry
 

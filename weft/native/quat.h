@@ -835,4 +835,17 @@ WEFT_FN void print_value(const quat_t<T>& q) {
     }
 }
 
+template <typename T>
+WEFT_FN void expect_near(const quat_t<T>& a, const quat_t<T>& b, T tolerance) {
+    for (int i = 0; i < 4; ++i)
+        if (!near_(a[i], b[i], tolerance)) {
+            expect_report("expect_near", a, b);
+            return;
+        }
+}
+template <typename T>
+WEFT_FN void expect_near(const quat_t<T>& a, const quat_t<T>& b) {
+    expect_near(a, b, T(1e-6));
+}
+
 }  // namespace weft
