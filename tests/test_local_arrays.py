@@ -165,6 +165,16 @@ def test_errors_name_the_problem():
     with pytest.raises(RuntimeError, match="`shape` argument must be specified as a constant"):
         wp.launch(k_runtime_shape, dim=1, inputs=[3])
 
+    @wp.kernel(module="unique")
+    def k_bad_shape():
+        wp.zeros(shape=(2, 0), dtype=int)
+
+    with pytest.raises(wp.codegen.WarpCodegenValueError, match=r"1 to 4 positive dimensions, got shape \(2, 0\)") as e:
+        wp.launch(k_bad_shape, dim=1)
+    assert "k_bad_shape" in e.value.full_text()
+    with pytest.raises(ValueError, match=r"1 to 4 positive dimensions, got shape \(1, 1, 1, 1, 1\)"):
+        wp.fixedarray(shape=(1, 1, 1, 1, 1), dtype=int)
+
     @wp.func
     def returns_a_row():
         arr = wp.zeros(shape=(2, 3), dtype=int)

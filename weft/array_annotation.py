@@ -60,7 +60,7 @@ def parse_subscript(params, fixed_ndim=None):
 
 def _normalize_dtype(dtype):
     """``float`` -> ``wp.float32`` and the like; ``Any``, generic and unknown types as given."""
-    if dtype is Any or isinstance(dtype, typing.TypeVar):
+    if is_generic_dtype(dtype):
         return dtype
     try:
         return _resolve_dtype(dtype)
@@ -69,7 +69,7 @@ def _normalize_dtype(dtype):
 
 
 class _ArrayAnnotationBase:
-    """An array annotation: kind (``concrete_type``), ``dtype`` and ``ndim`` (an int or ``Any``)."""
+    """An array annotation: kind (``concrete``), ``dtype`` and ``ndim`` (an int or ``Any``)."""
 
     __slots__ = ("dtype", "ndim")
     _name = ""  # the public constructor's name, as repr writes it
@@ -82,11 +82,6 @@ class _ArrayAnnotationBase:
 
     concrete = None  # the array class of this kind; set by its module (array.py, indexed_array.py)
 
-    @classmethod
-    def concrete_type(cls):
-        """The array class this annotation describes (``wp.array``, ``wp.indexedarray``)."""
-        return cls.concrete
-
     kernel_kind = None  # the kernel-side type of this kind (types.ArrayType ...), set per subclass
 
     def kernel_type(self):
@@ -95,9 +90,7 @@ class _ArrayAnnotationBase:
         Raises:
             TypeError: the element type is not one arrays can hold.
         """
-        dtype = self.dtype
-        if not (dtype is Any or isinstance(dtype, typing.TypeVar) or _is_generic(dtype)):
-            dtype = _resolve_dtype(dtype)
+        dtype = self.dtype if is_generic_dtype(self.dtype) else _resolve_dtype(self.dtype)
         return self.kernel_kind(dtype, self.ndim)
 
     @property
@@ -110,7 +103,7 @@ class _ArrayAnnotationBase:
         kwargs.setdefault("dtype", self.dtype)
         if self.ndim is not Any:
             kwargs.setdefault("ndim", self.ndim)
-        return self.concrete_type()(*args, **kwargs)
+        return self.concrete(*args, **kwargs)
 
     # -- identity --------------------------------------------------------------------------------
 
@@ -179,26 +172,6 @@ class _IndexedArrayAnnotation(_ArrayAnnotationBase):
     kernel_kind = types.IndexedArrayType
 
 
-def _is_generic(dtype) -> bool:
-    return is_generic_dtype(dtype)
-
-
-# The suffix of Warp's short names of composite types (vec3f, mat44d, quath ...).
-_SUFFIX = {
-    "float16": "h",
-    "float32": "f",
-    "float64": "d",
-    "int8": "b",
-    "uint8": "ub",
-    "int16": "s",
-    "uint16": "us",
-    "int32": "i",
-    "uint32": "ui",
-    "int64": "l",
-    "uint64": "ul",
-}
-
-
 def dtype_source(dtype) -> str:
     """How an element type is written in source: ``wp.float32``, ``wp.vec3f``, ``Any``, a
     struct's name, or ``wp.types.vector(length=5, dtype=wp.float32)`` for a composite type
@@ -211,17 +184,9 @@ def dtype_source(dtype) -> str:
     kind = getattr(dtype, "_kind", None)
     scalar = getattr(dtype, "_scalar", None)
     if kind in ("vector", "matrix", "quaternion", "transform") and types.is_scalar(scalar):
-        suffix = _SUFFIX.get(scalar.__name__, "")
-        shape = tuple(dtype._shape)
-        short = {
-            "vector": f"vec{shape[0]}{suffix}",
-            "matrix": f"mat{shape[0]}{shape[-1]}{suffix}",
-            "quaternion": f"quat{suffix}",
-            "transform": f"transform{suffix}",
-        }[kind]
-        if getattr(weft, short, None) is dtype:
-            return f"wp.{short}"
-        scalar_src = dtype_source(scalar)
+        if getattr(weft, dtype.__name__, None) is dtype:  # composite classes carry their short name
+            return f"wp.{dtype.__name__}"
+        shape, scalar_src = tuple(dtype._shape), dtype_source(scalar)
         return {
             "vector": f"wp.types.vector(length={shape[0]}, dtype={scalar_src})",
             "matrix": f"wp.types.matrix(shape={shape}, dtype={scalar_src})",
@@ -232,15 +197,10 @@ def dtype_source(dtype) -> str:
     return name or getattr(dtype, "__name__", None) or repr(dtype)
 
 
-def is_array_annotation(x) -> bool:
-    """Whether ``x`` is a subscript array annotation (``wp.array[float]`` ...)."""
-    return isinstance(x, _ArrayAnnotationBase)
-
-
 def concrete_array_type(x):
     """The array class an annotation (or array) stands for: ``wp.array``, ``wp.indexedarray``."""
     if isinstance(x, _ArrayAnnotationBase):
-        return x.concrete_type()
+        return x.concrete
     return type(x) if not isinstance(x, type) else x
 
 
@@ -293,11 +253,8 @@ class fixedarray:  # noqa: N801 (Warp's spelling)
     __slots__ = ("dtype", "shape")
 
     def __init__(self, dtype=Any, shape=None):
-        shape = (shape,) if isinstance(shape, int) else tuple(shape or ())
-        if not 1 <= len(shape) <= MAX_DIMS or not all(isinstance(d, int) and d > 0 for d in shape):
-            raise ValueError(f"wp.fixedarray needs a shape of 1 to {MAX_DIMS} positive ints, got {shape}")
         self.dtype = _normalize_dtype(dtype)
-        self.shape = shape
+        self.shape = types.fixed_array_shape(shape)
 
     @property
     def ndim(self) -> int:

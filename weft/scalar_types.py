@@ -454,6 +454,19 @@ def array_twin(t):
     return ArrayType(t.dtype, t.ndim) if isinstance(t, LocalArrayType) else t
 
 
+def fixed_array_shape(shape) -> tuple:
+    """The shape of a fixed-size array (``wp.zeros`` in a kernel, ``wp.fixedarray``): an int or
+    a tuple of 1 to ``MAX_DIMS`` positive ints, as a tuple.
+
+    Raises:
+        ValueError: anything else.
+    """
+    shape = (shape,) if isinstance(shape, int) else tuple(shape or ())
+    if not 1 <= len(shape) <= MAX_DIMS or not all(isinstance(d, int) and d > 0 for d in shape):
+        raise ValueError(f"a fixed-size array needs 1 to {MAX_DIMS} positive dimensions, got shape {shape}")
+    return shape
+
+
 class FixedArrayType:
     """The storage of a fixed-size array created in a kernel or func: ``shape`` (a tuple of
     positive ints) elements of ``dtype``, held by value (a func returns it to its caller)."""

@@ -40,7 +40,10 @@ def check(fn: ir.Function):
                 "kernel), which carries no gradient, so the backward pass would lose it. Keep such values in "
                 "variables or vectors, or build the kernel with enable_backward=False"
             )
-    _check_loops(fn, fn.body, storage, _order(fn), outer=None)
+    stmts = list(ir.walk(fn.body))
+    position = {id(x): k for k, x in enumerate(stmts)}  # program order
+    writes = [(k, st) for k, x in enumerate(stmts) for st in _writes(x, storage)]
+    _check_loops(fn, fn.body, storage, position, writes, outer=None)
 
 
 def _where(fn, stmt) -> str:
@@ -105,11 +108,6 @@ def _active_vars(fn) -> set:
     return active
 
 
-def _order(fn) -> dict:
-    """id(stmt) -> its position in program order."""
-    return {id(s): k for k, s in enumerate(ir.walk(fn.body))}
-
-
 def _writes(s, storage) -> list:
     """The storages statement ``s`` writes (a local store or atomic, a func given local arrays,
     a local array created again)."""
@@ -131,24 +129,20 @@ def _reads(s, storage) -> list:
     return [storage.get(a.id, "unknown") for a in s.args if isinstance(a.type, wt.LocalArrayType)]
 
 
-def _check_loops(fn, block, storage, order, outer):
+def _check_loops(fn, block, storage, position, writes, outer):
+    """``writes``: ``(position, storage)`` of every local-array write, in program order."""
     for s in block:
         if isinstance(s, ir.If):
-            _check_loops(fn, s.then, storage, order, outer)
-            _check_loops(fn, s.orelse, storage, order, outer)
+            _check_loops(fn, s.then, storage, position, writes, outer)
+            _check_loops(fn, s.orelse, storage, position, writes, outer)
         elif isinstance(s, ir.Loop):
             top = outer or s
             body = list(ir.walk(s.body)) + (list(ir.walk(s.cond_block)) if s.cond_block is not None else [])
             private = {x.result.id for x in body if isinstance(x, ir.Call) and x.callee == intr.LOCAL_STORAGE}
             read = {st for x in body for st in _reads(x, storage)} - private
             if read:
-                start = order[id(top)]
-                later = {
-                    st
-                    for x in ir.walk(fn.body)
-                    if order[id(x)] >= start
-                    for st in _writes(x, storage)
-                }
+                start = position[id(top)]
+                later = {st for k, st in writes if k >= start}
                 if read & later or (read and "unknown" in later) or ("unknown" in read and later):
                     raise NotImplementedError(
                         f"{_where(fn, s)}: this loop reads a local array (wp.zeros in a kernel) that is written "
@@ -157,4 +151,4 @@ def _check_loops(fn, block, storage, order, outer):
                         "body, unroll the loop (range over wp.static(...) constants), or build the kernel "
                         "with enable_backward=False"
                     )
-            _check_loops(fn, s.body, storage, order, top)
+            _check_loops(fn, s.body, storage, position, writes, top)

@@ -11,7 +11,7 @@ from .. import types as wt
 from . import address
 from . import intrinsics as intr
 from . import ir
-from .errors import UnsupportedConstruct, WarpCodegenTypeError
+from .errors import UnsupportedConstruct, WarpCodegenTypeError, WarpCodegenValueError
 from .statics import Static
 
 if typing.TYPE_CHECKING:  # annotations only: the frontend imports this module, not the reverse
@@ -55,9 +55,10 @@ def _call_local_array(lw: Lowerer, node):
         raise lw.error(
             "the `shape` argument must be specified as a constant when zero-initializing an array", node
         ) from None
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    if not 1 <= len(shape) <= wt.MAX_DIMS or not all(isinstance(d, int) and d > 0 for d in shape):
-        raise lw.error(f"a local array needs 1 to {wt.MAX_DIMS} positive dimensions, got shape {shape}", node)
+    try:
+        shape = wt.fixed_array_shape(shape)
+    except (TypeError, ValueError) as e:
+        raise lw.error(str(e), node, WarpCodegenValueError) from None
     dtype = _build_time_value(lw, given["dtype"]) if "dtype" in given else float
     try:
         dtype = wt.resolve_array_dtype(dtype)

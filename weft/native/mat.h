@@ -269,14 +269,18 @@ WEFT_FN void adj_assign_copy(const mat_t<R, C, T>& m, int32 loc, I i, J j, S val
 // Arithmetic: add sub neg pos, mul/div by a scalar, s / m, cw_mul, cw_div (component-wise,
 // through the scalar builtins), and the products m * v, v * m, m * m.
 
-#define WEFT_MAT_BINARY_CW(name, scalar_fn)                                                                     \
+// A component-wise binary function through a scalar one (forward only); WEFT_MAT_BINARY_CW adds
+// its adjoint.
+#define WEFT_MAT_CW2(name, scalar_fn)                                                                           \
     template <unsigned R, unsigned C, typename T>                                                               \
     WEFT_FN mat_t<R, C, T> name(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {                            \
         mat_t<R, C, T> r;                                                                                       \
         for (unsigned i = 0; i < R; ++i)                                                                        \
             for (unsigned j = 0; j < C; ++j) r.data[i][j] = scalar_fn(a.data[i][j], b.data[i][j]);              \
         return r;                                                                                               \
-    }                                                                                                           \
+    }
+#define WEFT_MAT_BINARY_CW(name, scalar_fn)                                                                     \
+    WEFT_MAT_CW2(name, scalar_fn)                                                                               \
     template <unsigned R, unsigned C, typename T>                                                               \
     WEFT_FN void adj_##name(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, mat_t<R, C, T>& adj_a,            \
                             mat_t<R, C, T>& adj_b, const mat_t<R, C, T>& adj_ret) {                             \
@@ -779,20 +783,12 @@ WEFT_MAT_ATOMIC(atomic_xor_raw)
 #undef WEFT_MAT_ATOMIC
 
 // Bitwise operators on integer matrices, component by component.
-#define WEFT_MAT_BITWISE2(name)                                                              \
-    template <unsigned R, unsigned C, typename T>                                            \
-    WEFT_FN mat_t<R, C, T> name(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {          \
-        mat_t<R, C, T> r;                                                                    \
-        for (unsigned i = 0; i < R; ++i)                                                     \
-            for (unsigned j = 0; j < C; ++j) r.data[i][j] = name(a.data[i][j], b.data[i][j]); \
-        return r;                                                                            \
-    }
-WEFT_MAT_BITWISE2(bit_and)
-WEFT_MAT_BITWISE2(bit_or)
-WEFT_MAT_BITWISE2(bit_xor)
-WEFT_MAT_BITWISE2(lshift)
-WEFT_MAT_BITWISE2(rshift)
-#undef WEFT_MAT_BITWISE2
+WEFT_MAT_CW2(bit_and, bit_and)
+WEFT_MAT_CW2(bit_or, bit_or)
+WEFT_MAT_CW2(bit_xor, bit_xor)
+WEFT_MAT_CW2(lshift, lshift)
+WEFT_MAT_CW2(rshift, rshift)
+#undef WEFT_MAT_CW2
 template <unsigned R, unsigned C, typename T>
 WEFT_FN mat_t<R, C, T> invert(const mat_t<R, C, T>& a) {
     mat_t<R, C, T> r;

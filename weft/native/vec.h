@@ -401,13 +401,16 @@ WEFT_FN bool cmp_ne(const vec_t<N, T>& a, const vec_t<N, T>& b) {
 // Component-wise min, max, mod, abs, sign, clamp (scalar.h's rules per component); reductions
 // max(v), min(v), argmax(v), argmin(v).
 
-#define WEFT_VEC_BINARY_CW(name)                                                                           \
+// A component-wise binary function (forward only); WEFT_VEC_BINARY_CW adds its adjoint.
+#define WEFT_VEC_CW2(name)                                                                                 \
     template <unsigned N, typename T>                                                                      \
     WEFT_FN vec_t<N, T> name(const vec_t<N, T>& a, const vec_t<N, T>& b) {                                 \
         vec_t<N, T> r;                                                                                     \
         for (unsigned i = 0; i < N; ++i) r.c[i] = name(a.c[i], b.c[i]);                                    \
         return r;                                                                                          \
-    }                                                                                                      \
+    }
+#define WEFT_VEC_BINARY_CW(name)                                                                           \
+    WEFT_VEC_CW2(name)                                                                                     \
     template <unsigned N, typename T>                                                                      \
     WEFT_FN void adj_##name(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b, \
                             const vec_t<N, T>& adj_ret) {                                                  \
@@ -747,19 +750,12 @@ WEFT_FN vec_t<N, T> atomic_sub_raw(vec_t<N, T>* p, vec_t<N, T> v) {
 }
 
 // Bitwise operators on integer vectors, component by component (a vector of shift counts too).
-#define WEFT_VEC_BITWISE2(name)                                                       \
-    template <unsigned N, typename T>                                                 \
-    WEFT_FN vec_t<N, T> name(const vec_t<N, T>& a, const vec_t<N, T>& b) {            \
-        vec_t<N, T> r;                                                                \
-        for (unsigned i = 0; i < N; ++i) r.c[i] = name(a.c[i], b.c[i]);               \
-        return r;                                                                     \
-    }
-WEFT_VEC_BITWISE2(bit_and)
-WEFT_VEC_BITWISE2(bit_or)
-WEFT_VEC_BITWISE2(bit_xor)
-WEFT_VEC_BITWISE2(lshift)
-WEFT_VEC_BITWISE2(rshift)
-#undef WEFT_VEC_BITWISE2
+WEFT_VEC_CW2(bit_and)
+WEFT_VEC_CW2(bit_or)
+WEFT_VEC_CW2(bit_xor)
+WEFT_VEC_CW2(lshift)
+WEFT_VEC_CW2(rshift)
+#undef WEFT_VEC_CW2
 template <unsigned N, typename T>
 WEFT_FN vec_t<N, T> invert(const vec_t<N, T>& a) {
     vec_t<N, T> r;
