@@ -262,6 +262,27 @@ class FakeDriver:
         self.memsets.append((int(ptr), int(stream)))
         return self._memset(ptr, value, n, 4, stream)
 
+    def _memset_2d(self, ptr, pitch, value, width, height, unit, stream):
+        ptr, row = int(ptr), int(value).to_bytes(unit, "little") * int(width)
+
+        def op():
+            for r in range(int(height)):
+                ctypes.memmove(ptr + r * int(pitch), row, len(row))
+
+        return self._queue(stream, op)
+
+    def cuMemsetD2D8Async(self, ptr, pitch, value, width, height, stream):
+        self.memsets.append((int(ptr), int(stream)))
+        return self._memset_2d(ptr, pitch, value, width, height, 1, stream)
+
+    def cuMemsetD2D16Async(self, ptr, pitch, value, width, height, stream):
+        self.memsets.append((int(ptr), int(stream)))
+        return self._memset_2d(ptr, pitch, value, width, height, 2, stream)
+
+    def cuMemsetD2D32Async(self, ptr, pitch, value, width, height, stream):
+        self.memsets.append((int(ptr), int(stream)))
+        return self._memset_2d(ptr, pitch, value, width, height, 4, stream)
+
     def cuMemsetD8(self, ptr, value, n):
         return self._memset(ptr, value, n, 1)
 

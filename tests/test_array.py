@@ -883,6 +883,7 @@ def test_fixed_ndim_array_types_are_constructors_and_subscriptable_annotations()
     np.testing.assert_array_equal(a.numpy(), np.add.outer([0, 10], [0, 1, 2]) + 2.5)
 
 
+@pytest.mark.fixed_device("a host pointer to the elements: CPU arrays (GPU arrays raise, test_cuda_runtime.py)")
 def test_cptr_reads_elements_in_place():
     import weft as wp
 

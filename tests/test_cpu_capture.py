@@ -38,6 +38,7 @@ def test_captured_work_runs_only_when_the_graph_is_launched():
     np.testing.assert_array_equal(b.numpy(), np.full(4, 13.0))
 
 
+@pytest.mark.fixed_device("captures on the CPU by name")
 def test_begin_and_end_calls_and_nested_replays():
     a = wp.zeros(2, dtype=F64)
     wp.capture_begin(device="cpu")

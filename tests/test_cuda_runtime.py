@@ -335,6 +335,14 @@ def test_fill_zero_and_assign(dev):
     b = wp.zeros(10, dtype=float, device=dev)
     b.assign(a)
     np.testing.assert_array_equal(b.numpy(), np.arange(10))
+    d = wp.zeros(5, dtype=wp.float64, device=dev)
+    d.fill_(10.0)  # 8-byte elements whose two words differ: one 2-D memset per word
+    np.testing.assert_array_equal(d.numpy(), [10.0] * 5)
+    h3 = wp.zeros(3, dtype=wp.vec3h, device=dev)
+    h3.fill_(wp.vec3h(1.0, 2.0, -4.0))  # 6-byte elements: 2-byte words
+    np.testing.assert_array_equal(h3.numpy(), [[1.0, 2.0, -4.0]] * 3)
+    with pytest.raises(RuntimeError, match="host pointer"):
+        d.cptr()  # a GPU address read on the host would crash the process
 
 
 @gpu
@@ -514,6 +522,29 @@ def test_graph_capture_and_replay(dev):
     np.testing.assert_array_equal(x.numpy(), 1.0)
     with pytest.raises(RuntimeError, match="No graph capture"):
         wp.capture_end(dev)
+
+
+@gpu
+def test_captured_fills_and_uploads_replay_their_values(dev):
+    import gc
+
+    d = wp.zeros(4, dtype=wp.float64, device=dev)
+    v = wp.zeros(3, dtype=wp.vec3, device=dev)
+    s = wp.zeros((3, 4), dtype=float, device=dev)
+    with wp.ScopedCapture(dev) as capture:
+        d.fill_(10.0)
+        v.fill_(wp.vec3(1.0, -2.0, 0.5))
+        s[:, 1:3].assign(np.full((3, 2), 7.0, dtype=np.float32))  # rows at a pitch: a 2-D copy from the host
+        d[1:3].assign(np.array([5.0, 6.0]))  # an upload from a temporary host copy
+    gc.collect()  # the temporaries are gone, unless the graph keeps them
+    junk = [np.full(1024, 123.0) for _ in range(64)]  # reuse freed host memory
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(d.numpy(), [10.0, 5.0, 6.0, 10.0])
+    np.testing.assert_array_equal(v.numpy(), [[1.0, -2.0, 0.5]] * 3)
+    ref = np.zeros((3, 4), dtype=np.float32)
+    ref[:, 1:3] = 7.0
+    np.testing.assert_array_equal(s.numpy(), ref)
+    del junk
 
 
 @gpu

@@ -85,6 +85,7 @@ GPU_TESTS = [
     "test_launch_object_replay",
     "test_streams_and_events",
     "test_graph_capture_and_replay",
+    "test_captured_fills_and_uploads_replay_their_values",
     "test_kernel_errors_are_reported_at_synchronisation",
     "test_cuda_array_interface_round_trip",
     "test_mempool_toggle",

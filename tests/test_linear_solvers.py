@@ -79,7 +79,7 @@ def test_user_operators_diagonals_and_identity_preconditioner():
         calls.append(1)
         z.assign(alpha * d * x.numpy() + beta * y.numpy())
 
-    op = LinearOperator((12, 12), wp.float64, wp.get_device("cpu"), matvec)
+    op = LinearOperator((12, 12), wp.float64, wp.get_device(), matvec)
     b = np.arange(12.0) - 5.0
     x = wp.zeros(12, dtype=wp.float64)
     _, err, atol = cg(op, wp.array(b, dtype=wp.float64), x, tol=1e-12)

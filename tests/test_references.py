@@ -264,6 +264,7 @@ def test_native_reference_without_adjoint_needs_a_forward_only_kernel():
         wp.launch(with_backward, 1, [wp.zeros(1, dtype=wp.int32)])
 
 
+@pytest.mark.fixed_device("the snippet writes host memory through its address")
 def test_native_snippet_replay_body_runs_in_the_backward_pass():
     @wp.func_native(
         "((double*)counter)[0] += 1.0; return x * 3.0;",

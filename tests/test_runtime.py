@@ -687,6 +687,7 @@ def test_modules_load_ahead_of_their_launches():
         wp.load_module(json)
 
 
+@pytest.mark.fixed_device("launch bounds limit the block size on a GPU; the CPU ignores them")
 def test_kernel_decorator_options_warp_programs_pass():
     @wp.kernel(name="renamed_scale", launch_bounds=(128, 2), module="unique", module_options={"enable_backward": False})
     def scale_named(a: wp.array(dtype=float)):

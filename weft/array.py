@@ -530,8 +530,14 @@ class array:
 
         Raises:
             TypeError: the array is a type annotation without data.
+            RuntimeError: the array is on a GPU (its address cannot be read on the host).
         """
         self._require_data("take the address of")
+        if not self.device.is_cpu:
+            raise RuntimeError(
+                f"cptr() gives a host pointer, but the array is on {self.device}; "
+                "read it with .numpy() or make a CPU copy with .to('cpu')"
+            )
         if self.ptr is None:
             return None
         ctype = self.dtype.ctype if hasattr(self.dtype, "ctype") else self.dtype

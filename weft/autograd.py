@@ -268,9 +268,10 @@ def _flat(a) -> np.ndarray:
 def _jacobian_ad(target, input_output_mask, max_outputs_per_var) -> tuple[dict, list]:
     """Autodiff Jacobians: one recorded forward pass, one backward pass per output scalar."""
     tape = Tape()
-    with _quiet_access_checks():
+    # scratch work: a recording user tape gets none of it (restoring a GPU array is a recorded assign)
+    with _quiet_access_checks(), recording.paused():
         target.restore()
-        with recording.paused(), tape:  # a private tape, also inside a recording one
+        with tape:  # a private tape, also inside a recording one
             outputs = target.evaluate()
         pairs = _pairs(target, outputs, input_output_mask)
         jac = {(i, o): np.full((_scalar_count(outputs[o]), _scalar_count(target.inputs[i])), np.nan) for i, o in pairs}

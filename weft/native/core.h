@@ -574,6 +574,22 @@ struct atomic_op_max {
     __device__ T operator()(T o) const { return float64(v) > float64(o) || float64(o) != float64(o) ? v : o; }
 };
 
+// A thread's local memory (a wp.zeros array made inside the kernel, passed on to funcs as an array)
+// can be the target of an atomic, where the hardware atomics are undefined; no other thread sees
+// that memory, so a plain read-modify-write is the atomic. Every atomic below starts with this.
+template <typename T, typename Op>
+__device__ inline bool local_update(T* p, Op op, T& old) {
+    if (!__isLocal(p)) return false;
+    old = *p;
+    *p = op(old);
+    return true;
+}
+#define WEFT_LOCAL_ATOMIC(T, p, op)                    \
+    do {                                               \
+        T old_;                                        \
+        if (local_update(p, op, old_)) return old_;    \
+    } while (0)
+
 // CAS loop on a 4- or 8-byte word W holding the whole value; returns the previous value.
 template <typename W, typename T, typename Op>
 __device__ inline T atomic_cas_word(T* p, Op op) {
@@ -616,6 +632,7 @@ __device__ inline T atomic_cas_subword(T* p, Op op) {
 
 template <typename T, typename Op>
 __device__ inline T atomic_update(T* p, Op op) {
+    WEFT_LOCAL_ATOMIC(T, p, op);
     if constexpr (sizeof(T) == 8)
         return atomic_cas_word<unsigned long long>(p, op);
     else if constexpr (sizeof(T) == 4)
@@ -626,43 +643,78 @@ __device__ inline T atomic_update(T* p, Op op) {
 
 template <typename T>
 __device__ inline T atomic_add_raw(T* p, T v) {
+    WEFT_LOCAL_ATOMIC(T, p, atomic_op_add<T>{v});
     return atomic_update(p, atomic_op_add<T>{v});
 }
-__device__ inline float atomic_add_raw(float* p, float v) { return atomicAdd(p, v); }
+__device__ inline float atomic_add_raw(float* p, float v) {
+    WEFT_LOCAL_ATOMIC(float, p, atomic_op_add<float>{v});
+    return atomicAdd(p, v);
+}
 __device__ inline double atomic_add_raw(double* p, double v) {
+    WEFT_LOCAL_ATOMIC(double, p, atomic_op_add<double>{v});
 #if __CUDA_ARCH__ >= 600
     return atomicAdd(p, v);
 #else
     return atomic_update(p, atomic_op_add<double>{v});
 #endif
 }
-__device__ inline int32 atomic_add_raw(int32* p, int32 v) { return atomicAdd((int*)p, (int)v); }
-__device__ inline uint32 atomic_add_raw(uint32* p, uint32 v) { return atomicAdd((unsigned int*)p, (unsigned int)v); }
+__device__ inline int32 atomic_add_raw(int32* p, int32 v) {
+    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_add<int32>{v});
+    return atomicAdd((int*)p, (int)v);
+}
+__device__ inline uint32 atomic_add_raw(uint32* p, uint32 v) {
+    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_add<uint32>{v});
+    return atomicAdd((unsigned int*)p, (unsigned int)v);
+}
 __device__ inline uint64 atomic_add_raw(uint64* p, uint64 v) {
+    WEFT_LOCAL_ATOMIC(uint64, p, atomic_op_add<uint64>{v});
     return atomicAdd((unsigned long long*)p, (unsigned long long)v);
 }
 __device__ inline int64 atomic_add_raw(int64* p, int64 v) {  // two's complement: add as unsigned
+    WEFT_LOCAL_ATOMIC(int64, p, atomic_op_add<int64>{v});
     return (int64)atomicAdd((unsigned long long*)p, (unsigned long long)v);
 }
 
 template <typename T>
 __device__ inline T atomic_min_raw(T* p, T v) {
+    WEFT_LOCAL_ATOMIC(T, p, atomic_op_min<T>{v});
     return atomic_update(p, atomic_op_min<T>{v});
 }
 template <typename T>
 __device__ inline T atomic_max_raw(T* p, T v) {
+    WEFT_LOCAL_ATOMIC(T, p, atomic_op_max<T>{v});
     return atomic_update(p, atomic_op_max<T>{v});
 }
-__device__ inline int32 atomic_min_raw(int32* p, int32 v) { return atomicMin((int*)p, (int)v); }
-__device__ inline uint32 atomic_min_raw(uint32* p, uint32 v) { return atomicMin((unsigned int*)p, (unsigned int)v); }
-__device__ inline int64 atomic_min_raw(int64* p, int64 v) { return atomicMin((long long*)p, (long long)v); }
+__device__ inline int32 atomic_min_raw(int32* p, int32 v) {
+    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_min<int32>{v});
+    return atomicMin((int*)p, (int)v);
+}
+__device__ inline uint32 atomic_min_raw(uint32* p, uint32 v) {
+    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_min<uint32>{v});
+    return atomicMin((unsigned int*)p, (unsigned int)v);
+}
+__device__ inline int64 atomic_min_raw(int64* p, int64 v) {
+    WEFT_LOCAL_ATOMIC(int64, p, atomic_op_min<int64>{v});
+    return atomicMin((long long*)p, (long long)v);
+}
 __device__ inline uint64 atomic_min_raw(uint64* p, uint64 v) {
+    WEFT_LOCAL_ATOMIC(uint64, p, atomic_op_min<uint64>{v});
     return atomicMin((unsigned long long*)p, (unsigned long long)v);
 }
-__device__ inline int32 atomic_max_raw(int32* p, int32 v) { return atomicMax((int*)p, (int)v); }
-__device__ inline uint32 atomic_max_raw(uint32* p, uint32 v) { return atomicMax((unsigned int*)p, (unsigned int)v); }
-__device__ inline int64 atomic_max_raw(int64* p, int64 v) { return atomicMax((long long*)p, (long long)v); }
+__device__ inline int32 atomic_max_raw(int32* p, int32 v) {
+    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_max<int32>{v});
+    return atomicMax((int*)p, (int)v);
+}
+__device__ inline uint32 atomic_max_raw(uint32* p, uint32 v) {
+    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_max<uint32>{v});
+    return atomicMax((unsigned int*)p, (unsigned int)v);
+}
+__device__ inline int64 atomic_max_raw(int64* p, int64 v) {
+    WEFT_LOCAL_ATOMIC(int64, p, atomic_op_max<int64>{v});
+    return atomicMax((long long*)p, (long long)v);
+}
 __device__ inline uint64 atomic_max_raw(uint64* p, uint64 v) {
+    WEFT_LOCAL_ATOMIC(uint64, p, atomic_op_max<uint64>{v});
     return atomicMax((unsigned long long*)p, (unsigned long long)v);
 }
 
@@ -701,6 +753,7 @@ struct atomic_op_xor {
 
 template <typename T>
 __device__ inline T atomic_exch_raw(T* p, T v) {
+    WEFT_LOCAL_ATOMIC(T, p, atomic_op_set<T>{v});
     if constexpr (sizeof(T) == 4) {
         unsigned int nb, ob;
         memcpy(&nb, &v, 4);
@@ -721,6 +774,7 @@ __device__ inline T atomic_exch_raw(T* p, T v) {
 }
 template <typename T>
 __device__ inline T atomic_cas_raw(T* p, T compare, T v) {
+    WEFT_LOCAL_ATOMIC(T, p, (atomic_op_cas<T>{compare, v}));
     if constexpr (sizeof(T) == 4) {
         unsigned int cb, nb, ob;
         memcpy(&cb, &compare, 4);
@@ -753,12 +807,30 @@ template <typename T>
 __device__ inline T atomic_xor_raw(T* p, T v) {
     return atomic_update(p, atomic_op_xor<T>{v});
 }
-__device__ inline int32 atomic_and_raw(int32* p, int32 v) { return atomicAnd((int*)p, (int)v); }
-__device__ inline uint32 atomic_and_raw(uint32* p, uint32 v) { return atomicAnd((unsigned int*)p, (unsigned int)v); }
-__device__ inline int32 atomic_or_raw(int32* p, int32 v) { return atomicOr((int*)p, (int)v); }
-__device__ inline uint32 atomic_or_raw(uint32* p, uint32 v) { return atomicOr((unsigned int*)p, (unsigned int)v); }
-__device__ inline int32 atomic_xor_raw(int32* p, int32 v) { return atomicXor((int*)p, (int)v); }
-__device__ inline uint32 atomic_xor_raw(uint32* p, uint32 v) { return atomicXor((unsigned int*)p, (unsigned int)v); }
+__device__ inline int32 atomic_and_raw(int32* p, int32 v) {
+    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_and<int32>{v});
+    return atomicAnd((int*)p, (int)v);
+}
+__device__ inline uint32 atomic_and_raw(uint32* p, uint32 v) {
+    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_and<uint32>{v});
+    return atomicAnd((unsigned int*)p, (unsigned int)v);
+}
+__device__ inline int32 atomic_or_raw(int32* p, int32 v) {
+    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_or<int32>{v});
+    return atomicOr((int*)p, (int)v);
+}
+__device__ inline uint32 atomic_or_raw(uint32* p, uint32 v) {
+    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_or<uint32>{v});
+    return atomicOr((unsigned int*)p, (unsigned int)v);
+}
+__device__ inline int32 atomic_xor_raw(int32* p, int32 v) {
+    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_xor<int32>{v});
+    return atomicXor((int*)p, (int)v);
+}
+__device__ inline uint32 atomic_xor_raw(uint32* p, uint32 v) {
+    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_xor<uint32>{v});
+    return atomicXor((unsigned int*)p, (unsigned int)v);
+}
 #endif
 
 }  // namespace weft

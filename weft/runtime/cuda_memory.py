@@ -266,6 +266,7 @@ class CudaAllocator:
         elif rows is not None:  # rows of contiguous bytes at one pitch: a single 2-D copy
             host = np.ascontiguousarray(values)
             width, height, pitch = rows
+            self._keep_for_capture(host)
             _memcpy_2d((a.ptr, True, pitch), (host.ctypes.data, False, width), width, height, self.device.stream)
             return
         else:  # read the span, scatter the elements into it, write it back
@@ -275,7 +276,11 @@ class CudaAllocator:
         self.write_bytes(a.ptr + lo, host)
 
     def fill(self, a, value: np.ndarray):
-        """Set every element of ``a`` to the element ``value`` (NumPy, element dims trailing)."""
+        """Set every element of ``a`` to the element ``value`` (NumPy, element dims trailing).
+
+        A contiguous array is filled by memsets, with no host memory involved (so a fill captured
+        in a graph stays valid): one memset when the element's bytes repeat every 1, 2 or 4 bytes,
+        else one strided 2-D memset per 4-, 2- or 1-byte word of the element."""
         if a.ptr is None or a.size == 0:
             return
         itemsize = _dtype_size(a.dtype)
@@ -296,18 +301,37 @@ class CudaAllocator:
                 half = int.from_bytes(pattern, "little")
                 cu.check(drv.cuMemsetD16Async(a.ptr, half, nbytes // 2, stream), "cuMemsetD16Async")
             else:
-                self.write_bytes(a.ptr, np.frombuffer(pattern * a.size, dtype=np.uint8))
+                self._fill_words(a.ptr, pattern, a.size, stream)
+
+    def _fill_words(self, ptr: int, pattern: bytes, count: int, stream):
+        """``count`` elements of ``pattern`` at ``ptr``: the k-th word of every element is set by
+        one 2-D memset (rows one element apart, one word wide)."""
+        itemsize = len(pattern)
+        unit = 4 if itemsize % 4 == 0 else 2 if itemsize % 2 == 0 else 1
+        drv = cu.api()
+        memset = {4: drv.cuMemsetD2D32Async, 2: drv.cuMemsetD2D16Async, 1: drv.cuMemsetD2D8Async}[unit]
+        for k in range(0, itemsize, unit):
+            word = int.from_bytes(pattern[k : k + unit], "little")
+            cu.check(memset(ptr + k, itemsize, word, 1, count, stream), f"cuMemsetD2D{8 * unit}Async")
 
     def write_bytes(self, dev_ptr: int, host: np.ndarray):
         """Queue a copy of the contiguous host array ``host`` to ``dev_ptr`` on the current stream.
 
         The copy reads pageable host memory before returning (the driver stages it), so ``host``
-        may be released afterwards."""
+        may be released afterwards; except during a graph capture, where the graph's copy node reads
+        ``host`` at every replay: the capture then keeps ``host`` for the graph's lifetime."""
+        stream = self.device.stream.cuda_stream
+        self._keep_for_capture(host)
         with ContextGuard(self.device):
-            cu.check(
-                cu.api().cuMemcpyHtoDAsync(dev_ptr, host.ctypes.data, host.nbytes, self.device.stream.cuda_stream),
-                "cuMemcpyHtoDAsync",
-            )
+            cu.check(cu.api().cuMemcpyHtoDAsync(dev_ptr, host.ctypes.data, host.nbytes, stream), "cuMemcpyHtoDAsync")
+
+    def _keep_for_capture(self, host: np.ndarray):
+        """If the current stream is being captured, keep ``host`` (the source of a copy queued now)
+        for the lifetime of the graph, whose copy node reads it at every replay."""
+        if self.device._captures or self.device._external_captures:
+            capture = self._capture_of(self.device.stream.cuda_stream)
+            if capture is not None:
+                capture.host_buffers.append(host)
 
     def _read_into(self, host: np.ndarray, dev_ptr: int):
         stream = self.device.stream.cuda_stream

@@ -9,8 +9,8 @@ allocation: freed during the capture it gets a free node; other memory released 
 is freed after it (``cuda_memory``). ``capture_end`` ends it (``cuStreamEndCapture``), instantiates
 the graph (``cuGraphInstantiate`` with AUTO_FREE_ON_LAUNCH, so that allocations a launch left unfreed
 are freed by the next launch instead of making it fail) and returns a ``Graph``; ``capture_launch``
-replays it with ``cuGraphLaunch``. A ``Graph`` keeps the modules of its kernels
-and its error records alive; the arrays a graph uses must be kept alive by the caller (as in Warp).
+replays it with ``cuGraphLaunch``. A ``Graph`` keeps the modules of its kernels, its error records
+and the host memory its captured uploads read alive; the arrays a graph uses must be kept alive by the caller (as in Warp).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ class Capture:
         self.slots = [] if external else [ErrorSlots(device, _GRAPH_ERROR_SLOTS, stream, persistent=True)]
         self.modules: set = set()  # CudaModules of the captured launches
         self.allocations: set = set()  # pool allocations made on the stream during the capture, not yet freed
+        self.host_buffers: list = []  # host memory that captured copies read at every replay
 
     def error_slot(self, inst) -> int:
         addr = self.slots[0].take(inst) if self.slots else None
@@ -48,12 +49,13 @@ class Capture:
 class Graph:
     """A captured, instantiated CUDA graph (returned by ``wp.capture_end``)."""
 
-    def __init__(self, device, graph, graph_exec, slots, modules=()):
+    def __init__(self, device, graph, graph_exec, slots, modules=(), host_buffers=()):
         self.device = device
         self.graph = graph
         self.graph_exec = graph_exec
         self.slots = slots  # kernel-error records of the captured launches
         self.modules = set(modules)  # keeps the captured kernels' code loaded
+        self.host_buffers = list(host_buffers)  # the host sources of its copy nodes
 
     def __del__(self):
         if cu.exiting():
@@ -163,7 +165,7 @@ def capture_end(device=None, stream=None) -> Graph | None:
             except cu.CudaError:
                 drv.cuGraphDestroy(graph)
                 raise
-        return Graph(device, graph, graph_exec, capture.slots, capture.modules)
+        return Graph(device, graph, graph_exec, capture.slots, capture.modules, capture.host_buffers)
     finally:
         device.allocator.release_deferred()
 

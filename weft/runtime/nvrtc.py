@@ -21,6 +21,7 @@ import os
 import re
 
 from ..codegen.errors import WeftBuildError
+from ..log import debug as log_debug
 from . import cpu
 from .disk_cache import _write_atomic, read_verified
 
@@ -223,6 +224,7 @@ def cached_image(stem: str, source: str, arch: int, use_ptx: bool, defines=()) -
     base, image_path, sum_path = _cache_paths(stem, source, arch, use_ptx, defines)
     image = read_verified(image_path, sum_path)
     if image is None:
+        log_debug(f"building {stem} for CUDA ({'compute' if use_ptx else 'sm'}_{arch})")
         image = compile_source(source, os.path.basename(base) + ".cu", arch, use_ptx, defines)
         _store(base, image_path, sum_path, source, image)
     return image
@@ -235,6 +237,7 @@ def cached_images(stem: str, source: str, arch: int, defines=(), fast: bool = Fa
     cubin_paths = _cache_paths(stem, source, arch, False, defines, fast)
     ptx, cubin = read_verified(*ptx_paths[1:]), read_verified(*cubin_paths[1:])
     if ptx is None or cubin is None:
+        log_debug(f"building {stem} for CUDA (sm_{arch})")
         ptx, cubin = compile_both(source, os.path.basename(cubin_paths[0]) + ".cu", arch, defines, fast)
         _store(*ptx_paths, None, ptx)  # one copy of the source: NVRTC's messages name the CUBIN's
         _store(*cubin_paths, source, cubin)
