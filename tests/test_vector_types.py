@@ -414,6 +414,7 @@ def test_composite_types_carry_warps_metadata():
     assert wp.transformd._wp_generic_type_str_ == "transform_t" and wp.transformd._wp_scalar_type_ is wp.float64
 
 
+@pytest.mark.fixed_device("reads host memory at an address")
 def test_from_ptr_copies_the_value_at_an_address():
     a = wp.array([[1, 2, 3], [4, 5, 6]], dtype=wp.vec3)
     v = wp.vec3.from_ptr(a.ptr + 12)
