@@ -81,3 +81,23 @@ def test_a_graph_keeps_its_code_when_the_module_is_unloaded():
     assert a.numpy()[0] == 42.0
     wp.launch(k_add, 1, inputs=[a, 1.0])  # the module loads again at its next launch
     assert a.numpy()[0] == 43.0
+
+
+@pytest.mark.fixed_device("captures on the CPU by name")
+def test_allocations_inside_a_cpu_capture_and_the_capability_queries():
+    import weft.context as context
+    from weft.runtime.graph import is_capture_allocation_supported
+
+    assert context.Device is wp.Device and context.get_device is wp.get_device
+    assert is_capture_allocation_supported("cpu") and context._is_graph_capture_allocation_supported("cpu")
+    assert wp.is_conditional_graph_supported() is False  # weft's graphs hold straight-line work
+    out = wp.zeros(3, dtype=F64)
+    with wp.ScopedCapture(device="cpu") as capture:
+        scratch = wp.zeros(3, dtype=F64)  # allocated while recording, used by the replays
+        wp.launch(k_add, 3, inputs=[scratch, 2.0])
+        wp.launch(k_square, 3, inputs=[scratch, out])
+    assert not out.numpy().any()
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(out.numpy(), [4.0, 4.0, 4.0])
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(out.numpy(), [4.0, 4.0, 4.0])  # the zeroing is part of the graph, as on a GPU

@@ -126,6 +126,16 @@ def test_restarted_conjugate_gradients():
         cg(Aw, bw, x, restart=0)
     with pytest.raises(TypeError, match="integer"):
         cr(Aw, bw, x, restart=2.5)
+    for solver in (cg, cr):  # with restarts, checks come at cycle starts: whole cycles are run
+        seen = []
+        x.zero_()
+        n, err, atol = solver(Aw, bw, x, tol=1e-10, restart=3, check_every=1, callback=lambda i, e, t: seen.append(i))
+        assert n % 3 == 0 and seen[0] == 0 and seen[-1] == n and all(i % 3 == 0 for i in seen)
+        assert err <= atol and true_residual(A, x, b) <= atol  # the residual of a cycle start is b - A x
+        seen.clear()
+        x.zero_()
+        solver(Aw, bw, x, tol=1e-10, restart=3, check_every=7, maxiter=10, callback=lambda i, e, t: seen.append(i))
+        assert seen == [0, 6, 12]  # every 2 cycles (7 iterations rounded); the limit ends a cycle
 
 
 def test_gmres_restarts_and_left_preconditioning():
@@ -156,9 +166,84 @@ def test_solver_states_are_reused_with_other_operands():
         GMRES(Aw, bw, x)(M=preconditioner(Aw))  # built without M
 
 
-def test_batched_operators_are_refused():
-    _, _, Aw, bw = spd_system(4, 8)
-    op = aslinearoperator(Aw, batch_offsets=wp.array([0, 2, 4], dtype=int))
-    assert op.batch_count == 2
-    with pytest.raises(NotImplementedError, match="batched"):
-        cg(op, bw, wp.zeros_like(bw))
+def block_system(sizes, seed, nonsymmetric=False, tail=0, dtype=wp.float64):
+    """A block-diagonal system of independent subproblems of ``sizes`` unknowns, then ``tail``
+    unknowns in no subproblem (coupled to the first block, which the solvers must ignore)."""
+    n = sum(sizes) + tail
+    A, b = np.zeros((n, n)), np.zeros(n)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
+    for k, size in enumerate(sizes):
+        if size:
+            Ak, _, _, _ = spd_system(size, seed + k, nonsymmetric=nonsymmetric)
+            sl = slice(offsets[k], offsets[k + 1])
+            A[sl, sl] = Ak
+            b[sl] = np.random.default_rng(seed + 100 + k).uniform(-1.0, 1.0, size) * (k + 1)
+    for t in range(sum(sizes), n):
+        A[t, t], A[t, 0], b[t] = 2.0, 5.0, 100.0
+    return A, b, offsets
+
+
+@pytest.mark.parametrize("solver, nonsymmetric", SOLVERS)
+@pytest.mark.parametrize("precondition", [False, True])
+def test_batched_subproblems_each_meet_their_own_tolerance(solver, nonsymmetric, precondition):
+    sizes, tol = [6, 0, 11, 3, 9], 1e-9
+    A, b, offsets = block_system(sizes, 40, nonsymmetric, tail=2)
+    initial = np.zeros(len(b))
+    initial[-2:] = [7.0, -8.0]  # the unknowns of no subproblem keep their values
+    Aw = wp.array(A, dtype=wp.float64)
+    op = aslinearoperator(Aw, batch_offsets=wp.array(offsets, dtype=int), max_batch_length=max(sizes))
+    assert op.batch_count == len(sizes) and op.max_batch_length == 11
+    x = wp.array(initial, dtype=wp.float64)
+    M = preconditioner(Aw, "diag") if precondition else None
+    reports = []
+    iterations, err, atol = solver(op, wp.array(b), x, tol=tol, maxiter=400, M=M, check_every=1,
+                                   callback=lambda i, e, t: reports.append((e, t)))
+    assert err <= atol and reports[-1] == (err, atol)
+    xs = x.numpy()
+    np.testing.assert_array_equal(xs[-2:], [7.0, -8.0])
+    ratios = []
+    for k in range(len(sizes)):
+        sl = slice(offsets[k], offsets[k + 1])
+        residual = np.linalg.norm(A[sl, sl] @ xs[sl] - b[sl])
+        tolerance = max(tol * np.linalg.norm(b[sl]), 1e-16**2.25)
+        assert residual <= 2.0 * tolerance, (k, residual, tolerance)
+        np.testing.assert_allclose(xs[sl], np.linalg.solve(A[sl, sl], b[sl]) if sizes[k] else [], rtol=1e-6, atol=1e-9)
+        if sizes[k]:
+            ratios.append(residual / tolerance)
+    # the reported pair is the subproblem furthest from its tolerance (running residuals: close to the true ones)
+    assert err / atol == pytest.approx(max(ratios), rel=0.2, abs=1e-3)
+
+
+def test_batched_vector_unknowns_and_a_zero_subproblem():
+    diag = wp.array([[2.0, 4.0], [1.0, 1.0], [5.0, 10.0]], dtype=wp.vec2d)
+    b = wp.array([[2.0, 8.0], [0.0, 0.0], [15.0, 20.0]], dtype=wp.vec2d)
+    op = aslinearoperator(diag, batch_offsets=wp.array([0, 2, 4, 6], dtype=int))
+    for solver in (cg, cr, bicgstab, gmres):
+        x = wp.zeros_like(b)
+        _, err, atol = solver(op, b, x, tol=1e-12, maxiter=10, check_every=1)
+        assert err <= atol
+        np.testing.assert_allclose(x.numpy(), [[1.0, 2.0], [0.0, 0.0], [3.0, 2.0]], rtol=1e-12)
+    with pytest.raises(ValueError, match="multiples of the vector length"):
+        cg(aslinearoperator(diag, batch_offsets=wp.array([0, 3, 6], dtype=int)), b, wp.zeros_like(b))
+    with pytest.raises(ValueError, match="non-decreasing"):
+        cg(aslinearoperator(diag, batch_offsets=wp.array([0, 4, 8], dtype=int)), b, wp.zeros_like(b))
+    with pytest.raises(ValueError, match="max_batch_length"):
+        cg(aslinearoperator(diag, batch_offsets=wp.array([0, 4, 6], dtype=int), max_batch_length=2), b, wp.zeros_like(b))
+    with pytest.raises(ValueError, match="requires batch_offsets"):
+        aslinearoperator(diag, max_batch_length=2)
+
+
+def test_batched_solver_state_reuse_checks_the_layout():
+    A, b, offsets = block_system([5, 7], 3)
+    Aw = wp.array(A, dtype=wp.float64)
+    op = aslinearoperator(Aw, batch_offsets=wp.array(offsets, dtype=int))
+    x = wp.zeros(len(b), dtype=wp.float64)
+    state = cg(op, wp.array(b), x, tol=1e-10, run=False)
+    _, err, atol = state()
+    assert err <= atol
+    np.testing.assert_allclose(x.numpy(), np.linalg.solve(A, b), rtol=1e-8)
+    other = aslinearoperator(Aw, batch_offsets=wp.array([0, 6, 12], dtype=int))
+    with pytest.raises(ValueError, match="batch_offsets differ"):
+        state(A=other)
+    with pytest.raises(ValueError, match="batch_offsets and this operator has none"):
+        state(A=aslinearoperator(Aw))

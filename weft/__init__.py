@@ -165,7 +165,14 @@ from .runtime.device import (
     synchronize,
     synchronize_device,
 )
-from .runtime.graph import Graph, ScopedCapture, capture_begin, capture_end, capture_launch
+from .runtime.graph import (
+    Graph,
+    ScopedCapture,
+    capture_begin,
+    capture_end,
+    capture_launch,
+    is_conditional_graph_supported,
+)
 from .runtime.launch import launch
 from .runtime.launch_object import Launch
 from .runtime.module import Module, clear_kernel_cache, get_module, get_module_options, load_module, set_module_options

@@ -122,8 +122,9 @@ class LinearOperator:
         dtype: the element type of the operator.
         device: where ``matvec`` runs.
         matvec: the product routine.
-        batch_offsets / max_batch_length: independent subproblems (accepted; weft's solvers
-            refuse batched operators).
+        batch_offsets: ``B + 1`` first scalar unknowns of ``B`` independent subproblems (the
+            operator must not couple them); unknowns outside them are left alone by the solvers.
+        max_batch_length: an upper bound on a subproblem's number of scalar unknowns (checked).
     """
 
     def __init__(self, shape, dtype, device, matvec: Callable, batch_offsets=None, max_batch_length=None):

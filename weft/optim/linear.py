@@ -7,8 +7,13 @@ Vectors are arrays of scalars or of vectors (one per block row of a BSR matrix).
 operation is a weft kernel over the arrays' scalars; the scalars of the recurrences (step
 lengths, residual norms, GMRES's small least-squares problem) live on the host, so a solve
 stops as soon as a check (every ``check_every`` iterations) finds the residual small enough.
-``use_cuda_graph`` is accepted and has no effect; batched operators (``batch_offsets``) raise
-``NotImplementedError``.
+``use_cuda_graph`` is accepted and has no effect.
+
+Batched solves: a ``LinearOperator`` (or ``aslinearoperator(A, batch_offsets=...)``) whose
+``batch_offsets`` split the scalar unknowns into independent subproblems (a block-diagonal
+system) is solved with every subproblem taking its own steps and meeting its own tolerance;
+unknowns outside the subproblems keep their values, and the results describe the subproblem
+furthest from its tolerance.
 
 Tolerances follow Warp: without ``tol`` and ``atol`` both default to ``eps ** 0.75`` of the
 scalar type (``eps`` = 1e-8 for float32, 1e-16 for float64); one given stands for the other;

@@ -170,6 +170,21 @@ def capture_end(device=None, stream=None) -> Graph | None:
         device.allocator.release_deferred()
 
 
+def is_conditional_graph_supported() -> bool:
+    """Whether captured graphs can hold conditional nodes (``wp.capture_if`` / ``capture_while``
+    in Warp): never in weft, whose captures record straight-line work; code that checks this
+    falls back to host-side loops, as with Warp on an older driver."""
+    return False
+
+
+def is_capture_allocation_supported(device=None) -> bool:
+    """Whether arrays can be allocated while work on ``device`` is being captured: always on the
+    CPU (allocations happen as the work is recorded), and on a GPU when it has a memory pool
+    (pool allocations made during a capture become allocation nodes of the graph)."""
+    d = get_device(device)
+    return True if d.is_cpu else bool(d.is_mempool_supported)
+
+
 def capture_launch(graph: Graph, stream=None):
     """Replay a captured graph on ``stream`` (default: the current stream of the graph's device);
     a ``CpuGraph`` runs its recorded work on the CPU."""

@@ -86,7 +86,15 @@ class HostAllocator:
                 from .cuda_memory import alloc_pinned
 
                 return alloc_pinned(nbytes, zero)
-        return alloc_cpu(nbytes, zero)
+        ptr, owner = alloc_cpu(nbytes, zero)
+        if zero and owner is not None:
+            from . import cpu_capture
+
+            if cpu_capture._active:  # as on a GPU, where the zeroing memset is a node of the graph
+                from .device import get_device
+
+                cpu_capture.defer(get_device("cpu"), lambda: owner.fill(0))
+        return ptr, owner
 
     def download(self, a, raw: bool = False) -> np.ndarray:
         return host_view(a, raw)
