@@ -154,3 +154,44 @@ def test_an_indexed_array_can_be_the_output():
     np.testing.assert_array_equal(data.numpy(), [0.0, 10.0, 2.0, 30.0, 4.0, 50.0])
     with pytest.raises(TypeError, match=r"Output array 1 dtype int32 does not match expected dtype float32$"):
         wp.map(lambda x, y: (x, y), data, data, out=[wp.empty(6, dtype=float), wp.empty(6, dtype=int)])
+
+
+def test_indexed_arrays_take_the_arithmetic_operators():
+    data = wp.array(np.arange(6, dtype=np.float32))
+    picked = wp.indexedarray(data, [wp.array([1, 3, 5], dtype=wp.int32)])
+    scaled = 10.0 * picked
+    assert isinstance(scaled, wp.array)
+    np.testing.assert_array_equal(scaled.numpy(), [10.0, 30.0, 50.0])
+    np.testing.assert_array_equal((picked - picked).numpy(), [0.0, 0.0, 0.0])
+    picked += 1.0
+    assert isinstance(picked, wp.indexedarray)
+    np.testing.assert_array_equal(data.numpy(), [0.0, 2.0, 2.0, 4.0, 4.0, 6.0])  # through the indices
+
+
+def test_equal_python_functions_share_one_kernel_and_closures_tell_them_apart():
+    from weft.utils import map_cache
+
+    x = wp.array(np.arange(4, dtype=np.float32))
+    map_cache.clear()
+    for _ in range(3):  # one lambda evaluated again, and the same one written out again
+        wp.map(lambda u: u * 3.0, x)
+    wp.map(lambda u: u * 3.0, x)
+    assert len(map_cache) == 1
+    wp.map(lambda u: u * 3.0, wp.array(np.arange(4, dtype=np.float64)))  # other element types: a kernel of their own
+    assert len(map_cache) == 2
+    results = []
+    for scale in (2.0, 5.0):  # captured values are compiled in: each value its own func
+        results.append(wp.map(lambda u: u * scale, x).numpy())
+    np.testing.assert_array_equal(results, [np.arange(4) * 2.0, np.arange(4) * 5.0])
+    assert len(map_cache) == 4
+
+
+def test_a_func_that_does_not_take_the_types_is_named_as_warp_names_it():
+    @wp.func
+    def takes_an_int(i: int):
+        return 5.0 * float(i)
+
+    with pytest.raises(TypeError, match=r"Function test_a_func_that_does_not_take_the_types_is_named_as_warp_names_it__locals__takes_an_int does not support the provided argument types float32"):
+        wp.map(takes_an_int, wp.zeros(2, dtype=float))
+    with pytest.raises(TypeError, match="Function .*does not support the provided argument types vec3f"):
+        wp.map(wp.floor, wp.zeros(2, dtype=wp.vec3))

@@ -237,3 +237,4 @@ from .runtime.array_map import array_map as map  # noqa: A001, E402 (Warp's wp.m
 from .runtime.array_map import install_operators as _install_operators  # noqa: E402
 
 _install_operators(_array_class)  # a + b, 2.0 * a, a %= b ... element-wise, through wp.map
+_install_operators(indexedarray)

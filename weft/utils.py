@@ -124,6 +124,7 @@ from .array import array as _array, zeros as _zeros  # noqa: E402
 from .codegen.intrinsics import tid as _tid  # noqa: E402
 from .kernel import kernel as _kernel  # noqa: E402
 from .runtime.launch import launch as _launch  # noqa: E402
+from .runtime.array_map import _kernels as map_cache  # noqa: E402,F401 (wp.map's kernels by function and types)
 
 
 @_kernel(enable_backward=False)

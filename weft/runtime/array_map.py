@@ -16,7 +16,7 @@ from .. import types as wt
 from .. import vector_types as vt
 from ..codegen import typing_rules as tr
 
-_kernels: dict = {}
+_kernels: dict = {}  # (function key, element types) -> (kernel, result types, function): Warp's map_cache
 _lock = threading.Lock()
 
 
@@ -42,24 +42,57 @@ class MapError(TypeError):
     """``wp.map`` was given a function or output that does not fit its inputs."""
 
 
-_wrapped: dict = {}  # id(python function) -> (the function, its weft Function)
+_wrapped: dict = {}  # identity of a python function (_identity) -> (the function, its weft Function)
+
+
+def _frozen(value):
+    """``value`` as part of a cache key: itself when hashable, else its identity."""
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return (type(value), value)
+
+
+def _code_key(code):
+    """A code object by what it computes (its bytecode, constants, names and signature), not by
+    where it was written: ``lambda x: 2 * x`` on two lines is one function."""
+    consts = tuple(_code_key(c) if hasattr(c, "co_code") else _frozen(c) for c in code.co_consts)
+    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_argcount, code.co_flags)
+
+
+def _identity(fn):
+    """What makes two Python functions the same func to compile: their code (``_code_key``),
+    the module globals it reads, and the values of its closure cells and defaults. A lambda
+    evaluated again (in a loop, at each call of the enclosing function, or written out again)
+    is the same func and reuses its kernels."""
+    cells = tuple(_frozen(c.cell_contents) for c in fn.__closure__ or ())
+    defaults = tuple(_frozen(d) for d in fn.__defaults__ or ())
+    return (_code_key(fn.__code__), id(fn.__globals__), cells, defaults)
 
 
 def _as_func(fn):
-    """A plain Python function or lambda as a weft func (made once per function object, in the
-    map kernels' module); weft funcs and builtins as they are."""
+    """A plain Python function or lambda as a weft func (made once per code and closure values,
+    in the map kernels' module); weft funcs and builtins as they are."""
     if getattr(fn, "_weft_kind", None) == "func" or not callable(fn) or not hasattr(fn, "__code__"):
         return fn
+    key = _identity(fn)
     with _lock:
-        found = _wrapped.get(id(fn))
-        if found is None or found[0] is not fn:
+        found = _wrapped.get(key)
+        if found is None:
             from ..kernel import Function
             from . import _map_kernels
             from .module import get_module
 
-            key = f"{fn.__qualname__}_{id(fn):x}"
-            found = _wrapped[id(fn)] = (fn, Function(fn, get_module(_map_kernels.MODULE), key=key))
+            name = f"{fn.__qualname__}_{len(_wrapped):x}"
+            found = _wrapped[key] = (fn, Function(fn, get_module(_map_kernels.MODULE), key=name))
     return found[1]
+
+
+def _warp_name(fn) -> str:
+    """A function's name as Warp's messages give it (``outer.<locals>.f`` -> ``outer__locals__f``)."""
+    name = getattr(fn, "key", None) or getattr(fn, "name", None) or getattr(fn, "__qualname__", str(fn))
+    return str(name).replace(".", "__").replace("<", "").replace(">", "")
 
 
 def _kernel_for(fn, dtypes):
@@ -76,7 +109,7 @@ def _kernel_for(fn, dtypes):
                 rtype = fit[1] if fit is not None else None
                 if rtype is None:
                     raise MapError(
-                        f"Function {getattr(fn, 'key', getattr(fn, 'name', fn))} does not support the provided argument "
+                        f"Function {_warp_name(fn)} does not support the provided argument "
                         f"types {', '.join(wt.type_repr(t) for t in dtypes)}"
                     )
             if rtype is None:
@@ -101,7 +134,10 @@ def _func_result(fn, dtypes):
     try:
         inst, _ = fn.specialize(args, lambda v, t: f.new_var(t, const=v))
     except TypeError as e:
-        raise MapError(f"wp.map: {e}") from None
+        raise MapError(
+            f"Function {_warp_name(fn)} does not support the provided argument types "
+            f"{', '.join(wt.type_repr(t) for t in dtypes)} ({e})"
+        ) from None
     return inst.value_ret_type
 
 
