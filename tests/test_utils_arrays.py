@@ -10,7 +10,12 @@ from weft.utils import array_cast, array_inner, array_scan, array_sum, radix_sor
 rng = np.random.default_rng(0)
 
 
-@pytest.mark.parametrize("dtype,np_dtype", [(wp.float32, np.float32), (wp.float64, np.float64), (wp.int32, np.int32)])
+def padded(values, dtype):
+    """An array holding ``values`` then as many scratch elements: Warp's sorts take ``2 * count``."""
+    return wp.array(np.concatenate([values, values]), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [(wp.float32, np.float32), (wp.float64, np.float64)])
 @pytest.mark.parametrize("shape", [(0,), (1,), (1000,), (70001,), (3, 4), (5, 6, 7)])
 def test_array_sum(dtype, np_dtype, shape):
     x = (rng.standard_normal(shape) * 10).astype(np_dtype)
@@ -108,9 +113,9 @@ def test_radix_sort_pairs(dtype, np_dtype):
 
 def test_radix_sort_pairs_bits():
     k = np.array([0x13, 0x21, 0x02, 0x31, 0x10], np.int32)
-    keys, vals = wp.array(k), wp.array(np.arange(5, dtype=np.int32))
+    keys, vals = padded(k, wp.int32), padded(np.arange(5, dtype=np.int32), wp.int32)
     radix_sort_pairs(keys, vals, 5, begin_bit=0, end_bit=4)  # low nibble only
-    np.testing.assert_array_equal(vals.numpy(), [4, 1, 3, 2, 0])
+    np.testing.assert_array_equal(vals.numpy()[:5], [4, 1, 3, 2, 0])
 
 
 def test_runlength_encode():
@@ -219,11 +224,11 @@ def test_native_radix_sort_pairs_against_numpy(dtype, keys, monkeypatch):
     k = keys(r, n)
     r.shuffle(k)
     v = r.integers(-(2**31), 2**31, n).astype(np.int32)
-    wk, wv = wp.array(k, dtype=dtype), wp.array(v, dtype=wp.int32)
+    wk, wv = padded(k, dtype), padded(v, wp.int32)
     radix_sort_pairs(wk, wv, n)
     order = np.argsort(_ordered_bits(k), kind="stable")
-    np.testing.assert_array_equal(wk.numpy().view(np.uint32), k[order].view(np.uint32))  # -0.0 before +0.0
-    np.testing.assert_array_equal(wv.numpy(), v[order])
+    np.testing.assert_array_equal(wk.numpy()[:n].view(np.uint32), k[order].view(np.uint32))  # -0.0 before +0.0
+    np.testing.assert_array_equal(wv.numpy()[:n], v[order])
     assert len(calls) == 1
 
 
@@ -234,30 +239,29 @@ def test_native_radix_sort_pairs_bit_ranges(dtype):
     k = r.integers(0, 2**32, n).astype(np.uint32).view(np.int32 if dtype == wp.int32 else np.uint32)
     v = np.arange(n, dtype=np.float32)  # any 32-bit values move along
     for begin, end in ((0, 32), (4, 20), (13, 14), (24, 32), (5, 5)):
-        wk, wv = wp.array(k, dtype=dtype), wp.array(v, dtype=wp.float32)
+        wk, wv = padded(k, dtype), padded(v, wp.float32)
         radix_sort_pairs(wk, wv, n, begin_bit=begin, end_bit=end)
         if (begin, end) == (0, 32):
             sort_key = _ordered_bits(k)
         else:
             sort_key = (k.view(np.uint32) >> np.uint32(begin)) & np.uint32((1 << (end - begin)) - 1)
         order = np.argsort(sort_key, kind="stable")
-        np.testing.assert_array_equal(wk.numpy(), k[order], err_msg=f"bits [{begin}, {end})")
-        np.testing.assert_array_equal(wv.numpy(), v[order], err_msg=f"bits [{begin}, {end})")
+        np.testing.assert_array_equal(wk.numpy()[:n], k[order], err_msg=f"bits [{begin}, {end})")
+        np.testing.assert_array_equal(wv.numpy()[:n], v[order], err_msg=f"bits [{begin}, {end})")
 
 
 def test_radix_sort_pairs_small_strided_and_overlapping():
     for n in (0, 1, 2, 3):
         k = np.array([5, -1, 3][:n], np.int32)
-        wk, wv = wp.array(k), wp.array(np.arange(n, dtype=np.int32))
+        wk, wv = padded(k, wp.int32), padded(np.arange(n, dtype=np.int32), wp.int32)
         radix_sort_pairs(wk, wv, n)
-        np.testing.assert_array_equal(wk.numpy(), np.sort(k))
-    # strided views take NumPy's path, same result
+        np.testing.assert_array_equal(wk.numpy()[:n], np.sort(k))
+        np.testing.assert_array_equal(wk.numpy()[n:], k)  # the scratch half is left alone
     k = np.random.default_rng(14).integers(-1000, 1000, 2000).astype(np.int32)
-    wk, wv = wp.array(k)[::2], wp.array(np.arange(2000, dtype=np.int32))[::2]
-    radix_sort_pairs(wk, wv, 1000)
-    order = np.argsort(k[::2], kind="stable")
-    np.testing.assert_array_equal(wk.numpy(), k[::2][order])
-    np.testing.assert_array_equal(wv.numpy(), np.arange(0, 2000, 2)[order])
+    with pytest.raises(RuntimeError, match=r"requires a contiguous keys array, got non-contiguous keys with data types: int32, int32$"):
+        radix_sort_pairs(wp.array(k)[::2], wp.array(np.arange(2000, dtype=np.int32)), 500)
+    with pytest.raises(RuntimeError, match=r"requires a contiguous values array"):
+        radix_sort_pairs(wp.array(k), wp.array(np.arange(4000, dtype=np.int32))[::2], 500)
     same = wp.array(k)
     with pytest.raises(ValueError, match="overlap"):
         radix_sort_pairs(same, same, 100)
@@ -271,11 +275,11 @@ def test_radix_sort_pairs_through_the_ctypes_runtime(monkeypatch):
     r = np.random.default_rng(15)
     k = r.normal(size=30_000).astype(np.float32)
     v = np.arange(len(k), dtype=np.int32)
-    wk, wv = wp.array(k), wp.array(v)
+    wk, wv = padded(k, wp.float32), padded(v, wp.int32)
     radix_sort_pairs(wk, wv, len(k))
     order = np.argsort(k, kind="stable")
-    np.testing.assert_array_equal(wk.numpy(), k[order])
-    np.testing.assert_array_equal(wv.numpy(), v[order])
+    np.testing.assert_array_equal(wk.numpy()[: len(k)], k[order])
+    np.testing.assert_array_equal(wv.numpy()[: len(k)], v[order])
 
 
 def test_argument_errors_are_runtime_errors_in_warps_words():
@@ -291,8 +295,16 @@ def test_argument_errors_are_runtime_errors_in_warps_words():
         (lambda: array_sum(a32, out=wp.zeros(2, dtype=float)), r"out array should have shape \(1,\)"),
         (lambda: array_inner(a32, a32, out=wp.zeros(1, dtype=wp.float64)), "out array should have type float32"),
         (lambda: array_cast(wp.zeros((2, 2), dtype=int), wp.zeros((2, 2), dtype=float), count=1), "Partial cast is not supported"),
-        (lambda: radix_sort_pairs(wp.zeros(4, dtype=int), wp.zeros(4, dtype=int), 3, begin_bit=4, end_bit=2), r"Invalid radix sort bit range \[4, 2\) for 32-bit keys"),
-        (lambda: radix_sort_pairs(wp.zeros(4, dtype=int), wp.zeros(4, dtype=int), 3, end_bit=33), r"Invalid radix sort bit range \[0, 33\)"),
+        (lambda: radix_sort_pairs(wp.zeros(6, dtype=int), wp.zeros(6, dtype=int), 3, begin_bit=4, end_bit=2), r"Invalid radix sort bit range \[4, 2\) for 32-bit keys"),
+        (lambda: radix_sort_pairs(wp.zeros(6, dtype=int), wp.zeros(6, dtype=int), 3, end_bit=33), r"Invalid radix sort bit range \[0, 33\)"),
+        # Warp's contract for types and sizes, so that what runs here runs on Warp
+        (lambda: array_sum(wp.zeros(3, dtype=int)), r"^Unsupported data type: int32$"),
+        (lambda: array_inner(wp.zeros(3, dtype=int), wp.zeros(3, dtype=int)), r"^Unsupported data type: int32$"),
+        (lambda: array_scan(wp.zeros(3, dtype=wp.vec3h), wp.zeros(3, dtype=wp.vec3h)), r"^Unsupported data type: vec3h$"),
+        (lambda: array_scan(wp.zeros(3, dtype=wp.mat22), wp.zeros(3, dtype=wp.mat22)), r"^Unsupported data type: mat22f$"),
+        (lambda: radix_sort_pairs(wp.zeros(3, dtype=int), wp.zeros(6, dtype=int), 3), r"^Keys and values array storage must be large enough to contain 2\*count elements$"),
+        (lambda: radix_sort_pairs(wp.zeros(6, dtype=wp.int8), wp.zeros(6, dtype=int), 3), r"^Unsupported keys and values data types: int8, int32$"),
+        (lambda: radix_sort_pairs(wp.zeros(6, dtype=int), wp.zeros(6, dtype=wp.float16), 3), r"^Unsupported keys and values data types: int32, float16$"),
     ]
     for call, words in cases:
         with pytest.raises(RuntimeError, match=words) as info:
@@ -320,7 +332,7 @@ def test_casts_take_scalars_in_order_across_shapes():
     np.testing.assert_array_equal(flat.numpy(), [1.0, 2.0])
 
 
-@pytest.mark.parametrize("key_dtype", [wp.int32, wp.float32, wp.float64])
+@pytest.mark.parametrize("key_dtype", [wp.int32, wp.float32])
 def test_segmented_sort_sorts_each_segment_stably_and_leaves_the_rest(key_dtype):
     from weft.utils import segmented_sort_pairs
 
@@ -329,21 +341,28 @@ def test_segmented_sort_sorts_each_segment_stably_and_leaves_the_rest(key_dtype)
     keys_np = rng.integers(0, 20, n).astype(key_dtype.np_dtype if hasattr(key_dtype, "np_dtype") else np.float64)
     values_np = np.arange(n, dtype=np.int32)
     starts, ends = np.array([0, 40, 200, 450], np.int32), np.array([30, 180, 400, 500], np.int32)  # gaps stay as they are
-    keys, values = wp.array(keys_np, dtype=key_dtype), wp.array(values_np, dtype=wp.int32)
+    keys, values = padded(keys_np, key_dtype), padded(values_np, wp.int32)
     segmented_sort_pairs(keys, values, n, wp.array(starts, dtype=wp.int32), wp.array(ends, dtype=wp.int32))
     expect_k, expect_v = keys_np.copy(), values_np.copy()
     for s, e in zip(starts, ends):
         order = np.argsort(keys_np[s:e], kind="stable")
         expect_k[s:e], expect_v[s:e] = keys_np[s:e][order], values_np[s:e][order]
-    np.testing.assert_array_equal(keys.numpy(), expect_k)
-    np.testing.assert_array_equal(values.numpy(), expect_v)
+    np.testing.assert_array_equal(keys.numpy()[:n], expect_k)
+    np.testing.assert_array_equal(values.numpy()[:n], expect_v)
     # ends taken from the next start
-    k2, v2 = wp.array(keys_np, dtype=key_dtype), wp.array(values_np, dtype=wp.int32)
+    k2, v2 = padded(keys_np, key_dtype), padded(values_np, wp.int32)
     segmented_sort_pairs(k2, v2, n, wp.array([0, 250, 500], dtype=wp.int32))
     for s, e in ((0, 250), (250, 500)):
         assert np.all(np.diff(k2.numpy()[s:e]) >= 0)
     with pytest.raises(RuntimeError, match="overlap"):
         segmented_sort_pairs(keys, values, n, wp.array([0, 10], dtype=wp.int32), wp.array([20, 30], dtype=wp.int32))
+    seg = (wp.array([0], dtype=wp.int32), wp.array([3], dtype=wp.int32))
+    with pytest.raises(RuntimeError, match=r"^Array storage must be large enough to contain 2\*count elements$"):
+        segmented_sort_pairs(wp.zeros(3, dtype=key_dtype), wp.zeros(3, dtype=wp.int32), 3, *seg)
+    with pytest.raises(RuntimeError, match=f"^Unsupported data type: {key_dtype.__name__}$"):
+        segmented_sort_pairs(wp.zeros(6, dtype=key_dtype), wp.zeros(6, dtype=wp.float32), 1, *seg)  # int32 values only
+    with pytest.raises(RuntimeError, match=r"^Unsupported data type: float64$"):
+        segmented_sort_pairs(wp.zeros(6, dtype=wp.float64), wp.zeros(6, dtype=wp.int32), 1, *seg)
 
 
 def _make_multiline_lambda():

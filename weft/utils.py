@@ -240,17 +240,25 @@ def _check_out(out, dtype, shape):
         raise ArrayUtilsError(f"out array should have shape {tuple(shape)}")
 
 
-def _check_numeric(a, what):
-    scalar, _, _ = _scalar_info(a.dtype)
-    if scalar not in _types.scalar_types:
+def _check_scalar_types(a, allowed, vectors=True, matrices=True):
+    """Refuse (as Warp does) element types whose scalar is not in ``allowed``, and vector or
+    matrix elements where those are not taken."""
+    scalar, shape, _ = _scalar_info(a.dtype)
+    if scalar not in allowed or (len(shape) == 1 and not vectors) or (len(shape) == 2 and not matrices):
         raise ArrayUtilsError(f"Unsupported data type: {_name(a.dtype)}")
+
+
+_FLOATS = (_types.float32, _types.float64)
+_SCAN_TYPES = (_types.int32, _types.int64, _types.float32, _types.float64)
+_SORT_KEYS = (_types.int32, _types.uint32, _types.float32, _types.int64, _types.uint64, _types.float64)
 
 
 def array_sum(values, out=None, value_count=None, axis=None):
     """Sum of the elements of an array (as ``warp.utils.array_sum``).
 
     Args:
-        values: Array of scalars, vectors or matrices.
+        values: Array of float32 or float64 scalars, vectors or matrices (other types raise
+            ``RuntimeError``, as in Warp).
         out: Optional output array: shape ``(1,)`` when ``axis`` is None, else the input shape
             with ``axis`` reduced to 1; same dtype as ``values``.
         value_count: Sum only the first ``value_count`` elements (``axis`` None only).
@@ -260,7 +268,7 @@ def array_sum(values, out=None, value_count=None, axis=None):
         ``out`` when given; otherwise a scalar (NumPy scalar of the array's type, or a NumPy array
         for vector/matrix dtypes) when ``axis`` is None, or a new array with ``axis`` reduced to 1.
     """
-    _check_numeric(values, "array_sum")
+    _check_scalar_types(values, _FLOATS)
     if axis is not None and value_count is not None:
         raise ValueError("array_sum: value_count cannot be used with axis")
     _, shape, comps = _scalar_info(values.dtype)
@@ -286,7 +294,8 @@ def array_sum(values, out=None, value_count=None, axis=None):
 def array_inner(a, b, out=None, count=None, axis=None):
     """Inner product of two arrays of the same shape and dtype (as ``warp.utils.array_inner``).
 
-    Vectors and matrices contribute the sum of their component-wise products.
+    Vectors and matrices contribute the sum of their component-wise products. float32 and float64
+    elements only (others raise ``RuntimeError``, as in Warp).
 
     Args:
         a, b: Arrays of the same shape and dtype.
@@ -304,7 +313,7 @@ def array_inner(a, b, out=None, count=None, axis=None):
         raise ArrayUtilsError(f"A and b array data types do not match ({_name(a.dtype)} vs {_name(b.dtype)})")
     if tuple(a.shape) != tuple(b.shape):
         raise ArrayUtilsError(f"array_inner: arrays have different shapes {a.shape} and {b.shape}")
-    _check_numeric(a, "array_inner")
+    _check_scalar_types(a, _FLOATS)
     if axis is not None and count is not None:
         raise ValueError("array_inner: count cannot be used with axis")
     scalar, _, comps = _scalar_info(a.dtype)
@@ -336,7 +345,8 @@ def array_scan(in_array, out_array, inclusive=True):
     ``out[i] = in[0] + ... + in[i-1]``. Computed with NumPy on the CPU.
 
     Raises:
-        ArrayUtilsError: different sizes or data types, or a non-numeric data type.
+        ArrayUtilsError: different sizes or data types, or elements other than int32, int64,
+            float32 and float64 scalars and vectors (as Warp).
     """
     if in_array.size != out_array.size:
         raise ArrayUtilsError(f"In and out array storage sizes do not match ({in_array.size} vs {out_array.size})")
@@ -344,7 +354,7 @@ def array_scan(in_array, out_array, inclusive=True):
         raise ArrayUtilsError(
             f"In and out array data types do not match ({_name(in_array.dtype)} vs {_name(out_array.dtype)})"
         )
-    _check_numeric(in_array, "array_scan")
+    _check_scalar_types(in_array, _SCAN_TYPES, matrices=False)
     if in_array.size == 0:
         return
     _, _, comps = _scalar_info(in_array.dtype)
@@ -382,15 +392,34 @@ def radix_sort_pairs(keys, values, count, begin_bit=0, end_bit=None):
     As ``warp.utils.radix_sort_pairs``, written in place: 32-bit keys with 32-bit values sort with
     the runtime's native radix sort, other types with NumPy's stable sort. ``begin_bit``/
     ``end_bit`` restrict integer keys to those bits (float keys sort by value).
-    Warp needs arrays of at least ``2 * count`` elements (scratch space); weft needs ``count``.
+
+    Warp's contract holds: keys of int32, uint32, float32, int64, uint64 or float64, values of 4
+    or 8 bytes, both contiguous and of at least ``2 * count`` elements (the second half is Warp's
+    scratch space; weft leaves it alone), so that a program that runs here runs on Warp.
+
+    Raises:
+        RuntimeError (``ArrayUtilsError``): arrays on different devices, too short, not
+            contiguous, or of other types; an invalid bit range.
     """
     count = int(count)
-    if keys.ndim != 1 or values.ndim != 1:
-        raise ValueError("radix_sort_pairs: keys and values must be 1-d")
-    if count > keys.shape[0] or count > values.shape[0]:
-        raise ValueError(f"radix_sort_pairs: count {count} exceeds the array lengths {keys.shape[0]}, {values.shape[0]}")
+    if keys.device != values.device:
+        raise ArrayUtilsError(f"Keys and values array storage devices do not match ({keys.device} vs {values.device})")
+    if count == 0:
+        return
+    if keys.size < 2 * count or values.size < 2 * count:
+        raise ArrayUtilsError("Keys and values array storage must be large enough to contain 2*count elements")
     from .array_layout import _dtype_size
 
+    if _dtype_size(values.dtype) not in (4, 8) or keys.dtype not in _SORT_KEYS:
+        raise ArrayUtilsError(f"Unsupported keys and values data types: {_name(keys.dtype)}, {_name(values.dtype)}")
+    for what, a in (("keys", keys), ("values", values)):
+        if not a.is_contiguous:
+            raise ArrayUtilsError(
+                f"radix_sort_pairs() requires a contiguous {what} array, got non-contiguous {what} with data types: "
+                f"{_name(keys.dtype)}, {_name(values.dtype)}"
+            )
+    if keys.ndim != 1 or values.ndim != 1:
+        raise ValueError("radix_sort_pairs: keys and values must be 1-d")
     bits = 8 * _dtype_size(keys.dtype)
     end = bits if end_bit is None else int(end_bit)
     if not 0 <= int(begin_bit) <= end <= bits:
@@ -409,21 +438,22 @@ def segmented_sort_pairs(keys, values, count, segment_start_indices, segment_end
     segment on its own; pairs in no segment stay where they are.
 
     ``segment_end_indices`` defaults to ``segment_start_indices[1:]`` (then the starts hold one
-    more entry than there are segments). Segments must not overlap. Keys of any numeric type
-    (floats by value), values of any type; Warp needs arrays of ``2 * count`` elements and int32
-    or float32 keys, weft neither.
+    more entry than there are segments). Segments must not overlap. As in Warp: int32 or float32
+    keys (floats by value) with int32 values, arrays of at least ``2 * count`` elements.
 
     Raises:
-        ArrayUtilsError: ``count`` beyond the arrays, keys and values of different lengths used,
-            or overlapping segments.
+        ArrayUtilsError: arrays on different devices, too short or of other types; overlapping
+            segments.
     """
     count = int(count)
-    if count > keys.shape[0] or count > values.shape[0]:
-        raise ArrayUtilsError(
-            f"segmented_sort_pairs: count {count} exceeds the array lengths {keys.shape[0]}, {values.shape[0]}"
-        )
+    if keys.device != values.device:
+        raise ArrayUtilsError(f"Array storage devices do not match ({keys.device} vs {values.device})")
     if count <= 0:
         return
+    if keys.size < 2 * count or values.size < 2 * count:
+        raise ArrayUtilsError("Array storage must be large enough to contain 2*count elements")
+    if keys.dtype not in (_types.int32, _types.float32) or values.dtype != _types.int32:
+        raise ArrayUtilsError(f"Unsupported data type: {_name(keys.dtype)}")
     starts = segment_start_indices.numpy().astype(np.int64)
     ends = starts[1:] if segment_end_indices is None else segment_end_indices.numpy().astype(np.int64)
     starts = np.clip(starts[: len(ends)], 0, count)
