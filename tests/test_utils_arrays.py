@@ -406,3 +406,25 @@ def test_transform_expand():
     assert t == wp.transformf(p=(1.0, 2.0, 3.0), q=(4.0, 3.0, 2.0, 1.0))
     with pytest.raises(ValueError, match="7 numbers"):
         wp.transform_expand((1.0, 2.0))
+
+
+def test_mesh_adjacency_pairs_faces_across_edges(capsys):
+    from weft.utils import MeshAdjacency
+
+    # two triangles of a unit square sharing the diagonal 0-2, then a fold-over third on 0-2
+    adj = MeshAdjacency(np.array([[0, 1, 2], [0, 2, 3]]), 2)
+    got = {k: (e.v0, e.v1, e.o0, e.o1, e.f0, e.f1) for k, e in adj.edges.items()}
+    assert got == {
+        (0, 1): (0, 1, 2, -1, 0, -1),
+        (1, 2): (1, 2, 0, -1, 0, -1),
+        (0, 2): (2, 0, 1, 3, 0, 1),  # the shared edge: opposite vertices 1 and 3
+        (2, 3): (2, 3, 0, -1, 1, -1),
+        (0, 3): (3, 0, 2, -1, 1, -1),
+    }
+    boundary = sorted(k for k, e in adj.edges.items() if e.f1 == -1)
+    assert boundary == [(0, 1), (0, 3), (1, 2), (2, 3)]
+    assert capsys.readouterr().out == ""
+    adj = MeshAdjacency(wp.array([0, 1, 2, 0, 2, 3, 2, 0, 4], dtype=wp.int32), 3)  # flat indices, a third face on 0-2
+    assert capsys.readouterr().out == "Detected non-manifold edge\n"
+    assert (adj.edges[(0, 2)].f0, adj.edges[(0, 2)].f1) == (0, 1)
+    assert adj.edges[(0, 4)].f0 == 2

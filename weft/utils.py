@@ -621,6 +621,55 @@ def create_warp_function(func):
     return found[1], found[2]
 
 
+class MeshEdge:
+    """An edge of a triangle mesh (``MeshAdjacency``): its vertices ``v0``, ``v1`` in the order the
+    first face lists them, the vertices opposite it in its first and second face (``o0``, ``o1``)
+    and those faces (``f0``, ``f1``); -1 where the edge has only one face (a boundary edge)."""
+
+    __slots__ = ("f0", "f1", "o0", "o1", "v0", "v1")
+
+    def __init__(self, v0: int, v1: int, o0: int, o1: int, f0: int, f1: int):
+        self.v0, self.v1, self.o0, self.o1, self.f0, self.f1 = v0, v1, o0, o1, f0, f1
+
+    def __repr__(self):
+        return f"MeshEdge(v0={self.v0}, v1={self.v1}, o0={self.o0}, o1={self.o1}, f0={self.f0}, f1={self.f1})"
+
+
+class MeshAdjacency:
+    """The edges of a triangle mesh and the faces on each side (as ``warp.utils.MeshAdjacency``):
+    what bending springs and dihedral-angle constraints of cloth are built from.
+
+    Args:
+        indices: triangles as vertex-index triples (a sequence, a NumPy array or an ``(n, 3)`` /
+            flat int array).
+        num_tris: how many of them to read.
+
+    ``edges`` maps each edge's sorted vertex pair ``(min, max)`` to its ``MeshEdge``. An edge met
+    by a third face is non-manifold: it is reported (printed, as Warp does) and keeps its first
+    two faces.
+    """
+
+    def __init__(self, indices, num_tris: int):
+        tris = np.asarray(indices.numpy() if hasattr(indices, "numpy") else indices, dtype=np.int64).reshape(-1, 3)
+        self.edges: dict = {}
+        for face in range(int(num_tris)):
+            i, j, k = (int(v) for v in tris[face])
+            self.add_edge(i, j, k, face)
+            self.add_edge(j, k, i, face)
+            self.add_edge(k, i, j, face)
+
+    def add_edge(self, i0: int, i1: int, opposite: int, face: int):
+        """Record that ``face`` has the edge ``i0``-``i1``, with ``opposite`` its third vertex."""
+        key = (min(i0, i1), max(i0, i1))
+        edge = self.edges.get(key)
+        if edge is None:
+            self.edges[key] = MeshEdge(i0, i1, opposite, -1, face, -1)
+        elif edge.f1 == -1:
+            edge.o1, edge.f1 = opposite, face
+        else:
+            print("Detected non-manifold edge")
+
+
 def transform_expand(t):
     """The transform of a 7-number sequence ``(px, py, pz, qx, qy, qz, qw)``: position, then
     rotation quaternion (as ``wp.transform_expand``)."""
