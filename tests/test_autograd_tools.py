@@ -397,7 +397,7 @@ def test_visualize_draws_launches_arrays_and_access_edges(tmp_path):
     assert 'array_1 -> launch_1 [label="x"]' in dot and 'launch_1 -> array_1 [label="x"' in dot
     assert 'array_1 -> launch_6 [label="b"]' in dot and 'launch_6 -> array_2 [label="loss"' in dot
     # the five identical halve launches are one node; the scope is a cluster
-    assert 'launch_1 [label="halve ×5' in dot and "launch_2 " not in dot
+    assert 'launch_1 [label="halve (repeated 5x)' in dot and "launch_2 " not in dot
     assert 'subgraph cluster_1 {\n        label="forward"' in dot
     if shutil.which("dot"):
         subprocess.run(["dot", "-Tsvg", str(path), "-o", str(tmp_path / "tape.svg")], check=True)
@@ -434,7 +434,7 @@ def test_visualize_collapses_repeated_sequences_and_names_attributes():
             wp.launch(square32, 2, inputs=[state.r], outputs=[state.q])
         tape.record_func(lambda: None, [state.q])
     dot = tape.visualize()
-    assert 'label="repeated ×3"' in dot and "launch_2 " not in dot
+    assert 'label="repeated 3x"' in dot and "launch_2 " not in dot
     assert 'label="state.q"' in dot and 'label="state.r"' in dot
     assert "func_6 [" in dot and 'func_6 -> array_0 [style="dashed"' in dot
 

@@ -25,6 +25,7 @@ MESSAGE = (
     "is being written to but has already been read from in a previous launch. "
     "This may corrupt gradient computation in the backward pass."
 )
+COPY_MESSAGE = "but has already been read from in a previous launch. This may corrupt gradient computation in the backward pass."
 SAME_KERNEL = "is being written to after it has been read from within the same kernel"
 
 
@@ -270,7 +271,7 @@ def test_copy_into_an_array_that_was_read(verify, capsys):
         wp.launch(square, dim=2, inputs=[a, b])
         wp.copy(a, c)
     (w,) = warnings_of(capsys)
-    assert f"passed to wp.copy at {__file__}:" in w and MESSAGE in w
+    assert f"is being written to by an array copy at {__file__}:" in w and COPY_MESSAGE in w
     assert len(tape.launches) == 2  # the copy is on the tape
 
 
@@ -295,7 +296,8 @@ def test_assign_fill_and_zero_are_writes(verify, capsys):
             else:
                 a.zero_()
         (w,) = warnings_of(capsys)
-        assert f"passed to array.{op} at {__file__}:" in w and MESSAGE in w, op
+        by = "an array copy" if op == "assign" else f"array.{op}"
+        assert f"is being written to by {by} at {__file__}:" in w and COPY_MESSAGE in w, op
         assert len(tape.launches) == 2, op
 
 
@@ -376,6 +378,15 @@ def test_backward_forgets_reads_as_warp_does(verify, capsys):
     assert not a._is_read
     with wp.Tape():
         wp.launch(overwrite, dim=2, inputs=[c, a])
+    assert warnings_of(capsys) == []
+    d = arr([1.0, 2.0, 3.0])  # a read through a view is released on the viewed array too
+    tape = wp.Tape()
+    with tape:
+        wp.launch(square, dim=2, inputs=[d[:2], b])
+    assert d._is_read
+    tape.backward(grads={b: wp.ones(2, dtype=F64)})
+    with wp.Tape():
+        wp.launch(overwrite, dim=3, inputs=[arr([0.0] * 3), d])
     assert warnings_of(capsys) == []
 
 

@@ -714,3 +714,7 @@ def test_tape_gradients_of_a_struct_argument_are_a_struct_of_gradients():
     assert g.x is f.x.grad
     tape.zero()  # struct entries are zeroed through their arrays
     np.testing.assert_array_equal(f.x.grad.numpy(), np.zeros(3))
+    tape.backward(grads={z: wp.ones(3, dtype=float)})
+    tape.reset()  # forgets the launches; the gradients stay tracked, zeroed (as in Warp)
+    assert not tape.launches and tape.gradients[f].y is f.y.grad
+    np.testing.assert_array_equal(tape.gradients[f].y.numpy(), np.zeros(3))

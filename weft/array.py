@@ -701,18 +701,20 @@ class array:
         """
         if not (self._is_read or read_in_same_kernel):
             return False
-        where = ""
+        where, by = "", ""
         if all(k in kwargs for k in ("arg_name", "kernel_name", "filename", "lineno")):
             where = (
                 f" passed to argument {kwargs['arg_name']} in kernel {kwargs['kernel_name']} "
                 f"at {kwargs['filename']}:{kwargs['lineno']}"
             )
-        elif all(k in kwargs for k in ("operation", "filename", "lineno")):
-            where = f" passed to {kwargs['operation']} at {kwargs['filename']}:{kwargs['lineno']}"
+        elif all(k in kwargs for k in ("operation", "filename", "lineno")):  # Warp's words for copies
+            op = kwargs["operation"]
+            by = " by an array copy" if op in ("wp.copy", "array.assign") else f" by {op}"
+            by += f" at {kwargs['filename']}:{kwargs['lineno']}"
         if self._is_read:
-            what = "is being written to but has already been read from in a previous launch"
+            what = f"is being written to{by} but has already been read from in a previous launch"
         else:
-            what = "is being written to after it has been read from within the same kernel"
+            what = f"is being written to{by} after it has been read from within the same kernel"
         print(
             f"Warning: Array {self}{where} {what}. This may corrupt gradient computation in the backward pass.",
             file=sys.stderr,

@@ -371,12 +371,14 @@ class Tape:
     def _release_reads(self):
         """Forget which arrays this tape's launches read (``wp.config.verify_autograd_array_access``),
         as Warp does after ``backward()`` and ``reset()``: writing one of them afterwards no longer
-        warns (the gradients already computed stay right; a further ``backward()`` would not)."""
+        warns (the gradients already computed stay right; a further ``backward()`` would not).
+        Reads through views are released on the arrays they view too."""
         for rec in self.launches:
             for a in rec.arrays if isinstance(rec, FuncRecord) else tuple(rec.inputs) + tuple(rec.outputs):
                 for x in a.arrays() if hasattr(a, "arrays") else [a]:
-                    if hasattr(x, "mark_init"):
+                    while x is not None and hasattr(x, "mark_init"):  # a view's read marked its parents too
                         x.mark_init()
+                        x = getattr(x, "_ref", None)
 
     def _arrays(self):
         seen = {}
@@ -397,11 +399,11 @@ class Tape:
                 g.zero_()
 
     def reset(self):
-        """Zero gradients and forget all recorded launches."""
+        """Zero gradients and forget all recorded launches (the zeroed gradients stay in
+        ``gradients``)."""
         self.zero()
         self._release_reads()
-        self.launches = []
-        self.gradients = {}
+        self.launches = []  # ``gradients`` stays, zeroed (as in Warp: tape.gradients[s] after a reset)
         self.scopes = []
         self.loss = None
         self._adjoint_cmds = {}
@@ -430,7 +432,7 @@ class Tape:
         Args:
             filename: also write the DOT text to this file.
             simplify_graph: collapse consecutive repetitions of the same launch sequence (same
-                kernels, grids and arrays) into one copy marked ``×N``.
+                kernels, grids and arrays) into one copy marked ``repeated Nx``.
             hide_readonly_arrays: leave out arrays that no recorded launch writes.
             array_labels: ``{array: label}`` names for arrays.
             choose_longest_node_name: arrays are otherwise named after the variables (and object
@@ -663,7 +665,7 @@ class _TapeGraph:
             if len(group) > 1:
                 counter[0] += 1
                 lines.append(f"{pad}subgraph cluster_{counter[0]} {{")
-                lines.append(f'{pad}    label="repeated ×{count}"; style="dashed"; color="#888888";')
+                lines.append(f'{pad}    label="repeated {count}x"; style="dashed"; color="#888888";')
             for n in group:
                 n.count = count if len(group) == 1 else 1
                 lines.append(f"{pad}{'    ' if len(group) > 1 else ''}{self._node_line(n)}")
@@ -674,7 +676,7 @@ class _TapeGraph:
     def _node_line(self, n) -> str:
         if n.is_func:
             return f'func_{n.index} [label={_dot_str(n.kernel)}, shape=note, style="filled", fillcolor="#fff3c4"];'
-        times = f" ×{n.count}" if n.count > 1 else ""
+        times = f" (repeated {n.count}x)" if n.count > 1 else ""
         label = f"{n.kernel}{times}\ndim={n.dim}"
         return f'launch_{n.index} [label={_dot_str(label)}, shape=box, style="rounded,filled", fillcolor="#d6e4f0"];'
 
