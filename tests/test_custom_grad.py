@@ -218,3 +218,85 @@ def test_func_grad_writes_struct_field_adjoints_and_their_components():
     tape.backward(grads={h: np.array([3.0])})
     g = ps.grad.numpy()[0]
     assert g["mass"] == 15.0 and list(g["pos"]) == [21.0, 0.0, 6.0]
+
+
+@wp.func
+def scatter_logistic(i: int, xs: wp.array(dtype=f64), ys: wp.array(dtype=f64)):
+    ys[i] = logistic(xs[i])  # returns nothing: writes an array
+
+
+@wp.func_grad(scatter_logistic)
+def adj_scatter_logistic(i: int, xs: wp.array(dtype=f64), ys: wp.array(dtype=f64)):
+    # wp.adjoint[xs] of an array parameter is its gradient array; ys holds the forward's results
+    wp.adjoint[xs][i] += wp.adjoint[ys][i] * ys[i] * (f64(1.0) - ys[i])
+
+
+@wp.kernel
+def k_scatter_logistic(xs: wp.array(dtype=f64), ys: wp.array(dtype=f64)):
+    scatter_logistic(wp.tid(), xs, ys)
+
+
+def test_func_grad_of_a_func_that_returns_nothing_writes_array_gradients():
+    x0 = np.array([-2.0, 0.5, 3.0])
+    xs = wp.array(x0, dtype=f64, requires_grad=True)
+    ys = wp.zeros(3, dtype=f64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_scatter_logistic, dim=3, inputs=[xs, ys])
+    seed = np.array([1.0, 2.0, -1.0])
+    tape.backward(grads={ys: wp.array(seed, dtype=f64)})
+    s = 1.0 / (1.0 + np.exp(-x0))
+    np.testing.assert_allclose(ys.numpy(), s)
+    np.testing.assert_allclose(xs.grad.numpy(), seed * s * (1.0 - s), rtol=1e-12)
+
+    def loss(x):  # the same gradient by central differences
+        return float(np.dot(seed, 1.0 / (1.0 + np.exp(-x))))
+
+    eps = 1e-6
+    fd = [(loss(x0 + eps * e) - loss(x0 - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(xs.grad.numpy(), fd, rtol=1e-6)
+
+
+@wp.func
+def weighted(x: float, y: float):
+    return x * y, x + y
+
+
+@wp.func_grad(weighted)
+def adj_weighted_pair(x: float, y: float, adj_product: float, adj_sum: float):
+    wp.adjoint[x] += 10.0 * (adj_product * y + adj_sum)
+    wp.adjoint[y] += 10.0 * (adj_product * x + adj_sum)
+
+
+@wp.func
+def weighted(v: wp.vec3):
+    return wp.dot(v, v), v[0]
+
+
+@wp.func_grad(weighted)
+def adj_weighted_vec(v: wp.vec3, adj_square: float, adj_first: float):
+    wp.adjoint[v] += 100.0 * (2.0 * adj_square * v + wp.vec3(adj_first, 0.0, 0.0))
+
+
+@wp.kernel
+def k_weighted(xs: wp.array(dtype=float), vs: wp.array(dtype=wp.vec3), out: wp.array(dtype=float)):
+    i = wp.tid()
+    p, s = weighted(xs[i], 2.0 * xs[i])
+    q, f = weighted(vs[i])
+    out[i] = p + s + q + f
+
+
+def test_each_overload_of_a_func_gets_its_own_func_grad():
+    xs = wp.array([1.0, -2.0], dtype=float, requires_grad=True)
+    v0 = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], dtype=np.float32)
+    vs = wp.array(v0, dtype=wp.vec3, requires_grad=True)
+    out = wp.zeros(2, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_weighted, dim=2, inputs=[xs, vs, out])
+    tape.backward(grads={out: wp.ones(2, dtype=float)})
+    x = xs.numpy()
+    # d/dx of (x * 2x + 3x) through the pair's gradient (scaled by 10): 10 * ((2x + 1) + 2 * (x + 1))
+    np.testing.assert_allclose(xs.grad.numpy(), 10.0 * ((2.0 * x + 1.0) + 2.0 * (x + 1.0)), rtol=1e-6)
+    expect_v = 100.0 * (2.0 * v0 + np.array([1.0, 0.0, 0.0]))  # the vec3 overload's gradient (scaled by 100)
+    np.testing.assert_allclose(vs.grad.numpy(), expect_v, rtol=1e-6)

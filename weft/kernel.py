@@ -94,11 +94,12 @@ class FuncInstance(ir.FuncCallee):
         self.function = function
         self.arg_types = tuple(arg_types)
         self.generation = mod.generation()
+        self.pyfunc = pyfunc  # the overload this instance specialises
         self.symbol = f"{_c_ident(pyfunc.__name__)}_{_short_hash(function.module.name, pyfunc.__qualname__, function.key, function.index, overload_index, self.arg_types, function.native)}"
         if function.native is not None:
             native_instance(self, function, pyfunc, arg_types)
             return
-        if (function.custom_grad or function.custom_replay) and any(
+        if (function.grad_for(pyfunc) or function.custom_replay) and any(
             isinstance(t, tr.FunctionValue) for t in arg_types
         ):
             raise TypeError(
@@ -134,8 +135,9 @@ class FuncInstance(ir.FuncCallee):
         function = self.function
         if getattr(function, "native", None) is not None:
             return
-        if function.custom_grad:
-            self.grad_ir = self._lower_custom_grad(function.custom_grad, self._param_names)
+        grad_fn = function.grad_for(self.pyfunc)
+        if grad_fn:
+            self.grad_ir = self._lower_custom_grad(grad_fn, self._param_names)
             self.differentiable = True
             self.backward_error = None  # the custom gradient replaces the func's own adjoint
         if function.custom_replay:
@@ -147,14 +149,15 @@ class FuncInstance(ir.FuncCallee):
         result; ``wp.adjoint[x]`` names the adjoint of forward parameter ``x``."""
         gnames = list(_signature(grad_fn).parameters)
         n = len(names)
-        if self.ret_type is None or (isinstance(self.ret_type, wt.TupleType) and self.ref_params):
-            raise TypeError(
-                f"@wp.func_grad needs a func returning a value (and no wp.ref parameters); '{self.function.key}' does not"
-            )
-        rets = tuple(self.ret_type.types) if isinstance(self.ret_type, wt.TupleType) else (self.ret_type,)
+        if isinstance(self.ret_type, wt.TupleType) and self.ref_params:
+            raise TypeError(f"@wp.func_grad of a func with wp.ref parameters is not supported; '{self.function.key}' has them")
+        if self.ret_type is None:  # a func that writes arrays: its gradient takes the forward parameters only
+            rets = ()
+        else:
+            rets = tuple(self.ret_type.types) if isinstance(self.ret_type, wt.TupleType) else (self.ret_type,)
         if len(gnames) != n + len(rets) or gnames[:n] != names:
             what = "one parameter for the adjoint of the result" if len(rets) == 1 else (
-                f"{len(rets)} parameters for the adjoints of its {len(rets)} results"
+                f"{len(rets)} parameters for the adjoints of its {len(rets)} results" if rets else "nothing (it returns nothing)"
             )
             raise TypeError(
                 f"@wp.func_grad({self.function.key}) must take the forward parameters ({', '.join(names)}) followed by "
@@ -202,7 +205,8 @@ class Function:
         self.overloads: list = []
         self._instances: dict = {}
         self._in_progress: set = set()
-        self.custom_grad = None  # set by @wp.func_grad
+        self.custom_grad = None  # set by @wp.func_grad: every overload's, unless it has its own
+        self.custom_grads: dict = {}  # overload annotations -> its @wp.func_grad
         self.custom_replay = None  # set by @wp.func_replay
         self.native = native  # ir.NativeSnippets of a @wp.func_native, else None
         self.index = module.add_func(self)
@@ -229,6 +233,31 @@ class Function:
                 mod.definitions_changed()
                 return
         self.overloads.append(pyfunc)
+        self._instances.clear()
+        mod.definitions_changed()
+
+    def grad_for(self, pyfunc):
+        """The ``@wp.func_grad`` of the overload ``pyfunc``: its own, else the func's (None if none)."""
+        return self.custom_grads.get(self._annotations(pyfunc), self.custom_grad)
+
+    def set_grad(self, grad_fn):
+        """Attach a ``@wp.func_grad``: to the one overload whose parameter annotations open the
+        gradient's parameter list (an overloaded func gets one gradient per overload, as in Warp),
+        else to every overload."""
+        try:
+            gann = self._annotations(grad_fn)
+        except TypeError:
+            gann = None
+        matches = []
+        if gann is not None and len(self.overloads) > 1:
+            for f in self.overloads:
+                fann = self._annotations(f)
+                if gann[: len(fann)] == fann:
+                    matches.append(fann)
+        if len(matches) == 1:
+            self.custom_grads[matches[0]] = grad_fn
+        else:
+            self.custom_grad = grad_fn
         self._instances.clear()
         mod.definitions_changed()
 
@@ -890,16 +919,16 @@ def native_function(pyfunc, snippets) -> Function:
 
 def func_grad(forward):
     """Decorator: replace the adjoint of ``forward`` (a ``@wp.func``). The decorated function
-    takes the forward's parameters and then the adjoint of its result, and accumulates into
-    ``wp.adjoint[param]``."""
+    takes the forward's parameters and then the adjoints of its results (none for a func that
+    returns nothing), and accumulates into ``wp.adjoint[param]`` (for an array parameter, its
+    gradient array: ``wp.adjoint[xs][i] += ...``). For an overloaded func, the gradient belongs
+    to the overload whose parameter annotations it starts with."""
     if getattr(forward, "_weft_kind", None) != "func":
         raise TypeError("@wp.func_grad takes a @wp.func")
 
     def wrap(grad_fn):
         snapshot(grad_fn)
-        forward.custom_grad = grad_fn
-        forward._instances.clear()
-        mod.definitions_changed()
+        forward.set_grad(grad_fn)
         return grad_fn
 
     return wrap

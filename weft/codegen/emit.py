@@ -540,13 +540,14 @@ class CStyleRenderer:
         n = len(inst.arg_types)
         fwd, rets = g.params[:n], g.params[n:]
         sig = [f"{ctype_name(p.var.type)} {self.v(p.var)}" for p in fwd]
-        sig += [f"{ctype_name(p.var.type)}& adjp_{k}" for k, p in enumerate(fwd)]
-        unpack = []
+        grads = {k for k, p in enumerate(fwd) if wt.is_array(p.var.type)}  # wp.adjoint[a]: a's gradient array
+        sig += [f"{ctype_name(p.var.type)}& adjp_{k}{'_unused' if k in grads else ''}" for k, p in enumerate(fwd)]
+        unpack = [f"    {ctype_name(fwd[k].var.type)} adjp_{k} = weft::grad_array({self.v(fwd[k].var)});" for k in sorted(grads)]
         if len(rets) == 1:
             sig.append(f"{ctype_name(rets[0].var.type)} {self.v(rets[0].var)}")
-        else:  # a func returning several values: its callers pass their adjoints as one tuple
+        elif rets:  # a func returning several values: its callers pass their adjoints as one tuple
             sig.append(f"{ctype_name(inst.ret_type)} adj_ret")
-            unpack = [
+            unpack += [
                 f"    {ctype_name(p.var.type)} {self.v(p.var)} = weft::tuple_get<{k}>(adj_ret);"
                 for k, p in enumerate(rets)
             ]

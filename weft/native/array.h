@@ -143,6 +143,19 @@ WEFT_FN array_t<T> array_from_ptr(uint64 ptr, S... shape) {
     return a;
 }
 
+// wp.adjoint[a] in a @wp.func_grad body, for an array parameter a: the array over a's gradient
+// (empty when a has none, so that an access raises IndexError instead of touching null memory).
+template <typename T>
+WEFT_FN array_t<T> grad_array(const array_t<T>& a) {
+    array_t<T> g = a;
+    g.data = a.grad;
+    g.grad = nullptr;
+    if (!a.grad) {
+        for (int d = 0; d < 4; ++d) g.shape[d] = 0;
+    }
+    return g;
+}
+
 // wp.zeros(shape, dtype) / wp.empty(...) in a kernel or func: the storage, held by value (a func
 // returns it to its caller), and the array over it (fixed_view, taken where the storage lives).
 template <typename T, int N>
