@@ -68,6 +68,11 @@ def element_layout(shape, strides, scalar, dtype, what: str):
     elem_scalar = getattr(dtype, "_scalar", dtype)
     if not scalars_compatible(elem_scalar, scalar):
         parts = f" (its components are {elem_scalar.cname})" if elem_scalar is not dtype else ""
+        if what == "DLPack tensor":  # Warp's words, DLPack's type names (bool is 'bool8')
+            source = "bool8" if scalar.cname == "bool" else scalar.cname
+            raise RuntimeError(
+                f"Incompatible data types: DLPack {source} and Warp {dtype_name(dtype)}{parts}; convert the data first"
+            )
         raise RuntimeError(
             f"Cannot view a {what} of {scalar.cname} values as a weft array of {dtype_name(dtype)}{parts}; "
             "convert the data first"
