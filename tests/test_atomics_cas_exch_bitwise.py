@@ -146,3 +146,55 @@ def test_bitwise_operators_and_atomics_on_integer_vectors_and_matrices():
     wp.launch(k_matrix_bits, 3, [m, mout])
     np.testing.assert_array_equal(mout.numpy(), np.full((3, 2, 2), -1))
     np.testing.assert_array_equal(m.numpy(), m0 & 6)
+
+
+def _explicit_atomic(name, dtype):
+    scalar = getattr(dtype, "_scalar", dtype)
+    op = getattr(wp, name)
+
+    @wp.kernel(module="unique")
+    def k(arr: wp.array(dtype=dtype)):
+        op(arr, 0, dtype(scalar(0)))
+
+    return k
+
+
+@pytest.mark.parametrize(
+    "name, dtype, allowed",
+    [
+        ("atomic_add", wp.int8, "float16, bfloat16"),
+        ("atomic_sub", wp.uint16, "float16, bfloat16"),
+        ("atomic_add", wp.vec3s, "float16, bfloat16"),
+        ("atomic_min", wp.float16, "[u]int64, bfloat16"),
+        ("atomic_max", wp.vec3h, "[u]int64, bfloat16"),
+        ("atomic_max", wp.uint8, "[u]int64, bfloat16"),
+    ],
+)
+def test_explicit_arithmetic_atomics_take_warps_scalar_types(name, dtype, allowed):
+    scalar = getattr(dtype, "_scalar", dtype)
+    import re
+
+    words = (
+        rf"^{name}\(\) operations only work on arrays with \[u\]int32, .*{re.escape(allowed)}.* "
+        rf"as the underlying scalar types, but got {re.escape(wp.types.type_repr(dtype))} "
+        rf"\(with scalar type {wp.types.type_repr(scalar)}\)"
+    )
+    with pytest.raises(RuntimeError, match=words) as info:
+        wp.launch(_explicit_atomic(name, dtype), dim=1, outputs=(wp.zeros(1, dtype=dtype),))
+    assert str(info.value).endswith(f"(with scalar type {wp.types.type_repr(scalar)})")  # the message alone, as Warp's
+
+
+@wp.kernel
+def k_small_int_accumulate(a: wp.array(dtype=wp.int8), v: wp.array(dtype=wp.vec3us)):
+    a[0] += wp.int8(1)  # `+=` on any array stays atomic (here a compare-and-swap loop)
+    v[0] -= wp.vec3us(wp.uint16(1), wp.uint16(2), wp.uint16(3))
+
+
+def test_augmented_assignment_stays_atomic_on_narrow_types():
+    a = wp.zeros(1, dtype=wp.int8)
+    v = wp.full(1, wp.vec3us(wp.uint16(1000), wp.uint16(2000), wp.uint16(3000)), dtype=wp.vec3us)
+    wp.launch(k_small_int_accumulate, dim=100, inputs=[a, v])
+    assert a.numpy()[0] == 100
+    np.testing.assert_array_equal(v.numpy()[0], [900, 1800, 2700])
+    wp.launch(k_small_int_accumulate, dim=100, inputs=[a, v])
+    assert a.numpy()[0] == -56  # int8 wraps around

@@ -159,6 +159,32 @@ def _call_len(lw: Lowerer, node):
     return lw.call(intr.SHAPE, [v], wt.int32, attr=0)
 
 
+# The scalar types Warp's wp.atomic_add / atomic_sub and atomic_min / atomic_max take (its CUDA
+# hardware atomics), with its words for the rest. weft keeps to them so that a program that runs
+# here runs on Warp; `a[i] += v` stays atomic on every array type (Warp makes it a plain
+# read-modify-write for the others).
+_ARITHMETIC_ATOMIC_SCALARS = {
+    "atomic_add": ((wt.int32, wt.uint32, wt.int64, wt.uint64, wt.float16, wt.bfloat16, wt.float32, wt.float64),
+                   "[u]int32, [u]int64, float16, bfloat16, float32, or float64"),
+    "atomic_min": ((wt.int32, wt.uint32, wt.int64, wt.uint64, wt.bfloat16, wt.float32, wt.float64),
+                   "[u]int32, [u]int64, bfloat16, float32, or float64"),
+}  # fmt: skip
+_ARITHMETIC_ATOMIC_SCALARS["atomic_sub"] = _ARITHMETIC_ATOMIC_SCALARS["atomic_add"]
+_ARITHMETIC_ATOMIC_SCALARS["atomic_max"] = _ARITHMETIC_ATOMIC_SCALARS["atomic_min"]
+
+
+def _check_atomic_scalar(lw: Lowerer, name: str, dtype, node):
+    allowed = _ARITHMETIC_ATOMIC_SCALARS.get(name)
+    scalar = getattr(dtype, "_scalar", dtype)
+    if allowed is not None and scalar not in allowed[0]:
+        raise lw.error(
+            f"{name}() operations only work on arrays with {allowed[1]} as the underlying scalar types, but got "
+            f"{wt.type_repr(dtype)} (with scalar type {wt.type_repr(scalar)})",
+            node,
+            WarpCodegenTypeError,
+        )
+
+
 def _call_atomic(name):
     values = 2 if name == "atomic_cas" else 1  # compare and value, or value
 
@@ -172,6 +198,7 @@ def _call_atomic(name):
         if len(idx) != arr.type.ndim:
             raise lw.error(f"wp.{name} on a {arr.type.ndim}-d array needs {arr.type.ndim} indices", node)
         dtype = arr.type.dtype
+        _check_atomic_scalar(lw, name, dtype, node)
         if name in intr.BITWISE_ATOMICS and not wt.is_int(getattr(dtype, "_scalar", dtype)):
             raise lw.error(
                 f"wp.{name}() works on arrays of integers (or of integer vectors and matrices), got "
