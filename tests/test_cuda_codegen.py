@@ -512,3 +512,17 @@ def test_every_suite_kernel_compiles_for_cuda(cpu_builds):
         if missing:
             failures.append(f"{names} (sm_{arch}): missing entry points {missing}")
     assert not failures, f"{len(failures)} CUDA build(s) failed:\n" + "\n\n".join(failures)[:20000]
+
+
+@pytest.mark.parametrize("arch", [75, 90])
+def test_register_budget_reaches_the_ptx(arch):
+    @wp.kernel(cuda_max_registers=40, module="unique")
+    def capped_saxpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = a * x[i] + y[i]
+
+    inst = capped_saxpy.default_instance()
+    text = capped_saxpy.module.cuda_build([inst], arch, use_ptx=True).image.decode()
+    entries = re.findall(r"\.entry\s+(\w+)\([^{]*?\.maxnreg\s+(\d+)", text, re.S)
+    assert sorted(name.rsplit("_", 1)[-1] for name, _ in entries) == ["backward", "forward"]
+    assert {int(n) for _, n in entries} == {40}

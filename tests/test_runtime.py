@@ -703,8 +703,26 @@ def test_kernel_decorator_options_warp_programs_pass():
         wp.kernel(name="1invalid")(_double_it)
     with pytest.raises(ValueError, match="launch_bounds"):
         wp.kernel(launch_bounds=(0,))(_double_it)
-    with pytest.raises(NotImplementedError, match="cuda_max_registers"):
-        wp.kernel(cuda_max_registers=32)(_double_it)
+    with pytest.raises(NotImplementedError, match="cluster_dim"):
+        wp.kernel(cluster_dim=2)(_double_it)
+    with pytest.raises(ValueError, match="not both"):
+        wp.kernel(cuda_max_registers=32, launch_bounds=128)(_double_it)
+    with pytest.raises(ValueError, match="positive int"):
+        wp.kernel(cuda_max_registers=0)(_double_it)
+    def make(registers):
+        @wp.kernel(cuda_max_registers=registers, module="unique")
+        def capped(a: wp.array(dtype=float)):
+            i = wp.tid()
+            a[i] = 2.0 * a[i]
+
+        return capped
+
+    capped = make(32)
+    assert capped.options["cuda_max_registers"] == 32 and make(32) is capped
+    assert capped.module.hash_module() != make(64).module.hash_module()  # a different GPU build
+    a = wp.array([1.0, 2.0], dtype=float)
+    wp.launch(capped, dim=2, inputs=[a])  # no effect on the CPU
+    np.testing.assert_array_equal(a.numpy(), [2.0, 4.0])
     with pytest.raises(NotImplementedError, match="external_constant_params"):
         wp.kernel(entry_point_abi="external_constant_params")(_double_it)
     assert wp.kernel(grid_stride=False, entry_point_abi="warp")(_double_it).key == "_double_it"

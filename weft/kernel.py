@@ -661,6 +661,9 @@ def kernel(
         launch_bounds: ``max_threads`` or ``(max_threads, min_blocks)``: CUDA's
             ``__launch_bounds__`` on the kernel's GPU entry points; a GPU launch with a larger
             ``block_dim`` raises. No effect on the CPU.
+        cuda_max_registers: the most registers a GPU thread of this kernel may use (CUDA's
+            ``__maxnreg__`` on its entry points; the compiler spills the rest to local memory).
+            Not together with ``launch_bounds``, which CUDA does not allow. No effect on the CPU.
         module: a module name, a weft module, or ``"unique"`` (a module of its own) instead of the
             function's Python module.
         module_options: options set on the kernel's module (``wp.set_module_options``).
@@ -669,12 +672,12 @@ def kernel(
             grid-stride over the launch, which gives the same results either way.
 
     Raises:
-        NotImplementedError: ``cuda_max_registers``, ``enable_cuda_smem_spilling``,
-            ``cluster_dim`` or another ``entry_point_abi``, which weft does not support.
-        ValueError: ``name`` is not a C++ identifier, or ``launch_bounds`` is malformed.
+        NotImplementedError: ``enable_cuda_smem_spilling``, ``cluster_dim`` or another
+            ``entry_point_abi``, which weft does not support.
+        ValueError: ``name`` is not a C++ identifier, ``launch_bounds`` or
+            ``cuda_max_registers`` is malformed, or both are given.
     """
     unsupported = {
-        "cuda_max_registers": cuda_max_registers,
         "enable_cuda_smem_spilling": enable_cuda_smem_spilling,
         "cluster_dim": cluster_dim,
     }
@@ -691,6 +694,12 @@ def kernel(
         options["enable_backward"] = enable_backward
     if launch_bounds is not None:
         options["launch_bounds"] = _launch_bounds(launch_bounds)
+    if cuda_max_registers is not None:
+        if isinstance(cuda_max_registers, bool) or not isinstance(cuda_max_registers, int) or cuda_max_registers <= 0:
+            raise ValueError(f"cuda_max_registers must be a positive int, got {cuda_max_registers!r}")
+        if launch_bounds is not None:
+            raise ValueError("@wp.kernel: give launch_bounds or cuda_max_registers, not both (CUDA allows one of them)")
+        options["cuda_max_registers"] = cuda_max_registers
 
     def wrap(fn):
         if module == "unique" and not module_options:

@@ -42,6 +42,9 @@ class CUDARenderer(CStyleRenderer):
         bounds = inst.kernel.options.get("launch_bounds")
         if bounds:  # @wp.kernel(launch_bounds=...): the most threads per block (and fewest blocks per SM)
             qualifier += f" __launch_bounds__({', '.join(str(b) for b in bounds)})"
+        registers = inst.kernel.options.get("cuda_max_registers")
+        if registers:  # @wp.kernel(cuda_max_registers=...): a register budget per thread
+            qualifier += f" __maxnreg__({registers})"
         entry = templates.CUDA_ENTRY.format(
             qualifier=qualifier, sym=sym, target=self.target, mode=mode, body="\n".join(loops)
         )
