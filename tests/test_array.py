@@ -196,12 +196,14 @@ def test_copy_true_or_dtype_change_copies():
     assert a.ptr != src.ctypes.data
 
 
-def test_copy_false_read_only_numpy_is_copied():
+@pytest.mark.fixed_device("NumPy memory shared without a copy: CPU arrays only")
+def test_copy_false_shares_read_only_numpy_memory_as_warp_does():
     src = np.arange(4, dtype=np.float32)
-    src.flags.writeable = False
+    src.flags.writeable = False  # as a JAX array seen through np.asarray is
     a = array(src, copy=False)
-    assert a.ptr != src.ctypes.data
+    assert a.ptr == src.ctypes.data  # zero-copy as asked: kernels must not write it
     np.testing.assert_array_equal(a.numpy(), src)
+    assert array(src).ptr != src.ctypes.data  # the default copies
 
 
 @pytest.mark.fixed_device("NumPy memory shared without a copy: CPU arrays only")

@@ -247,8 +247,7 @@ class array:
         shareable = (
             device.is_cpu
             and not copy
-            and not pinned
-            and arr.flags.writeable
+            and not pinned  # read-only memory is shared too, as in Warp (JAX arrays through NumPy are)
             and all(s > 0 for s in arr.strides)
             and _inner_contiguous(arr, trailing)
         )
