@@ -16,3 +16,10 @@ def debug(message: str) -> None:
     """Print ``message`` when debug messages are on."""
     if config.verbose or config.log_level <= LOG_DEBUG:
         print(f"weft: {message}")
+
+
+def warn(message: str) -> None:
+    """Print ``message`` as a warning (on stdout, as Warp's runtime warnings) unless
+    ``wp.config.log_level`` is above ``wp.LOG_WARNING``."""
+    if config.log_level <= LOG_WARNING:
+        print(f"Warning: {message}")

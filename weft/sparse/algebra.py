@@ -11,7 +11,9 @@ from .. import types as wt
 from .. import vector_types as vt
 from ..array import array, zeros
 from ..runtime.launch import launch
+from ..log import warn
 from . import _kernels as k
+from . import padded
 from . import topology as topo
 from .build import bsr_copy
 from .matrix import BsrMatrix, BsrScaled, block_type_for, fresh_values, scalar_blocks, split, store
@@ -28,8 +30,8 @@ def _index(a: np.ndarray, device) -> array:
 
 def _mode(topology, masked: bool) -> str:
     mode = topology or ("masked" if masked else "compact")
-    if mode not in ("compact", "masked"):
-        raise NotImplementedError(f"weft.sparse supports the compact and masked topologies, not {mode!r}")
+    if mode not in ("compact", "masked", "padded"):
+        raise ValueError(f"Unknown topology {mode!r}: use 'compact', 'masked' or 'padded'")
     return mode
 
 
@@ -57,12 +59,15 @@ class bsr_axpy_work_arrays:
 
 def bsr_axpy(x, y: BsrMatrix | None = None, alpha=1.0, beta=1.0, masked: bool = False, work_arrays=None, topology=None):
     """``y = alpha * x + beta * y`` (``x`` a matrix or ``s * matrix``); with ``y=None`` a new
-    matrix ``alpha * x``. ``topology="masked"`` keeps ``y``'s blocks. Returns ``y``.
+    matrix ``alpha * x``. ``topology="masked"`` keeps ``y``'s blocks, ``"padded"`` writes the
+    result into ``y``'s row slots (``padded.py``). Returns ``y``.
 
     Raises:
         ValueError: different sizes or block shapes.
     """
     mode = _mode(topology, masked)
+    if y is not None and (mode == "padded" or padded.is_padded(y)):
+        return padded.into(y, mode, lambda target, m: bsr_axpy(x, target, alpha, beta, topology=m))
     xm, scale = split(x)
     if y is None:
         y = BsrMatrix(xm.dtype, xm.device)
@@ -196,18 +201,27 @@ def bsr_mm(
     topology=None,
 ) -> BsrMatrix:
     """``z = alpha * x @ y + beta * z`` (``x``, ``y`` matrices or ``s * matrix``); ``z=None`` gives
-    a new matrix. ``topology="masked"`` keeps ``z``'s blocks (products elsewhere are dropped).
-    Each output block sums its products in a fixed order. Returns ``z``.
+    a new matrix. ``topology="masked"`` keeps ``z``'s blocks (products elsewhere are dropped),
+    ``"padded"`` writes the result into ``z``'s row slots (``padded.py``). Each output block sums
+    its products in a fixed order. Returns ``z``.
 
     Args:
         work_arrays / reuse_topology: keep the product's structure in ``work_arrays`` and, with
             ``reuse_topology``, use the one kept there.
-        max_new_nnz: an upper bound on the blocks the product adds to ``z``; exceeding it raises.
+        max_new_nnz: an upper bound on the blocks the product adds to ``z``: beyond it, the
+            first new blocks (in row, then column order) are kept and a warning says so, as Warp.
 
     Raises:
-        ValueError: incompatible sizes or block shapes, or more new blocks than ``max_new_nnz``.
+        ValueError: incompatible sizes or block shapes.
     """
     mode = _mode(topology, masked)
+    if z is not None and (mode == "padded" or padded.is_padded(z)):
+        return padded.into(
+            z,
+            mode,
+            lambda target, m: bsr_mm(x, y, target, alpha, beta, work_arrays=work_arrays, reuse_topology=reuse_topology,
+                                     max_new_nnz=max_new_nnz, topology=m),
+        )
     xm, xs = split(x)
     ym, ys = split(y)
     if xm.block_shape[1] != ym.block_shape[0]:
@@ -233,7 +247,9 @@ def bsr_mm(
             work_arrays._plan = plan
     keys, x_block, y_block, starts, z_block = plan
     if max_new_nnz is not None and len(keys) - z.nnz > int(max_new_nnz):
-        raise ValueError(f"bsr_mm: the product adds {len(keys) - z.nnz} blocks, more than max_new_nnz={max_new_nnz}")
+        plan = _truncated(plan, z.nnz + int(max_new_nnz))
+        keys, x_block, y_block, starts, z_block = plan
+        warn(f"bsr_mm: the product's new blocks exceeded max_new_nnz={max_new_nnz}; the first {len(keys)} blocks are kept")
     out = fresh_values(z, len(keys), requires_grad=xm.requires_grad or ym.requires_grad)
     whole = all(wt.is_scalar(m.dtype) for m in (xm, ym, z)) or not any(wt.is_scalar(m.dtype) for m in (xm, ym, z))
     if len(keys) and whole:  # matrix (or scalar) products of whole blocks, one thread per output block
@@ -258,6 +274,13 @@ def bsr_mm(
     ncol = max(z.ncol, 1)
     store(z, z.nrow, z.ncol, topo.offsets_of((keys // ncol).astype(np.int64), z.nrow), (keys % ncol).astype(np.int32), out)
     return z
+
+
+def _truncated(plan, count: int) -> tuple:
+    """The plan of the first ``count`` output blocks."""
+    keys, x_block, y_block, starts, z_block = plan
+    end = int(starts[count])
+    return keys[:count], x_block[:end], y_block[:end], starts[: count + 1], z_block[:count]
 
 
 def _product_plan(xm, ym, z, mode, keep_z):

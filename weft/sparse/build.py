@@ -10,6 +10,7 @@ from ..array import array, zeros
 from ..runtime.launch import launch
 from . import _kernels as k
 from . import topology as topo
+from . import padded
 from .matrix import (
     BsrMatrix,
     block_shape_of,
@@ -27,10 +28,8 @@ _INT_TYPES = (wt.int32,)
 
 def _topology(topology, masked: bool) -> str:
     topology = topology or ("masked" if masked else "compact")
-    if topology not in ("compact", "masked"):
-        raise NotImplementedError(
-            f"weft.sparse supports the compact and masked topologies, not {topology!r} (Warp's padded layout)"
-        )
+    if topology not in ("compact", "masked", "padded"):
+        raise ValueError(f"Unknown topology {topology!r}: use 'compact', 'masked' or 'padded'")
     return topology
 
 
@@ -70,8 +69,9 @@ def bsr_set_from_triplets(
             scalars); ``None`` sets the topology only (values zero).
         count: a one-element int array: use only the first ``count[0]`` triplets.
         prune_numerical_zeros: ignore triplets whose block is all zeros.
-        topology: ``"compact"`` (the blocks of the triplets) or ``"masked"`` (keep ``dest``'s
-            blocks; triplets elsewhere are ignored).
+        topology: ``"compact"`` (the blocks of the triplets), ``"masked"`` (keep ``dest``'s
+            blocks; triplets elsewhere are ignored) or ``"padded"`` (the blocks of the triplets,
+            in ``dest``'s row slots: ``padded.py``).
 
     Raises:
         TypeError: ``rows`` or ``columns`` are not int32 arrays.
@@ -79,6 +79,11 @@ def bsr_set_from_triplets(
     mode = _topology(topology, masked)
     if rows.dtype not in _INT_TYPES or columns.dtype not in _INT_TYPES:
         raise TypeError("Rows and columns arrays must be of type int32")
+    if mode == "padded" or padded.is_padded(dest):
+        padded.into(
+            dest, mode, lambda target, m: bsr_set_from_triplets(target, rows, columns, values, count, prune_numerical_zeros, topology=m)
+        )
+        return
     n = min(rows.shape[0], columns.shape[0])
     if values is not None:
         n = min(n, values.shape[0])
@@ -166,14 +171,18 @@ def bsr_assign(dest: BsrMatrix, src, structure_only: bool = False, masked: bool 
 
     Args:
         structure_only: copy the topology only (``dest``'s values are zero).
-        topology: ``"compact"`` (``src``'s blocks) or ``"masked"`` (``dest`` keeps its blocks;
-            entries of ``src`` elsewhere are dropped).
+        topology: ``"compact"`` (``src``'s blocks), ``"masked"`` (``dest`` keeps its blocks;
+            entries of ``src`` elsewhere are dropped) or ``"padded"`` (``src``'s blocks in
+            ``dest``'s row slots).
 
     Raises:
         ValueError: incompatible block shapes, or a block shape that does not divide the
             matrix.
     """
     mode = _topology(topology, masked)
+    if mode == "padded" or padded.is_padded(dest):
+        padded.into(dest, mode, lambda target, m: bsr_assign(target, src, structure_only, topology=m))
+        return
     mat, alpha = split(src)
     total = mat.shape
     _check_reblock(mat.block_shape, dest.block_shape, total)
@@ -211,13 +220,24 @@ def _flat(values: array, count: int, block_shape) -> array:
 
 def bsr_copy(A, scalar_type=None, block_shape=None, structure_only: bool = False, topology="compact") -> BsrMatrix:
     """A new matrix equal to ``A`` (a matrix or ``alpha * matrix``), optionally with another
-    scalar type or block shape (see ``bsr_assign``)."""
+    scalar type or block shape (see ``bsr_assign``). ``topology="padded"`` gives the copy
+    ``A``'s row capacity (its slots per row) with the same blocks in use."""
+    stored, _ = _unscaled(A)
     mat, _ = split(A)
     scalar = canonical_block_type(scalar_type) if scalar_type is not None else mat.scalar_type
     shape = tuple(block_shape) if block_shape is not None else mat.block_shape
     dest = BsrMatrix(block_type_for(shape, scalar), mat.device)
+    if topology == "padded" and shape == mat.block_shape:  # A's capacity per row, every row empty
+        padded.set_padded_zero(dest, stored.nrow, stored.ncol, stored.offsets.numpy())
     bsr_assign(dest, A, structure_only=structure_only, topology=topology)
     return dest
+
+
+def _unscaled(A):
+    """``(matrix, scale)`` with the matrix as stored (padded or not)."""
+    from .matrix import BsrScaled
+
+    return (A.mat, A.scale) if isinstance(A, BsrScaled) else (A, 1.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,11 +246,15 @@ def bsr_copy(A, scalar_type=None, block_shape=None, structure_only: bool = False
 
 def bsr_set_transpose(dest: BsrMatrix, src, masked: bool = False, topology=None):
     """``dest = transpose(src)``; ``dest``'s blocks must have the transposed shape.
+    ``topology`` as for ``bsr_assign``.
 
     Raises:
         ValueError: ``dest``'s block shape is not ``src``'s transposed.
     """
     mode = _topology(topology, masked)
+    if mode == "padded" or padded.is_padded(dest):
+        padded.into(dest, mode, lambda target, m: bsr_set_transpose(target, src, topology=m))
+        return
     mat, alpha = split(src)
     br, bc = mat.block_shape
     if dest.block_shape != (bc, br):
@@ -365,8 +389,14 @@ def bsr_compress(src: BsrMatrix, prune_numerical_zeros: bool = True, inplace: bo
     ``prune_numerical_zeros``. Its stored blocks are read as triplets (slots outside the rows'
     ranges as ignored ones), so the values go through the differentiable triplet sum into new
     arrays (``inplace`` is accepted for Warp's signature; Warp's in-place path saves memory but is
-    not differentiable)."""
-    _topology(topology, False)
+    not differentiable). ``topology="padded"`` keeps ``src``'s row capacity (the merged blocks in
+    its row slots)."""
+    mode = _topology(topology, False)
+    if mode == "padded":
+        merged = padded.working_copy(src) if not padded.is_padded(src) else _raw_copy(src)
+        bsr_compress(merged, prune_numerical_zeros)
+        padded.pad_into(src, merged)
+        return src
     offsets = src.offsets.numpy().astype(np.int64)
     counts = src.row_counts.numpy().astype(np.int64) if src.row_counts is not None else np.diff(offsets)
     capacity = min(src.columns.shape[0], src.values.shape[0])
@@ -375,6 +405,7 @@ def bsr_compress(src: BsrMatrix, prune_numerical_zeros: bool = True, inplace: bo
     rows = np.full(capacity, -1, np.int32)  # slack slots: a row outside the matrix, ignored
     rows[slots] = np.repeat(np.arange(src.nrow, dtype=np.int32), counts)
     device = src.device
+    src.row_counts = None  # the triplets' blocks replace the layout
     bsr_set_from_triplets(
         src,
         array(rows, dtype=wt.int32, device=device),
@@ -383,3 +414,12 @@ def bsr_compress(src: BsrMatrix, prune_numerical_zeros: bool = True, inplace: bo
         prune_numerical_zeros=prune_numerical_zeros,
     )
     return src
+
+
+def _raw_copy(src: BsrMatrix) -> BsrMatrix:
+    """A matrix sharing ``src``'s arrays (its layout and row counts too), for ``bsr_compress`` to
+    read as triplets while ``src`` keeps its own."""
+    out = BsrMatrix(src.dtype, src.device)
+    out.nrow, out.ncol, out.nnz = src.nrow, src.ncol, src.nnz
+    out.offsets, out.columns, out.values, out.row_counts = src.offsets, src.columns, src.values, src.row_counts
+    return out

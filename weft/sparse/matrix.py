@@ -58,7 +58,8 @@ class BsrMatrix:
         self.nrow = 0
         self.ncol = 0
         self.nnz = 0
-        self.row_counts = None  # compact layout (Warp's padded layout keeps a count per row)
+        self.row_counts = None  # compact layout; Warp's padded layout keeps a count per row (padded.py)
+        self._status = BSR_STATUS_SUCCESS
         self.offsets = zeros(1, dtype=wt.int32, device=device)
         self.columns = empty(0, dtype=wt.int32, device=device)
         self.values = empty(0, dtype=self._block_type, device=device)
@@ -112,10 +113,12 @@ class BsrMatrix:
 
     # ------------------------------------------------------------------ topology
     def uncompress_rows(self, out: array = None) -> array:
-        """The row of each stored block (``nnz`` entries; ``out`` if given, else a new int32 array)."""
+        """The row of each stored block (``nnz`` entries, -1 for the unused slots of a padded
+        matrix; ``out`` if given, else a new int32 array)."""
+        from . import padded
         from .topology import rows_of
 
-        rows = rows_of(self.offsets.numpy())
+        rows = padded.uncompress_rows(self) if padded.is_padded(self) else rows_of(self.offsets.numpy())
         if out is None:
             return array(rows, dtype=wt.int32, device=self.device)
         if out.shape[0] < len(rows):
@@ -125,23 +128,49 @@ class BsrMatrix:
         return out
 
     def nnz_sync(self) -> int:
-        """The number of stored blocks (exact in weft at all times)."""
-        return int(self.nnz)
+        """The number of block slots the rows span (``offsets[nrow]``), also made ``nnz``. weft
+        keeps ``nnz`` exact after its own operations; it differs after ``notify_nnz_changed(n)``
+        (an upper bound, as in Warp) and for padded matrices allocated with ``nnz_capacity``."""
+        self.nnz = int(self.offsets.numpy()[self.nrow]) if self.nrow else 0
+        return self.nnz
 
     def copy_nnz_async(self) -> None:
         """Refresh ``nnz`` from ``offsets`` (after ``offsets`` was written by a kernel)."""
         self.nnz = int(self.offsets.numpy()[self.nrow]) if self.nrow else 0
 
     def notify_nnz_changed(self, nnz: int | None = None, nnz_capacity: int | None = None) -> None:
-        """Tell the matrix its ``offsets`` changed: ``nnz`` given, or read from ``offsets``."""
+        """Tell the matrix its ``offsets`` changed: ``nnz`` given (an upper bound: ``columns`` and
+        ``values`` grow to hold it, or ``nnz_capacity``), or read from ``offsets``."""
         if nnz is None:
             self.copy_nnz_async()
         else:
             self.nnz = int(nnz)
+        room = max(self.nnz, int(nnz_capacity or 0))
+        if self.columns.shape[0] < room:
+            grown = empty(room, dtype=wt.int32, device=self.device)
+            if self.columns.shape[0]:
+                grown[: self.columns.shape[0]].assign(self.columns)
+            self.columns = grown
+        if self.values.shape[0] < room:
+            grown = zeros(room, dtype=self.dtype, device=self.device, requires_grad=self.values.requires_grad)
+            if self.values.shape[0]:
+                grown[: self.values.shape[0]].assign(self.values)
+            self.values = grown
 
     def status_sync(self) -> int:
-        """``BSR_STATUS_SUCCESS``: compact matrices have no row capacity to exceed."""
-        return BSR_STATUS_SUCCESS
+        """``BSR_STATUS_ROW_CAPACITY_EXCEEDED`` once a ``topology="padded"`` operation found a
+        row without room for its blocks (until ``clear_status()``), else ``BSR_STATUS_SUCCESS``."""
+        return self._status
+
+    def clear_status(self) -> None:
+        """Reset the status to ``BSR_STATUS_SUCCESS``."""
+        self._status = BSR_STATUS_SUCCESS
+
+    def status_message(self) -> str:
+        """The status in words."""
+        if self._status == BSR_STATUS_ROW_CAPACITY_EXCEEDED:
+            return "a row's blocks exceeded its capacity in the padded layout; the blocks that fit were kept"
+        return "success"
 
     # ------------------------------------------------------------------ operators
     def __add__(self, y):
@@ -273,11 +302,14 @@ class BsrScaled:
 
 
 def split(m) -> tuple:
-    """``(matrix, scale)`` of a matrix or a scaled matrix."""
+    """``(matrix, scale)`` of a matrix or a scaled matrix, the matrix compact (a padded one's
+    active blocks: ``padded.compact``)."""
+    from .padded import compact
+
     if isinstance(m, BsrScaled):
-        return m.mat, m.scale
+        return compact(m.mat), m.scale
     if isinstance(m, BsrMatrix):
-        return m, 1.0
+        return compact(m), 1.0
     raise TypeError(f"expected a BsrMatrix (or a scaled one), got {type(m).__name__}")
 
 
@@ -349,15 +381,20 @@ def bsr_zeros(
 
     Args:
         block_type: a scalar type (a CSR matrix) or a weft matrix type (its blocks).
+        topology: ``"compact"`` or ``"padded"`` (the default when ``row_capacity`` is given).
+        row_capacity: slots reserved per row in the padded layout: an int, or an int array with
+            one entry per row.
         nnz_capacity: blocks to reserve room for.
 
     Raises:
-        ValueError: a block type that is neither a scalar nor a matrix, or a negative size.
-        NotImplementedError: the padded layout (``topology="padded"``, ``row_capacity``).
+        ValueError: a block type that is neither a scalar nor a matrix, a negative size or
+            capacity, or an unknown topology.
     """
-    _refuse_padded(topology, row_capacity)
+    if topology is None:
+        topology = "padded" if row_capacity is not None else "compact"
     bsr = BsrMatrix(block_type, device)
-    bsr_set_zero(bsr, rows_of_blocks, cols_of_blocks, nnz_capacity=nnz_capacity)
+    bsr.nrow, bsr.ncol = int(rows_of_blocks), int(cols_of_blocks)
+    bsr_set_zero(bsr, rows_of_blocks, cols_of_blocks, topology=topology, row_capacity=row_capacity, nnz_capacity=nnz_capacity)
     return bsr
 
 
@@ -370,25 +407,30 @@ def bsr_set_zero(
     row_capacity=None,
     nnz_capacity: int | None = None,
 ):
-    """Remove every block of ``bsr`` (optionally resizing it to the given number of blocks);
-    ``topology="masked"`` keeps the blocks and zeroes their values instead."""
+    """Remove every block of ``bsr`` (optionally resizing it to the given number of blocks).
+
+    ``topology="masked"`` keeps the blocks and zeroes their values instead; ``"padded"`` empties
+    every row but keeps (or, with ``row_capacity``, sets) the rows' capacity: retained rows keep
+    theirs, added rows get none."""
     if topology == "masked":
         bsr.values.zero_()
         return
-    _refuse_padded(None if topology == "compact" else topology, row_capacity)
+    if topology not in ("compact", "padded"):
+        raise ValueError(f"Unknown topology {topology!r}: use 'compact', 'padded' or 'masked'")
     nrow = bsr.nrow if rows_of_blocks is None else int(rows_of_blocks)
     ncol = bsr.ncol if cols_of_blocks is None else int(cols_of_blocks)
     if nrow < 0 or ncol < 0:
         raise ValueError(f"a BSR matrix needs non-negative sizes, got {nrow} x {ncol} blocks")
+    if topology == "padded" or row_capacity is not None:
+        from . import padded
+
+        if row_capacity is None:  # keep the capacity of the rows that stay
+            old = np.diff(bsr.offsets.numpy().astype(np.int64))  # a compact row's capacity: its blocks
+            row_capacity = array(np.concatenate((old[:nrow], np.zeros(max(nrow - len(old), 0), np.int64))).astype(np.int32))
+        padded.set_padded_zero(bsr, nrow, ncol, padded.capacity_offsets(row_capacity, nrow), nnz_capacity)
+        return
     store(bsr, nrow, ncol, np.zeros(nrow + 1, np.int32), np.zeros(0, np.int32))
     if nnz_capacity is not None and bsr.values.shape[0] < nnz_capacity:
         bsr.columns = empty(int(nnz_capacity), dtype=wt.int32, device=bsr.device)
         bsr.values = empty(int(nnz_capacity), dtype=bsr.dtype, device=bsr.device)
 
-
-def _refuse_padded(topology, row_capacity):
-    if topology not in (None, "compact") or row_capacity is not None:
-        raise NotImplementedError(
-            f"weft.sparse supports the compact layout only (topology={topology!r}, row_capacity={row_capacity!r} "
-            "ask for Warp's padded layout); leave them out"
-        )
