@@ -129,12 +129,12 @@ def test_restarted_conjugate_gradients():
     for solver in (cg, cr):  # with restarts, checks come at cycle starts: whole cycles are run
         seen = []
         x.zero_()
-        n, err, atol = solver(Aw, bw, x, tol=1e-10, restart=3, check_every=1, callback=lambda i, e, t: seen.append(i))
+        n, err, atol = solver(Aw, bw, x, tol=1e-10, restart=3, check_every=1, callback=lambda i, e, t, seen=seen: seen.append(i))
         assert n % 3 == 0 and seen[0] == 0 and seen[-1] == n and all(i % 3 == 0 for i in seen)
         assert err <= atol and true_residual(A, x, b) <= atol  # the residual of a cycle start is b - A x
         seen.clear()
         x.zero_()
-        solver(Aw, bw, x, tol=1e-10, restart=3, check_every=7, maxiter=10, callback=lambda i, e, t: seen.append(i))
+        solver(Aw, bw, x, tol=1e-10, restart=3, check_every=7, maxiter=10, callback=lambda i, e, t, seen=seen: seen.append(i))
         assert seen == [0, 6, 12]  # every 2 cycles (7 iterations rounded); the limit ends a cycle
 
 
@@ -196,7 +196,7 @@ def test_batched_subproblems_each_meet_their_own_tolerance(solver, nonsymmetric,
     x = wp.array(initial, dtype=wp.float64)
     M = preconditioner(Aw, "diag") if precondition else None
     reports = []
-    iterations, err, atol = solver(op, wp.array(b), x, tol=tol, maxiter=400, M=M, check_every=1,
+    _, err, atol = solver(op, wp.array(b), x, tol=tol, maxiter=400, M=M, check_every=1,
                                    callback=lambda i, e, t: reports.append((e, t)))
     assert err <= atol and reports[-1] == (err, atol)
     xs = x.numpy()

@@ -4,7 +4,6 @@ with ``topology="padded"``, writes its result into the destination's slots. Resu
 against dense NumPy matrices, gradients against the dense chain rule."""
 
 import numpy as np
-import pytest
 
 import weft as wp
 from weft.sparse import (
