@@ -78,6 +78,7 @@ def k_struct(p: Particle, dt: float, out: wp.array(dtype=float)):
 @wp.kernel
 def k_atomics(
     f16: wp.array(dtype=wp.float16),
+    bf16: wp.array(dtype=wp.bfloat16),
     f32: wp.array(dtype=float),
     f64: wp.array(dtype=wp.float64),
     i32: wp.array(dtype=wp.int32),
@@ -87,7 +88,7 @@ def k_atomics(
 ):
     i = wp.tid()
     wp.atomic_add(f16, 0, wp.float16(1.0))
-    wp.atomic_max(f16, 1, wp.float16(float(i)))
+    wp.atomic_max(bf16, 1, wp.bfloat16(float(i)))  # a compare-and-swap loop on the containing word
     wp.atomic_add(f32, 0, float(i))
     wp.atomic_min(f32, 1, float(i))
     wp.atomic_max(f32, 2, float(i))

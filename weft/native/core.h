@@ -643,13 +643,28 @@ __device__ inline T atomic_update(T* p, Op op) {
 
 template <typename T>
 __device__ inline T atomic_add_raw(T* p, T v) {
-    WEFT_LOCAL_ATOMIC(T, p, atomic_op_add<T>{v});
     return atomic_update(p, atomic_op_add<T>{v});
 }
-__device__ inline float atomic_add_raw(float* p, float v) {
-    WEFT_LOCAL_ATOMIC(float, p, atomic_op_add<float>{v});
-    return atomicAdd(p, v);
-}
+// The hardware atomics: NAME(T* p, T v) as the CUDA intrinsic HW on the same bits read as W (an
+// int64 adds as unsigned: two's complement), after the local-memory check.
+#define WEFT_HW_ATOMIC(NAME, OP, T, HW, W)           \
+    __device__ inline T NAME(T* p, T v) {            \
+        WEFT_LOCAL_ATOMIC(T, p, OP<T>{v});           \
+        return (T)HW((W*)p, (W)v);                   \
+    }
+WEFT_HW_ATOMIC(atomic_add_raw, atomic_op_add, float, atomicAdd, float)
+WEFT_HW_ATOMIC(atomic_add_raw, atomic_op_add, int32, atomicAdd, int)
+WEFT_HW_ATOMIC(atomic_add_raw, atomic_op_add, uint32, atomicAdd, unsigned int)
+WEFT_HW_ATOMIC(atomic_add_raw, atomic_op_add, uint64, atomicAdd, unsigned long long)
+WEFT_HW_ATOMIC(atomic_add_raw, atomic_op_add, int64, atomicAdd, unsigned long long)
+WEFT_HW_ATOMIC(atomic_min_raw, atomic_op_min, int32, atomicMin, int)
+WEFT_HW_ATOMIC(atomic_min_raw, atomic_op_min, uint32, atomicMin, unsigned int)
+WEFT_HW_ATOMIC(atomic_min_raw, atomic_op_min, int64, atomicMin, long long)
+WEFT_HW_ATOMIC(atomic_min_raw, atomic_op_min, uint64, atomicMin, unsigned long long)
+WEFT_HW_ATOMIC(atomic_max_raw, atomic_op_max, int32, atomicMax, int)
+WEFT_HW_ATOMIC(atomic_max_raw, atomic_op_max, uint32, atomicMax, unsigned int)
+WEFT_HW_ATOMIC(atomic_max_raw, atomic_op_max, int64, atomicMax, long long)
+WEFT_HW_ATOMIC(atomic_max_raw, atomic_op_max, uint64, atomicMax, unsigned long long)
 __device__ inline double atomic_add_raw(double* p, double v) {
     WEFT_LOCAL_ATOMIC(double, p, atomic_op_add<double>{v});
 #if __CUDA_ARCH__ >= 600
@@ -658,64 +673,14 @@ __device__ inline double atomic_add_raw(double* p, double v) {
     return atomic_update(p, atomic_op_add<double>{v});
 #endif
 }
-__device__ inline int32 atomic_add_raw(int32* p, int32 v) {
-    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_add<int32>{v});
-    return atomicAdd((int*)p, (int)v);
-}
-__device__ inline uint32 atomic_add_raw(uint32* p, uint32 v) {
-    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_add<uint32>{v});
-    return atomicAdd((unsigned int*)p, (unsigned int)v);
-}
-__device__ inline uint64 atomic_add_raw(uint64* p, uint64 v) {
-    WEFT_LOCAL_ATOMIC(uint64, p, atomic_op_add<uint64>{v});
-    return atomicAdd((unsigned long long*)p, (unsigned long long)v);
-}
-__device__ inline int64 atomic_add_raw(int64* p, int64 v) {  // two's complement: add as unsigned
-    WEFT_LOCAL_ATOMIC(int64, p, atomic_op_add<int64>{v});
-    return (int64)atomicAdd((unsigned long long*)p, (unsigned long long)v);
-}
 
 template <typename T>
 __device__ inline T atomic_min_raw(T* p, T v) {
-    WEFT_LOCAL_ATOMIC(T, p, atomic_op_min<T>{v});
     return atomic_update(p, atomic_op_min<T>{v});
 }
 template <typename T>
 __device__ inline T atomic_max_raw(T* p, T v) {
-    WEFT_LOCAL_ATOMIC(T, p, atomic_op_max<T>{v});
     return atomic_update(p, atomic_op_max<T>{v});
-}
-__device__ inline int32 atomic_min_raw(int32* p, int32 v) {
-    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_min<int32>{v});
-    return atomicMin((int*)p, (int)v);
-}
-__device__ inline uint32 atomic_min_raw(uint32* p, uint32 v) {
-    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_min<uint32>{v});
-    return atomicMin((unsigned int*)p, (unsigned int)v);
-}
-__device__ inline int64 atomic_min_raw(int64* p, int64 v) {
-    WEFT_LOCAL_ATOMIC(int64, p, atomic_op_min<int64>{v});
-    return atomicMin((long long*)p, (long long)v);
-}
-__device__ inline uint64 atomic_min_raw(uint64* p, uint64 v) {
-    WEFT_LOCAL_ATOMIC(uint64, p, atomic_op_min<uint64>{v});
-    return atomicMin((unsigned long long*)p, (unsigned long long)v);
-}
-__device__ inline int32 atomic_max_raw(int32* p, int32 v) {
-    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_max<int32>{v});
-    return atomicMax((int*)p, (int)v);
-}
-__device__ inline uint32 atomic_max_raw(uint32* p, uint32 v) {
-    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_max<uint32>{v});
-    return atomicMax((unsigned int*)p, (unsigned int)v);
-}
-__device__ inline int64 atomic_max_raw(int64* p, int64 v) {
-    WEFT_LOCAL_ATOMIC(int64, p, atomic_op_max<int64>{v});
-    return atomicMax((long long*)p, (long long)v);
-}
-__device__ inline uint64 atomic_max_raw(uint64* p, uint64 v) {
-    WEFT_LOCAL_ATOMIC(uint64, p, atomic_op_max<uint64>{v});
-    return atomicMax((unsigned long long*)p, (unsigned long long)v);
 }
 
 // exchange, compare-and-swap (bit for bit) and the bitwise atomics: the hardware's on 4- and 8-byte
@@ -807,30 +772,12 @@ template <typename T>
 __device__ inline T atomic_xor_raw(T* p, T v) {
     return atomic_update(p, atomic_op_xor<T>{v});
 }
-__device__ inline int32 atomic_and_raw(int32* p, int32 v) {
-    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_and<int32>{v});
-    return atomicAnd((int*)p, (int)v);
-}
-__device__ inline uint32 atomic_and_raw(uint32* p, uint32 v) {
-    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_and<uint32>{v});
-    return atomicAnd((unsigned int*)p, (unsigned int)v);
-}
-__device__ inline int32 atomic_or_raw(int32* p, int32 v) {
-    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_or<int32>{v});
-    return atomicOr((int*)p, (int)v);
-}
-__device__ inline uint32 atomic_or_raw(uint32* p, uint32 v) {
-    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_or<uint32>{v});
-    return atomicOr((unsigned int*)p, (unsigned int)v);
-}
-__device__ inline int32 atomic_xor_raw(int32* p, int32 v) {
-    WEFT_LOCAL_ATOMIC(int32, p, atomic_op_xor<int32>{v});
-    return atomicXor((int*)p, (int)v);
-}
-__device__ inline uint32 atomic_xor_raw(uint32* p, uint32 v) {
-    WEFT_LOCAL_ATOMIC(uint32, p, atomic_op_xor<uint32>{v});
-    return atomicXor((unsigned int*)p, (unsigned int)v);
-}
+WEFT_HW_ATOMIC(atomic_and_raw, atomic_op_and, int32, atomicAnd, int)
+WEFT_HW_ATOMIC(atomic_and_raw, atomic_op_and, uint32, atomicAnd, unsigned int)
+WEFT_HW_ATOMIC(atomic_or_raw, atomic_op_or, int32, atomicOr, int)
+WEFT_HW_ATOMIC(atomic_or_raw, atomic_op_or, uint32, atomicOr, unsigned int)
+WEFT_HW_ATOMIC(atomic_xor_raw, atomic_op_xor, int32, atomicXor, int)
+WEFT_HW_ATOMIC(atomic_xor_raw, atomic_op_xor, uint32, atomicXor, unsigned int)
 #endif
 
 }  // namespace weft
