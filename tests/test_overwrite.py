@@ -458,3 +458,20 @@ def test_ordered_access():
     assert order_of(via_funcs, 2) == {("src",): {"read"}, ("dst",): {"write"}}
     assert order_of(via_func_in_place, 1)[("a",)] == {"read", "write", "read_before_write"}
     assert order_of(struct_io, 1) == {("p", "inp"): {"read"}, ("p", "out"): {"write"}}
+
+
+@wp.kernel
+def k_touches(a: A, b: A, c: A, n: int):
+    i = wp.tid()
+    wp.atomic_add(a, i, b[i])  # an atomic reads and writes a
+    if n > 0:
+        c[i] = F64(1.0)
+
+
+def test_kernel_adj_reports_what_each_parameter_is_used_for():
+    args = {p.label: p for p in k_touches.adj.args}
+    assert list(args) == ["a", "b", "c", "n"]
+    assert (args["a"].is_read, args["a"].is_write) == (True, True)
+    assert (args["b"].is_read, args["b"].is_write) == (True, False)
+    assert (args["c"].is_read, args["c"].is_write) == (False, True)
+    assert not args["n"].is_read and not args["n"].is_write  # not an array

@@ -548,6 +548,14 @@ class Kernel:
         self.index = self.module.add_kernel(self)
 
     @property
+    def adj(self):
+        """What the kernel does with its parameters (``kernel.adj.args[i].is_read`` /
+        ``.is_write``), as Warp's ``Kernel.adj`` (``kernel_access.KernelAccess``)."""
+        from .kernel_access import KernelAccess
+
+        return KernelAccess(self)
+
+    @property
     def enable_backward(self) -> bool:
         if self.options.get("enable_backward") is not None:
             return self.options["enable_backward"]
