@@ -112,7 +112,8 @@ class Batches:
     def axpby(self, a, x: array, c, y: array, out: array, scalar):
         """``out = a x + c y`` per subproblem (``a``, ``c``: one coefficient each, or per subproblem)."""
         if not self.batched:
-            a, c = float(np.reshape(a, -1)[0]), float(np.reshape(c, -1)[0])
+            a = float(a[0]) if isinstance(a, np.ndarray) else float(a)
+            c = float(c[0]) if isinstance(c, np.ndarray) else float(c)
             launch(_axpby, dim=self.dofs, inputs=[x, y, scalar(a), scalar(c), out], device=self.device)
             return
         coeffs = np.empty((2, self.count))
