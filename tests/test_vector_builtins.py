@@ -2354,3 +2354,26 @@ def test_builtin_parameters_with_defaults_may_be_left_out():
     wp.launch(_default_delta, 1, [out])
     np.testing.assert_allclose(out.numpy(), [4.5, np.sqrt(26.0), 3.0 / np.sqrt(26.0), 8.0], rtol=1e-6)
     assert abs(wp.norm_huber(wp.vec3(3.0, 4.0, 0.0)) - 4.5) < 1e-6  # and from Python
+
+
+@wp.kernel
+def _inverse_residual(m: wp.array(dtype=wp.mat44), out: wp.array(dtype=wp.mat44), det: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = m[i] * wp.inverse(m[i])
+    det[i] = wp.determinant(m[i])
+
+
+def test_float32_4x4_inverses_stay_accurate_on_ill_conditioned_matrices():
+    rng = rng_for("inverse accuracy")
+    a, b, c = (rng.random((4096, 4, 4)).astype(np.float32) for _ in range(3))
+    m = (a @ b + 2.0 * c).astype(np.float32)  # products of positive matrices: condition numbers up to ~1e4
+    m[0] = np.array([[1, 2, 3, 4], [2, 4, 6, 8], [0, 1, 0, 1], [1, 0, 1, 0]], np.float32)  # singular
+    out, det = wp.zeros(len(m), dtype=wp.mat44), wp.zeros(len(m), dtype=float)
+    wp.launch(_inverse_residual, len(m), inputs=[wp.array(m, dtype=wp.mat44), out, det])
+    residual = np.abs(out.numpy()[1:] - np.eye(4)).max(axis=(1, 2))
+    cond = np.linalg.cond(m[1:].astype(np.float64))
+    assert cond.max() > 1e4  # the set holds ill-conditioned matrices
+    bound = 2.0 * cond * np.finfo(np.float32).eps  # what a backward-stable inverse gives
+    assert np.all(residual <= bound), (residual / bound).max()
+    assert residual[cond < 1e3].max() < 1e-4
+    assert det.numpy()[0] == 0.0 and not out.numpy()[0].any()  # singular: the zero matrix

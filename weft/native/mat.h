@@ -14,7 +14,8 @@
 //     s / m is component-wise.
 //   - inverse of a singular matrix (determinant exactly 0, no epsilon) is the zero matrix, and its
 //     gradient there is zero. 2x2 uses the adjugate formula (so off-diagonal zeros print "-0",
-//     like Warp), 3x3 and 4x4 the cofactors.
+//     like Warp), 3x3 the cofactors, 4x4 Gauss-Jordan elimination with partial pivoting (the
+//     4x4 adjugate loses up to 4x more to rounding on ill-conditioned float32 matrices).
 //   - print: one row per line, every component followed by a space ("1 2 \n3 4 "); the caller
 //     adds the final newline.
 //   - skew(v) = [[0, -z, y], [z, 0, -x], [-y, x, 0]]; ddot(a, b) = sum a_ij b_ij;
@@ -666,6 +667,44 @@ WEFT_FN void cofactor(const mat_t<4, 4, T>& m, compute_t<T> (&cof)[4][4]) {
         }
 }
 
+// The inverse of a 4x4 matrix by Gauss-Jordan elimination with partial pivoting, in compute_t<T>.
+template <typename T>
+WEFT_FN void pivoted_inverse(const mat_t<4, 4, T>& m, mat_t<4, 4, T>& r) {
+    typedef compute_t<T> R;
+    R a[4][8];
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+            a[i][j] = R(m.data[i][j]);
+            a[i][4 + j] = R(i == j ? 1 : 0);
+        }
+    for (int c = 0; c < 4; ++c) {
+        int p = c;
+        R best = a[c][c] < R(0) ? R(0) - a[c][c] : a[c][c];
+        for (int i = c + 1; i < 4; ++i) {
+            R v = a[i][c] < R(0) ? R(0) - a[i][c] : a[i][c];
+            if (v > best) {
+                best = v;
+                p = i;
+            }
+        }
+        if (p != c)
+            for (int j = 0; j < 8; ++j) {
+                R t = a[c][j];
+                a[c][j] = a[p][j];
+                a[p][j] = t;
+            }
+        R inv_pivot = R(1) / a[c][c];
+        for (int j = 0; j < 8; ++j) a[c][j] = a[c][j] * inv_pivot;
+        for (int i = 0; i < 4; ++i) {
+            if (i == c) continue;
+            R f = a[i][c];
+            for (int j = 0; j < 8; ++j) a[i][j] = a[i][j] - f * a[c][j];
+        }
+    }
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) r.data[i][j] = T(a[i][4 + j]);
+}
+
 // det = sum_j m[0][j] cof[0][j].
 template <unsigned N, typename T>
 WEFT_FN compute_t<T> det_from_cofactors(const mat_t<N, N, T>& m, const compute_t<T> (&cof)[N][N]) {
@@ -703,6 +742,10 @@ WEFT_FN mat_t<N, N, T> inverse(const mat_t<N, N, T>& m) {
     R d = vec_detail::det_from_cofactors(m, cof);
     mat_t<N, N, T> r;
     if (d == R(0)) return r;
+    if constexpr (N == 4) {
+        vec_detail::pivoted_inverse(m, r);
+        return r;
+    }
     R inv_d = R(1) / d;
     for (unsigned i = 0; i < N; ++i)
         for (unsigned j = 0; j < N; ++j) r.data[i][j] = T(cof[j][i] * inv_d);
