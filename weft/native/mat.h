@@ -14,8 +14,8 @@
 //     s / m is component-wise.
 //   - inverse of a singular matrix (determinant exactly 0, no epsilon) is the zero matrix, and its
 //     gradient there is zero. 2x2 uses the adjugate formula (so off-diagonal zeros print "-0",
-//     like Warp), 3x3 the cofactors, 4x4 Gauss-Jordan elimination with partial pivoting (the
-//     4x4 adjugate loses up to 4x more to rounding on ill-conditioned float32 matrices).
+//     like Warp), 3x3 the cofactors, 4x4 the cofactors and one Newton step (inverse_of: the
+//     4x4 cofactors alone lose up to 10x more to rounding on ill-conditioned float32 matrices).
 //   - print: one row per line, every component followed by a space ("1 2 \n3 4 "); the caller
 //     adds the final newline.
 //   - skew(v) = [[0, -z, y], [z, 0, -x], [-y, x, 0]]; ddot(a, b) = sum a_ij b_ij;
@@ -667,50 +667,47 @@ WEFT_FN void cofactor(const mat_t<4, 4, T>& m, compute_t<T> (&cof)[4][4]) {
         }
 }
 
-// The inverse of a 4x4 matrix by Gauss-Jordan elimination with partial pivoting, in compute_t<T>.
-template <typename T>
-WEFT_FN void pivoted_inverse(const mat_t<4, 4, T>& m, mat_t<4, 4, T>& r) {
-    typedef compute_t<T> R;
-    R a[4][8];
-    for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) {
-            a[i][j] = R(m.data[i][j]);
-            a[i][4 + j] = R(i == j ? 1 : 0);
-        }
-    for (int c = 0; c < 4; ++c) {
-        int p = c;
-        R best = a[c][c] < R(0) ? R(0) - a[c][c] : a[c][c];
-        for (int i = c + 1; i < 4; ++i) {
-            R v = a[i][c] < R(0) ? R(0) - a[i][c] : a[i][c];
-            if (v > best) {
-                best = v;
-                p = i;
-            }
-        }
-        if (p != c)
-            for (int j = 0; j < 8; ++j) {
-                R t = a[c][j];
-                a[c][j] = a[p][j];
-                a[p][j] = t;
-            }
-        R inv_pivot = R(1) / a[c][c];
-        for (int j = 0; j < 8; ++j) a[c][j] = a[c][j] * inv_pivot;
-        for (int i = 0; i < 4; ++i) {
-            if (i == c) continue;
-            R f = a[i][c];
-            for (int j = 0; j < 8; ++j) a[i][j] = a[i][j] - f * a[c][j];
-        }
-    }
-    for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) r.data[i][j] = T(a[i][4 + j]);
-}
-
 // det = sum_j m[0][j] cof[0][j].
 template <unsigned N, typename T>
 WEFT_FN compute_t<T> det_from_cofactors(const mat_t<N, N, T>& m, const compute_t<T> (&cof)[N][N]) {
     compute_t<T> d = 0;
     for (unsigned j = 0; j < N; ++j) d += compute_t<T>(m.data[0][j]) * cof[0][j];
     return d;
+}
+
+// The inverse in compute_t<T> (false when the determinant is exactly 0): the adjugate over the
+// determinant, then for 4x4 one Newton step X += X (I - M X), which removes most of the rounding
+// the 4x4 cofactors leave on ill-conditioned float32 matrices (about 10x less, for 128 more
+// multiply-adds).
+template <unsigned N, typename T>
+WEFT_FN bool inverse_of(const mat_t<N, N, T>& m, compute_t<T> (&inv)[N][N]) {
+    typedef compute_t<T> R;
+    R cof[N][N];
+    cofactor(m, cof);
+    R d = det_from_cofactors(m, cof);
+    if (d == R(0)) return false;
+    R inv_d = R(1) / d;
+    for (unsigned i = 0; i < N; ++i)
+        for (unsigned j = 0; j < N; ++j) inv[i][j] = cof[j][i] * inv_d;
+    if constexpr (N == 4) {
+        R res[N][N];  // I - M X
+        for (unsigned i = 0; i < N; ++i)
+            for (unsigned j = 0; j < N; ++j) {
+                R s = R(i == j ? 1 : 0);
+                for (unsigned k = 0; k < N; ++k) s -= R(m.data[i][k]) * inv[k][j];
+                res[i][j] = s;
+            }
+        R next[N][N];
+        for (unsigned i = 0; i < N; ++i)
+            for (unsigned j = 0; j < N; ++j) {
+                R s = inv[i][j];
+                for (unsigned k = 0; k < N; ++k) s += inv[i][k] * res[k][j];
+                next[i][j] = s;
+            }
+        for (unsigned i = 0; i < N; ++i)
+            for (unsigned j = 0; j < N; ++j) inv[i][j] = next[i][j];
+    }
+    return true;
 }
 
 }  // namespace vec_detail
@@ -732,36 +729,24 @@ WEFT_FN void adj_determinant(const mat_t<N, N, T>& m, mat_t<N, N, T>& adj_m, T a
         for (unsigned j = 0; j < N; ++j) accum(adj_m.data[i][j], cof[i][j] * R(adj_ret));
 }
 
-// inverse = adjugate / det (adjugate = cofactor^T); the zero matrix when det == 0.
+// inverse = adjugate / det (adjugate = cofactor^T, refined for 4x4: inverse_of); the zero matrix
+// when det == 0.
 template <unsigned N, typename T>
 WEFT_FN mat_t<N, N, T> inverse(const mat_t<N, N, T>& m) {
     static_assert(N >= 2 && N <= 4, "inverse: 2x2, 3x3 and 4x4 matrices");
-    typedef compute_t<T> R;
-    R cof[N][N];
-    vec_detail::cofactor(m, cof);
-    R d = vec_detail::det_from_cofactors(m, cof);
+    compute_t<T> inv[N][N];
     mat_t<N, N, T> r;
-    if (d == R(0)) return r;
-    if constexpr (N == 4) {
-        vec_detail::pivoted_inverse(m, r);
-        return r;
-    }
-    R inv_d = R(1) / d;
+    if (!vec_detail::inverse_of(m, inv)) return r;
     for (unsigned i = 0; i < N; ++i)
-        for (unsigned j = 0; j < N; ++j) r.data[i][j] = T(cof[j][i] * inv_d);
+        for (unsigned j = 0; j < N; ++j) r.data[i][j] = T(inv[i][j]);
     return r;
 }
 // d(m^-1) = -m^-1 dm m^-1, so adj_m += -inv^T adj_ret inv^T. Zero for a singular matrix.
 template <unsigned N, typename T>
 WEFT_FN void adj_inverse(const mat_t<N, N, T>& m, mat_t<N, N, T>& adj_m, const mat_t<N, N, T>& adj_ret) {
     typedef compute_t<T> R;
-    R cof[N][N];
-    vec_detail::cofactor(m, cof);
-    R d = vec_detail::det_from_cofactors(m, cof);
-    if (d == R(0)) return;
     R inv[N][N], tmp[N][N];
-    for (unsigned i = 0; i < N; ++i)
-        for (unsigned j = 0; j < N; ++j) inv[i][j] = cof[j][i] / d;
+    if (!vec_detail::inverse_of(m, inv)) return;
     // tmp = inv^T adj_ret
     for (unsigned i = 0; i < N; ++i)
         for (unsigned j = 0; j < N; ++j) {
