@@ -10,8 +10,8 @@ import numpy as np
 from .. import types as wt
 from .. import vector_types as vt
 from ..array import array, zeros
-from ..runtime.launch import launch
 from ..log import warn
+from ..runtime.launch import launch
 from . import _kernels as k
 from . import padded
 from . import topology as topo

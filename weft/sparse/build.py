@@ -9,8 +9,8 @@ from .. import types as wt
 from ..array import array, zeros
 from ..runtime.launch import launch
 from . import _kernels as k
-from . import topology as topo
 from . import padded
+from . import topology as topo
 from .matrix import (
     BsrMatrix,
     block_shape_of,
