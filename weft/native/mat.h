@@ -270,8 +270,16 @@ WEFT_FN void adj_assign_copy(const mat_t<R, C, T>& m, int32 loc, I i, J j, S val
 // Arithmetic: add sub neg pos, mul/div by a scalar, s / m, cw_mul, cw_div (component-wise,
 // through the scalar builtins), and the products m * v, v * m, m * m.
 
-// A component-wise binary function through a scalar one (forward only); WEFT_MAT_BINARY_CW adds
-// its adjoint.
+// Component-wise unary and binary functions through scalar ones (forward only);
+// WEFT_MAT_BINARY_CW adds the binary one's adjoint.
+#define WEFT_MAT_CW1(name)                                                                                      \
+    template <unsigned R, unsigned C, typename T>                                                               \
+    WEFT_FN mat_t<R, C, T> name(const mat_t<R, C, T>& a) {                                                      \
+        mat_t<R, C, T> r;                                                                                       \
+        for (unsigned i = 0; i < R; ++i)                                                                        \
+            for (unsigned j = 0; j < C; ++j) r.data[i][j] = name(a.data[i][j]);                                 \
+        return r;                                                                                               \
+    }
 #define WEFT_MAT_CW2(name, scalar_fn)                                                                           \
     template <unsigned R, unsigned C, typename T>                                                               \
     WEFT_FN mat_t<R, C, T> name(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {                            \
@@ -295,13 +303,7 @@ WEFT_MAT_BINARY_CW(cw_mul, mul)
 WEFT_MAT_BINARY_CW(cw_div, div)
 #undef WEFT_MAT_BINARY_CW
 
-template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> neg(const mat_t<R, C, T>& a) {
-    mat_t<R, C, T> r;
-    for (unsigned i = 0; i < R; ++i)
-        for (unsigned j = 0; j < C; ++j) r.data[i][j] = neg(a.data[i][j]);
-    return r;
-}
+WEFT_MAT_CW1(neg)
 template <unsigned R, unsigned C, typename T>
 WEFT_FN void adj_neg(const mat_t<R, C, T>& a, mat_t<R, C, T>& adj_a, const mat_t<R, C, T>& adj_ret) {
     mat_accum_scaled(adj_a, adj_ret, compute_t<T>(-1));
@@ -816,14 +818,9 @@ WEFT_MAT_CW2(bit_or, bit_or)
 WEFT_MAT_CW2(bit_xor, bit_xor)
 WEFT_MAT_CW2(lshift, lshift)
 WEFT_MAT_CW2(rshift, rshift)
+WEFT_MAT_CW1(invert)
 #undef WEFT_MAT_CW2
-template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> invert(const mat_t<R, C, T>& a) {
-    mat_t<R, C, T> r;
-    for (unsigned i = 0; i < R; ++i)
-        for (unsigned j = 0; j < C; ++j) r.data[i][j] = invert(a.data[i][j]);
-    return r;
-}
+#undef WEFT_MAT_CW1
 
 template <unsigned R, unsigned C, typename T>
 WEFT_FN mat_t<R, C, T> atomic_sub_raw(mat_t<R, C, T>* p, mat_t<R, C, T> v) {

@@ -283,12 +283,15 @@ WEFT_FN void adj_sub(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& ad
     vec_accum_scaled(adj_b, adj_ret, compute_t<T>(-1));
 }
 
-template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> neg(const vec_t<N, T>& a) {
-    vec_t<N, T> r;
-    for (unsigned i = 0; i < N; ++i) r.c[i] = neg(a.c[i]);
-    return r;
-}
+// A component-wise unary function through the scalar one (forward only).
+#define WEFT_VEC_CW1(name)                                                                               \
+    template <unsigned N, typename T>                                                                    \
+    WEFT_FN vec_t<N, T> name(const vec_t<N, T>& a) {                                                     \
+        vec_t<N, T> r;                                                                                   \
+        for (unsigned i = 0; i < N; ++i) r.c[i] = name(a.c[i]);                                          \
+        return r;                                                                                        \
+    }
+WEFT_VEC_CW1(neg)
 template <unsigned N, typename T>
 WEFT_FN void adj_neg(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const vec_t<N, T>& adj_ret) {
     vec_accum_scaled(adj_a, adj_ret, compute_t<T>(-1));
@@ -422,12 +425,7 @@ WEFT_VEC_BINARY_CW(mod)  // a % b component-wise: fmod for floats, C remainder f
 #undef WEFT_VEC_BINARY_CW
 
 #define WEFT_VEC_UNARY_CW(name)                                                                          \
-    template <unsigned N, typename T>                                                                    \
-    WEFT_FN vec_t<N, T> name(const vec_t<N, T>& a) {                                                     \
-        vec_t<N, T> r;                                                                                   \
-        for (unsigned i = 0; i < N; ++i) r.c[i] = name(a.c[i]);                                          \
-        return r;                                                                                        \
-    }                                                                                                    \
+    WEFT_VEC_CW1(name)                                                                                   \
     template <unsigned N, typename T>                                                                    \
     WEFT_FN void adj_##name(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const vec_t<N, T>& adj_ret) {      \
         for (unsigned i = 0; i < N; ++i) adj_##name(a.c[i], adj_a.c[i], adj_ret.c[i]);                   \
@@ -755,13 +753,9 @@ WEFT_VEC_CW2(bit_or)
 WEFT_VEC_CW2(bit_xor)
 WEFT_VEC_CW2(lshift)
 WEFT_VEC_CW2(rshift)
+WEFT_VEC_CW1(invert)
 #undef WEFT_VEC_CW2
-template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> invert(const vec_t<N, T>& a) {
-    vec_t<N, T> r;
-    for (unsigned i = 0; i < N; ++i) r.c[i] = invert(a.c[i]);
-    return r;
-}
+#undef WEFT_VEC_CW1
 
 // The gradient of atomic_min/max goes to each component the element ended up holding
 // (array.h's adj_atomic_min/max call this; the scalar version lives there).
