@@ -51,6 +51,11 @@ def _products_batched(x: array(dtype=Any), y: array(dtype=Any), ids: array(dtype
         out[i] = float64(0.0)
 
 
+def host_offsets(offsets) -> np.ndarray:
+    """``batch_offsets`` (a weft array or a sequence) as a 1-d int64 NumPy array."""
+    return np.asarray(offsets.numpy() if hasattr(offsets, "numpy") else offsets).astype(np.int64).reshape(-1)
+
+
 class Batches:
     """The subproblems of a solve over ``dofs`` scalar unknowns on ``device``.
 
@@ -74,7 +79,7 @@ class Batches:
             self._ids = None
             self.count = 1
             return
-        host = np.asarray(offsets.numpy() if hasattr(offsets, "numpy") else offsets).astype(np.int64).reshape(-1)
+        host = host_offsets(offsets)
         if host.shape[0] < 2:
             raise ValueError(f"batch_offsets needs at least two entries (B + 1 for B subproblems), got {host.shape[0]}")
         if np.any(np.diff(host) < 0) or host[0] < 0 or host[-1] > dofs:
@@ -123,9 +128,6 @@ class Batches:
         if self.dofs:
             launch(_axpby_batched, dim=self.dofs, inputs=[x, y, ca, cc, self._ids, out], device=self.device)
 
-    def zeros(self) -> np.ndarray:
-        return np.zeros(self.count)
-
 
 def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """``num / den`` per subproblem, 0 where ``den`` is 0 (a subproblem that has converged exactly
@@ -135,4 +137,4 @@ def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["Batches", "divide"]
+__all__ = ["Batches", "divide", "host_offsets"]

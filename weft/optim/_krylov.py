@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import types as wt
 from ..array import array, copy, empty_like
-from ._batches import Batches, divide
+from ._batches import Batches, divide, host_offsets
 from ._linear_operators import LinearOperator, _flat, aslinearoperator
 
 _EPS = {wt.float64: 1.0e-16, wt.float16: 1.0e-4}
@@ -111,7 +111,7 @@ class LinearSolverState:
         if A is not self._A and A.batch_offsets is not None:
             if A.max_batch_length != self._A.max_batch_length:
                 raise ValueError(f"Incompatible A: max_batch_length {A.max_batch_length}, the solver was built for {self._A.max_batch_length}")
-            if not np.array_equal(self._layout(A).offsets, self._batches.offsets):
+            if not np.array_equal(host_offsets(A.batch_offsets), self._batches.offsets):
                 raise ValueError("Incompatible A: its batch_offsets differ from those the solver was built for")
         for name, new, old in (("b", b, self._b), ("x", x, self._x)):
             if new is not old and (new.shape != old.shape or new.dtype != old.dtype):

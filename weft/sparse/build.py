@@ -400,10 +400,8 @@ def bsr_compress(src: BsrMatrix, prune_numerical_zeros: bool = True, inplace: bo
     offsets = src.offsets.numpy().astype(np.int64)
     counts = src.row_counts.numpy().astype(np.int64) if src.row_counts is not None else np.diff(offsets)
     capacity = min(src.columns.shape[0], src.values.shape[0])
-    starts = np.repeat(offsets[:-1] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-    slots = starts + np.arange(int(counts.sum()))
     rows = np.full(capacity, -1, np.int32)  # slack slots: a row outside the matrix, ignored
-    rows[slots] = np.repeat(np.arange(src.nrow, dtype=np.int32), counts)
+    rows[topo.ranges(offsets[:-1], counts)] = np.repeat(np.arange(src.nrow, dtype=np.int32), counts)
     device = src.device
     src.row_counts = None  # the triplets' blocks replace the layout
     bsr_set_from_triplets(

@@ -146,16 +146,7 @@ class BsrMatrix:
         else:
             self.nnz = int(nnz)
         room = max(self.nnz, int(nnz_capacity or 0))
-        if self.columns.shape[0] < room:
-            grown = empty(room, dtype=wt.int32, device=self.device)
-            if self.columns.shape[0]:
-                grown[: self.columns.shape[0]].assign(self.columns)
-            self.columns = grown
-        if self.values.shape[0] < room:
-            grown = zeros(room, dtype=self.dtype, device=self.device, requires_grad=self.values.requires_grad)
-            if self.values.shape[0]:
-                grown[: self.values.shape[0]].assign(self.values)
-            self.values = grown
+        self.columns, self.values = _grown(self.columns, room), _grown(self.values, room)
 
     def status_sync(self) -> int:
         """``BSR_STATUS_ROW_CAPACITY_EXCEEDED`` once a ``topology="padded"`` operation found a
@@ -362,6 +353,16 @@ def store(bsr: BsrMatrix, nrow: int, ncol: int, offsets: np.ndarray, columns: np
         bsr.values = values
 
 
+def _grown(a: array, room: int) -> array:
+    """``a`` if it holds ``room`` elements, else a zeroed array of ``room`` starting with ``a``'s."""
+    if a.shape[0] >= room:
+        return a
+    grown = zeros(room, dtype=a.dtype, device=a.device, requires_grad=a.requires_grad)
+    if a.shape[0]:
+        grown[: a.shape[0]].assign(a)
+    return grown
+
+
 def fresh_values(bsr: BsrMatrix, count: int, requires_grad: bool = False) -> array:
     """A zeroed block array for ``count`` blocks of ``bsr``'s type on its device."""
     return zeros(max(count, 0), dtype=bsr.dtype, device=bsr.device, requires_grad=requires_grad or bsr.requires_grad)
@@ -426,7 +427,7 @@ def bsr_set_zero(
 
         if row_capacity is None:  # keep the capacity of the rows that stay
             old = np.diff(bsr.offsets.numpy().astype(np.int64))  # a compact row's capacity: its blocks
-            row_capacity = array(np.concatenate((old[:nrow], np.zeros(max(nrow - len(old), 0), np.int64))).astype(np.int32))
+            row_capacity = np.concatenate((old[:nrow], np.zeros(max(nrow - len(old), 0), np.int64)))
         padded.set_padded_zero(bsr, nrow, ncol, padded.capacity_offsets(row_capacity, nrow), nnz_capacity)
         return
     store(bsr, nrow, ncol, np.zeros(nrow + 1, np.int32), np.zeros(0, np.int32))

@@ -21,6 +21,7 @@ from ..array import array, full, zeros
 from ..codegen.intrinsics import tid
 from ..kernel import kernel
 from ..runtime.launch import launch
+from . import topology as topo
 from .matrix import BSR_STATUS_ROW_CAPACITY_EXCEEDED, BsrMatrix, store
 
 
@@ -40,13 +41,14 @@ def is_padded(m: BsrMatrix) -> bool:
 
 
 def capacity_offsets(row_capacity, nrow: int) -> np.ndarray:
-    """Row offsets for ``row_capacity`` slots per row (an int, or an int array of ``nrow``)."""
-    if hasattr(row_capacity, "numpy"):
-        caps = np.asarray(row_capacity.numpy(), dtype=np.int64).reshape(-1)
-        if caps.shape[0] != nrow:
-            raise ValueError(f"row_capacity has {caps.shape[0]} entries for {nrow} rows of blocks")
-    else:
-        caps = np.full(nrow, int(row_capacity), dtype=np.int64)
+    """Row offsets for ``row_capacity`` slots per row (an int, or an int array of ``nrow``: a weft
+    or NumPy array)."""
+    caps = np.asarray(row_capacity.numpy() if hasattr(row_capacity, "numpy") else row_capacity, dtype=np.int64)
+    if caps.ndim == 0:
+        caps = np.full(nrow, int(caps), dtype=np.int64)
+    elif caps.reshape(-1).shape[0] != nrow:
+        raise ValueError(f"row_capacity has {caps.size} entries for {nrow} rows of blocks")
+    caps = caps.reshape(-1)
     if np.any(caps < 0):
         raise ValueError("row_capacity must be non-negative")
     out = np.zeros(nrow + 1, dtype=np.int32)
@@ -63,19 +65,17 @@ def active_counts(m: BsrMatrix) -> np.ndarray:
     return np.clip(m.row_counts.numpy().astype(np.int64)[: m.nrow], 0, capacity)
 
 
-def active_slots(m: BsrMatrix) -> np.ndarray:
-    """The storage slots of the blocks in use, row by row."""
-    offsets = m.offsets.numpy().astype(np.int64)
-    counts = active_counts(m)
-    starts = np.repeat(offsets[:-1], counts)
-    first = np.repeat(np.cumsum(counts) - counts, counts)
-    return starts + (np.arange(int(counts.sum()), dtype=np.int64) - first)
+def active_slots(m: BsrMatrix, counts: np.ndarray | None = None) -> np.ndarray:
+    """The storage slots of the blocks in use, row by row (``counts``: ``active_counts(m)``)."""
+    counts = active_counts(m) if counts is None else counts
+    return topo.ranges(m.offsets.numpy()[:-1], counts)
 
 
 def uncompress_rows(m: BsrMatrix) -> np.ndarray:
     """The row of each slot of a padded matrix, -1 for unused slots."""
+    counts = active_counts(m)
     rows = np.full(int(m.offsets.numpy()[-1]) if m.nrow else 0, -1, dtype=np.int32)
-    rows[active_slots(m)] = np.repeat(np.arange(m.nrow, dtype=np.int32), active_counts(m))
+    rows[active_slots(m, counts)] = np.repeat(np.arange(m.nrow, dtype=np.int32), counts)
     return rows
 
 
@@ -98,7 +98,7 @@ def working_copy(m: BsrMatrix) -> BsrMatrix:
     if not is_padded(m):  # store gives the new matrix its own offsets and columns arrays
         store(out, m.nrow, m.ncol, offsets, m.columns.numpy()[: int(offsets[-1])], m.values)
         return out
-    slots = active_slots(m)
+    slots = active_slots(m, counts)
     values = zeros(len(slots), dtype=m.dtype, device=m.device, requires_grad=m.requires_grad)
     if len(slots):
         launch(copy_blocks, dim=len(slots), inputs=[m.values, _index(slots, m.device), values,
@@ -135,10 +135,7 @@ def pad_into(dest: BsrMatrix, result: BsrMatrix):
     kept = np.minimum(wanted, capacity)
     if np.any(wanted > capacity):
         dest._status = BSR_STATUS_ROW_CAPACITY_EXCEEDED
-    first = np.repeat(np.cumsum(kept) - kept, kept)
-    within = np.arange(int(kept.sum()), dtype=np.int64) - first
-    src = np.repeat(r_offsets[:-1], kept) + within
-    dst = np.repeat(offsets[:-1], kept) + within
+    src, dst = topo.ranges(r_offsets[:-1], kept), topo.ranges(offsets[:-1], kept)
     total = int(offsets[-1])
     room = max(total, dest.nnz if is_padded(dest) else 0)  # a padded matrix keeps its storage bound
     columns = np.full(room, -1, dtype=np.int32)

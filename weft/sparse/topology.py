@@ -21,6 +21,14 @@ def rows_of(offsets: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(len(counts), dtype=np.int32), counts)
 
 
+def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``starts[k], starts[k] + 1, ..., starts[k] + counts[k] - 1`` for every ``k``, concatenated
+    (int64): the storage positions of segments given by where they start and how long they are."""
+    counts = np.asarray(counts, dtype=np.int64)
+    within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    return np.repeat(np.asarray(starts, dtype=np.int64), counts) + within
+
+
 def offsets_of(block_rows: np.ndarray, nrow: int) -> np.ndarray:
     counts = np.bincount(block_rows, minlength=nrow)[:nrow] if len(block_rows) else np.zeros(nrow, np.int64)
     out = np.zeros(nrow + 1, dtype=np.int32)
@@ -95,10 +103,8 @@ def products(x_offsets, x_columns, y_offsets, y_columns, ncol_z: int) -> tuple:
     x_cols = x_columns[: len(x_rows)].astype(np.int64)
     y_start = y_offsets[x_cols].astype(np.int64)
     counts = y_offsets[x_cols + 1].astype(np.int64) - y_start
-    total = int(counts.sum())
     x_block = np.repeat(np.arange(len(x_rows), dtype=np.int64), counts)
-    base = np.repeat(np.cumsum(counts) - counts, counts)
-    y_block = np.repeat(y_start, counts) + (np.arange(total, dtype=np.int64) - base)
+    y_block = ranges(y_start, counts)
     keys = keys_of(x_rows[x_block], y_columns[y_block], ncol_z)
     order, starts, unique = group(keys)
     return x_block[order].astype(np.int32), y_block[order].astype(np.int32), starts, unique
