@@ -154,13 +154,13 @@ STATE_BUILTINS = [
 # --- gradient noise (native/noise.h): the state is a seed, not advanced; differentiable in x --
 _vec4 = vt.vector(4, wt.float32)
 
-noise = builtin("noise", "Perlin gradient noise in [-1, 1] at x (float, vec2, vec3 or vec4), seeded by state", "random")
+noise = builtin("noise", "Perlin gradient noise at x (float, vec2, vec3 or vec4), seeded by state: Warp's field for the same state", "random")
 noise.add(p("state", u32, "x", f32), f32)
 noise.add(p("state", u32, "xy", _vec2), f32)
 noise.add(p("state", u32, "xyz", _vec3), f32)
 noise.add(p("state", u32, "xyzt", _vec4), f32)
 
-pnoise = builtin("pnoise", "Periodic Perlin gradient noise: pnoise(state, x + px, px) == pnoise(state, x, px)", "random")
+pnoise = builtin("pnoise", "Periodic Perlin gradient noise: pnoise(state, x + px, px) == pnoise(state, x, px); a period <= 0 does not wrap", "random")
 pnoise.add(p("state", u32, "x", f32, "px", i32), f32)
 pnoise.add(p("state", u32, "xy", _vec2, "px", i32, "py", i32), f32)
 pnoise.add(p("state", u32, "xyz", _vec3, "px", i32, "py", i32, "pz", i32), f32)
@@ -168,7 +168,7 @@ pnoise.add(p("state", u32, "xyzt", _vec4, "px", i32, "py", i32, "pz", i32, "pt",
 
 curlnoise = builtin(
     "curlnoise",
-    "Divergence-free noise: the curl of fractal Perlin potentials (octaves, lacunarity, gain) at xy, xyz or xyzt",
+    "Divergence-free noise (Warp's field): curl-like sums of Perlin gradients over octaves (lacunarity, gain) at xy, xyz or xyzt",
     "random",
 )
 for _name, _x, _r in (("xy", _vec2, _vec2), ("xyz", _vec3, _vec3), ("xyzt", _vec4, _vec3)):

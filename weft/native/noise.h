@@ -1,15 +1,24 @@
 // weft gradient noise in kernels: the C++ of noise / pnoise / curlnoise in weft/builtins/random.py.
 //
-// Perlin-style gradient noise in 1-4 dimensions: each integer lattice point gets a pseudo-random
-// gradient g (components uniform in [-1, 1), hashed from the state and the lattice indices with
-// rand_hash); the noise at x blends the 2^D corner ramps dot(g, x - corner) with the quintic fade
-// 6t^5 - 15t^4 + 10t^3, so it is C2, zero at lattice points, and its gradient is computed exactly
-// alongside the value. pnoise wraps the lattice indices modulo the periods, so
-// pnoise(x + p) == pnoise(x). The state is only a seed here: it is not advanced (as in Warp).
+// Perlin gradient noise in 1-4 dimensions, drawing the same fields as Warp for the same state
+// (so a procedural texture or a perturbation field ported from Warp looks the same):
+//  - every integer lattice point gets a pseudo-random gradient from a hash of its indices and
+//    the state: the indices times the primes 73856093, 19349663, 53471161, 10000019, XORed
+//    together, the state added to the last term; in 1-d the gradient is one draw in [-1, 1),
+//    in 2-4-d it is D draws in [-0.5, 0.5) (sample_unit_square / cube order), normalized;
+//  - the noise blends the corner ramps dot(g, x - corner) by nested lerps, x first, then y, z
+//    and t, weighted with the quintic fade 6t^5 - 15t^4 + 10t^3; it is C2, zero at lattice
+//    points, and its gradient is computed exactly alongside the value.
+// pnoise wraps the lattice indices modulo the periods, so pnoise(x + p) == pnoise(x) for every x
+// (Warp wraps with C's remainder, which is periodic only for x >= 0; weft agrees with Warp there
+// and stays periodic for negative coordinates). A period <= 0 leaves that axis unwrapped (a
+// division by zero in Warp). The state is only a seed here: it is not advanced (as in Warp).
 //
-// curlnoise is the curl of fractal (octaves, lacunarity, gain) noise potentials: in 2-d of one
-// scalar potential psi, (dpsi/dy, -dpsi/dx); in 3-d (and 4-d, time as 4th coordinate) of three
-// potentials with different seeds. It is divergence free.
+// curlnoise is Warp's divergence-free field: in 2-d, with G the sum over octaves of
+// gain^o * grad N(lacunarity^o * x), it is (-G_y, G_x); in 3-d (and 4-d, time as 4th coordinate)
+// it is the curl-like combination of three such sums drawn from three states (the state is
+// re-seeded with rand_init(state, 10019689) and rand_init(state, 13112221) between the fields,
+// and the chain carries on across octaves).
 //
 // Adjoints: noise and pnoise accumulate adj_ret * grad into adj_x. curlnoise needs second
 // derivatives: the same templated code runs on forward-mode dual numbers, one pass per input
@@ -44,53 +53,81 @@ WEFT_FN T noise_dfade(T t) {
     return T(30.0f) * t * t * u * u;
 }
 
+// The gradient Warp's noise gives lattice point i (D indices) for a state.
+template <int D>
+WEFT_FN void noise_lattice_gradient(uint32 state, const int32* i, float32* g) {
+    const uint32 primes[4] = {73856093u, 19349663u, 53471161u, 10000019u};
+    uint32 h = uint32(i[D - 1]) * primes[D - 1] + state;
+    for (int k = D - 2; k >= 0; --k) h = (uint32(i[k]) * primes[k]) ^ h;
+    if constexpr (D == 1) {
+        g[0] = 2.0f * rand_next_f(h) - 1.0f;
+    } else {
+        float32 len2 = 0.0f;
+        for (int k = 0; k < D; ++k) {
+            g[k] = rand_next_f(h) - 0.5f;
+            len2 += g[k] * g[k];
+        }
+        float32 len = sqrtf(len2);
+        for (int k = 0; k < D; ++k) g[k] = len > 0.0f ? g[k] / len : 0.0f;
+    }
+}
+
+// Lattice index i wrapped into [0, p) when the axis has a period p > 0.
+WEFT_FN int32 noise_wrap(int32 i, const int32* period, int k) {
+    if (!period || period[k] <= 0) return i;
+    int32 r = i % period[k];
+    return r < 0 ? r + period[k] : r;
+}
+
 // Gradient noise at x (D components); grad receives d noise / d x. period may be null.
 template <int D, typename T>
 WEFT_FN T noise_eval(uint32 seed, const T* x, const int32* period, T* grad) {
-    int32 i0[D];
-    T f[D], w[D], dw[D];
+    int32 lo[D], hi[D];
+    T f[D], s[D], ds[D];
     for (int k = 0; k < D; ++k) {
         float32 fl = floorf(noise_primal(x[k]));
-        i0[k] = int32(fl);
+        lo[k] = noise_wrap(int32(fl), period, k);
+        hi[k] = noise_wrap(lo[k] + 1, period, k);
         f[k] = x[k] - T(fl);
-        w[k] = noise_fade(f[k]);
-        dw[k] = noise_dfade(f[k]);
-        grad[k] = T(0.0f);
+        s[k] = noise_fade(f[k]);
+        ds[k] = noise_dfade(f[k]);
     }
-    T value = T(0.0f);
-    // Unrolled before the vectorizer sees it: g++ 12.2 vectorized this corner loop (4 corners in
-    // 2-D, on dual numbers inlined into curlnoise's adjoint) into code that returned wrong
+    // value and gradient of the ramp at each corner (bit k of c: the upper index on axis k)
+    T v[1 << D], dv[1 << D][D];
+    // Unrolled before the vectorizer sees it: g++ 12.2 vectorized a corner loop like this one
+    // (on dual numbers inlined into curlnoise's adjoint) into code that returned wrong
     // derivatives; -fno-tree-loop-if-convert, -O1 or this unrolling give the right ones
     // (tests/test_random.py test_curl_noise_gradients_in_a_module_of_their_own).
 #ifndef WEFT_CUDA
 #pragma GCC unroll 16
 #endif
     for (int c = 0; c < (1 << D); ++c) {
-        uint32 h = rand_hash(seed);
+        int32 idx[D];
+        float32 g[D];
+        for (int k = 0; k < D; ++k) idx[k] = (c >> k) & 1 ? hi[k] : lo[k];
+        noise_lattice_gradient<D>(seed, idx, g);
+        T d = T(0.0f);
         for (int k = 0; k < D; ++k) {
-            int32 ik = i0[k] + ((c >> k) & 1);
-            if (period && period[k] > 0) {
-                ik %= period[k];
-                if (ik < 0) ik += period[k];
+            d += ((c >> k) & 1 ? f[k] - T(1.0f) : f[k]) * T(g[k]);
+            dv[c][k] = T(g[k]);
+        }
+        v[c] = d;
+    }
+    // nested lerps, x first: after axis k the blend of corners c..c + 2^(k+1) - 1 sits at c
+    for (int k = 0; k < D; ++k) {
+        const int step = 1 << k;
+        for (int c = 0; c < (1 << D); c += 2 * step) {
+            T a0 = v[c], a1 = v[c + step];
+            for (int j = 0; j < D; ++j) {
+                T dj = (dv[c + step][j] - dv[c][j]) * s[k] + dv[c][j];
+                if (j == k) dj += (a1 - a0) * ds[k];
+                dv[c][j] = dj;
             }
-            h = rand_hash(h + uint32(ik));
-        }
-        T g[D], d = T(0.0f), W = T(1.0f);
-        for (int k = 0; k < D; ++k) {
-            g[k] = T(float32(rand_hash(h + uint32(k) * 0x9E3779B9u) >> 8) * (1.0f / 8388608.0f) - 1.0f);
-            int bit = (c >> k) & 1;
-            d += g[k] * (f[k] - T(float32(bit)));
-            W = W * (bit ? w[k] : T(1.0f) - w[k]);
-        }
-        value += W * d;
-        for (int k = 0; k < D; ++k) {
-            T dWk = (c >> k) & 1 ? dw[k] : -dw[k];
-            for (int j = 0; j < D; ++j)
-                if (j != k) dWk = dWk * ((c >> j) & 1 ? w[j] : T(1.0f) - w[j]);
-            grad[k] += g[k] * W + d * dWk;
+            v[c] = (a1 - a0) * s[k] + a0;
         }
     }
-    return value;
+    for (int k = 0; k < D; ++k) grad[k] = dv[0][k];
+    return v[0];
 }
 
 // ---- noise / pnoise --------------------------------------------------------------------------
@@ -163,39 +200,33 @@ WEFT_FN void adj_pnoise(uint32 state, const vec_t<4, float32>& x, int32 px, int3
 }
 
 // ---- curlnoise -------------------------------------------------------------------------------
-// Gradient of the fractal potential number `which` (0..2) at x: sum over octaves of
-// amp * freq * grad noise(freq * x), each octave and potential with its own seed.
+// D = input dimension (2, 3 or 4); the result has min(D, 3) components.
 template <int D, typename T>
-WEFT_FN void curl_potential_grad(uint32 state, int which, const T* x, uint32 octaves, float32 lac, float32 gain,
-                                 T* out) {
-    for (int k = 0; k < D; ++k) out[k] = T(0.0f);
+WEFT_FN void curl_eval(uint32 state, const T* x, uint32 octaves, float32 lac, float32 gain, T* out) {
+    constexpr int F = D == 2 ? 1 : 3;  // gradient fields summed
+    T sum[F][D];
+    for (int m = 0; m < F; ++m)
+        for (int k = 0; k < D; ++k) sum[m][k] = T(0.0f);
     float32 freq = 1.0f, amp = 1.0f;
     for (uint32 o = 0; o < octaves; ++o) {
         T p[D], g[D];
         for (int k = 0; k < D; ++k) p[k] = x[k] * T(freq);
-        noise_eval<D>(rand_hash(state + uint32(which) * 0x68E31DA4u + o * 0xB5297A4Du), p, (const int32*)0, g);
-        for (int k = 0; k < D; ++k) out[k] += g[k] * T(amp * freq);
-        freq *= lac;
+        for (int m = 0; m < F; ++m) {
+            if (m == 1) state = rand_init(int32(state), 10019689);
+            if (m == 2) state = rand_init(int32(state), 13112221);
+            noise_eval<D>(state, p, (const int32*)0, g);
+            for (int k = 0; k < D; ++k) sum[m][k] += T(amp) * g[k];
+        }
         amp *= gain;
+        freq *= lac;
     }
-}
-
-// D = input dimension (2, 3 or 4); the result has min(D, 3) components.
-template <int D, typename T>
-WEFT_FN void curl_eval(uint32 state, const T* x, uint32 octaves, float32 lac, float32 gain, T* out) {
     if constexpr (D == 2) {
-        T g[D];
-        curl_potential_grad<D>(state, 0, x, octaves, lac, gain, g);
-        out[0] = g[1];
-        out[1] = -g[0];
+        out[0] = -sum[0][1];
+        out[1] = sum[0][0];
     } else {
-        T g0[D], g1[D], g2[D];
-        curl_potential_grad<D>(state, 0, x, octaves, lac, gain, g0);
-        curl_potential_grad<D>(state, 1, x, octaves, lac, gain, g1);
-        curl_potential_grad<D>(state, 2, x, octaves, lac, gain, g2);
-        out[0] = g2[1] - g1[2];
-        out[1] = g0[2] - g2[0];
-        out[2] = g1[0] - g0[1];
+        out[0] = sum[2][1] - sum[1][2];
+        out[1] = sum[0][2] - sum[2][0];
+        out[2] = sum[1][0] - sum[0][1];
     }
 }
 
