@@ -131,6 +131,22 @@ class FakeDriver:
     def cuCtxSynchronize(self):
         return (OK,)
 
+    def cuCtxGetDevice(self):
+        ctx = getattr(self._local, "ctx", 0)
+        if not ctx:
+            return (_real.CUresult.CUDA_ERROR_INVALID_CONTEXT, 0)
+        return (OK, int(ctx) & 0xFF)  # primary contexts are 0xC000 + ordinal, others 0xD000 + ordinal
+
+    def cuCtxPushCurrent(self, ctx):
+        self._local.stack = getattr(self._local, "stack", []) + [getattr(self._local, "ctx", 0)]
+        self._local.ctx = int(ctx)
+        return (OK,)
+
+    def cuCtxPopCurrent(self):
+        popped = getattr(self._local, "ctx", 0)
+        self._local.ctx = self._local.stack.pop()
+        return (OK, popped)
+
     def cuCtxGetStreamPriorityRange(self):
         return (OK, 0, -1)
 

@@ -466,3 +466,33 @@ def test_driver_and_toolkit_versions(sim):
     assert wp.get_cuda_driver_version() == (12, 8)  # the simulated driver reports 12080
     major, minor = wp.get_cuda_toolkit_version()  # NVRTC, which this module requires
     assert major >= 11 and minor >= 0
+
+
+def test_map_cuda_device_renames_the_device_of_a_primary_context(sim):
+    fake, dev = sim
+    x = wp.array(np.arange(4, dtype=np.float32), device=dev)
+    wp.set_device(dev)  # its primary context is now current
+    try:
+        mapped = wp.map_cuda_device("sim_gpu")
+        assert mapped is dev and dev.alias == "sim_gpu" and str(x.device) == "sim_gpu"
+        assert wp.get_device("sim_gpu") is dev and wp.map_cuda_device("sim_gpu") is dev  # twice: no-op
+        with pytest.raises(RuntimeError, match="does not exist"):
+            wp.get_device("cuda:0")
+        assert wp.map_cuda_device("by_handle", context=dev.context) is dev
+        wp.launch(real.k_axpy, dim=4, inputs=[2.0, x, x, x], device="by_handle")  # y = 2x + x
+        np.testing.assert_array_equal(x.numpy(), 3 * np.arange(4, dtype=np.float32))
+
+        with pytest.raises(RuntimeError, match="not the primary context"):
+            wp.map_cuda_device("other", context=0xD000)
+        fake.cuCtxSetCurrent(0)
+        with pytest.raises(RuntimeError, match="no CUDA context is current"):
+            wp.map_cuda_device("none")
+
+        wp.unmap_cuda_device("by_handle")
+        assert wp.get_device() == "cpu" and dev not in wp.get_cuda_devices()
+        with pytest.raises(ValueError, match="Unknown device"):
+            wp.get_device("by_handle")
+        with pytest.raises(RuntimeError, match="no CUDA device has this alias"):
+            wp.unmap_cuda_device("by_handle")
+    finally:
+        wp.set_device("cpu")

@@ -611,6 +611,13 @@ def test_devices_and_launch_device_argument():
     with pytest.raises((ValueError, RuntimeError)):
         wp.get_device("cuda:0")
     np.testing.assert_array_equal(a.numpy(), [2.0, 3.0, 4.0])
+    # device aliases for CUDA contexts need a GPU; the CPU is not a CUDA device to unmap
+    with pytest.raises(RuntimeError, match="no CUDA device is available"):
+        wp.map_cuda_device("mine")
+    for alias in ("cpu", "imaginary:0"):
+        with pytest.raises(RuntimeError, match="no CUDA device has this alias"):
+            wp.unmap_cuda_device(alias)
+    assert wp.get_device("cpu") is cpu
 
 
 # ---------------------------------------------------------------------------------------------

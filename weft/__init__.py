@@ -159,11 +159,13 @@ from .runtime.device import (
     is_mempool_supported,
     is_peer_access_enabled,
     is_peer_access_supported,
+    map_cuda_device,
     set_device,
     set_mempool_enabled,
     set_mempool_release_threshold,
     synchronize,
     synchronize_device,
+    unmap_cuda_device,
 )
 from .runtime.graph import (
     Graph,

@@ -12,7 +12,7 @@ Contract: ``compile_aot_module`` writes, into ``module_dir``, for a module whose
 ``hash7`` is the start of the sha256 of the CUDA source, so a changed module gets a new id and
 a stale image is never loaded. No GPU is needed to compile; ``load_aot_module`` hands the image
 to the CUDA runtime (``runtime/cuda.py`` ``load_module``) and records the loaded functions on the
-module (``Module.cuda_loaded[device alias]``) for launches on that device.
+module (``Module.cuda_loaded[device ordinal]``) for launches on that device.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def load_aot_module(module, device=None, arch=None, module_dir=None, use_ptx=Non
     for inst in instances:
         names = meta["kernels"][inst.symbol]["entry_points"]
         functions[inst.symbol] = (loaded.function(names[0]), loaded.function(names[1]) if len(names) > 1 else None)
-    m.cuda_loaded[dev.alias] = AotModule(dev, loaded, functions, [tuple(x) for x in meta["locs"]], path)
+    m.cuda_loaded[dev.ordinal] = AotModule(dev, loaded, functions, [tuple(x) for x in meta["locs"]], path)
 
 
 def _candidate_archs(base: str, kind: str, arch, device_arch: int) -> list:

@@ -266,6 +266,44 @@ class CudaDevice(Device):
             raise error
 
 
+def device_of_context(context=None):
+    """The registered GPU whose primary context is ``context`` (``None``: the calling thread's
+    current context), for ``wp.map_cuda_device``.
+
+    Raises:
+        RuntimeError: No context is current, or ``context`` is not a GPU's primary context (weft
+            loads modules and allocates memory in primary contexts only: the ones the CUDA
+            runtime, PyTorch and JAX use).
+    """
+    drv = cu.api()
+    if context is None:
+        ctx = cu.check(drv.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        if not int(ctx):
+            raise RuntimeError(
+                "wp.map_cuda_device(): no CUDA context is current on this thread; "
+                "pass context=... or make the context current first"
+            )
+        handle = int(cu.check(drv.cuCtxGetDevice(), "cuCtxGetDevice"))
+    else:
+        ctx = context if isinstance(context, drv.CUcontext) else drv.CUcontext(int(getattr(context, "value", context) or 0))
+        if not int(ctx):
+            raise RuntimeError("wp.map_cuda_device(): the context is a null pointer")
+        cu.check(drv.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
+        try:
+            handle = int(cu.check(drv.cuCtxGetDevice(), "cuCtxGetDevice"))
+        finally:
+            cu.check(drv.cuCtxPopCurrent(), "cuCtxPopCurrent")
+    from .device import get_cuda_devices
+
+    for device in get_cuda_devices():
+        if int(device.handle) == handle and int(device.context) == int(ctx):
+            return device
+    raise RuntimeError(
+        f"wp.map_cuda_device(): context {int(ctx):#x} is not the primary context of a GPU; weft "
+        "runs kernels in primary contexts only (those of the CUDA runtime, PyTorch and JAX)"
+    )
+
+
 class ContextGuard:
     """``with ContextGuard(device):`` makes the device's context current, restoring the previous one."""
 
@@ -487,7 +525,7 @@ def functions(inst, device):
         entry = inst.binding.cuda_functions.get(device.ordinal)
         if entry is not None:
             return entry
-        aot = getattr(module, "cuda_loaded", {}).get(device.alias)
+        aot = getattr(module, "cuda_loaded", {}).get(device.ordinal)
         if aot is not None and inst.symbol in aot.functions:
             fwd, bwd = aot.functions[inst.symbol]
             inst.binding.cuda_functions[device.ordinal] = (aot.loaded, fwd, bwd, aot.locs)

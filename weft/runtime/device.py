@@ -247,6 +247,57 @@ def get_cuda_device(ordinal: int | None = None) -> Device:
     return get_device(f"cuda:{ordinal}")
 
 
+def map_cuda_device(alias: str, context=None) -> Device:
+    """Give the GPU device of a CUDA context the alias ``alias`` and return it.
+
+    The device keeps its arrays, modules and streams; only its name changes (``"cuda:0"`` no
+    longer finds it). Mapping the same alias twice is a no-op.
+
+    Args:
+        alias: The new, unique device name.
+        context: A ``CUcontext`` (or its address); ``None`` takes the calling thread's current
+            context. It must be a GPU's primary context, the one weft, the CUDA runtime, PyTorch
+            and JAX use.
+
+    Returns:
+        The device.
+
+    Raises:
+        RuntimeError: No CUDA device is available, no context is current, the context is not a
+            primary context, or another device already has the alias.
+    """
+    if not isinstance(alias, str) or not alias:
+        raise ValueError(f"wp.map_cuda_device(): the alias must be a non-empty string, got {alias!r}")
+    if not get_cuda_devices():
+        raise RuntimeError(f"wp.map_cuda_device({alias!r}): no CUDA device is available on this machine")
+    from . import cuda
+
+    device = cuda.device_of_context(context)
+    other = _devices.get(alias)
+    if other is not None and other is not device:
+        raise RuntimeError(f"wp.map_cuda_device({alias!r}): the alias already names device {other.name!r}")
+    del _devices[device.alias]
+    device.alias = alias
+    _devices[alias] = device
+    return device
+
+
+def unmap_cuda_device(alias: str) -> None:
+    """Forget the CUDA device named ``alias``: ``get_device(alias)`` and the device lists no longer
+    find it. When it is the default device, the CPU becomes the default.
+
+    Raises:
+        RuntimeError: No CUDA device has this alias.
+    """
+    device = _devices.get(alias) if isinstance(alias, str) else None
+    if device is None or not device.is_cuda:
+        raise RuntimeError(f"wp.unmap_cuda_device({alias!r}): no CUDA device has this alias")
+    del _devices[alias]
+    global _current
+    if _current is device:
+        _current = _cpu
+
+
 def is_mempool_supported(device=None) -> bool:
     """Whether the device supports stream-ordered allocations (``cuMemAllocAsync``); False for the CPU."""
     return get_device(device).is_mempool_supported

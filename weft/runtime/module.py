@@ -170,7 +170,7 @@ class Module:
             "cpu_compiler_flags": None,
         }
         self.lazy_backward: list = []  # _Batch objects whose backward library is not built yet
-        self.cuda_loaded: dict = {}  # device alias -> aot.AotModule (set by load_aot_module)
+        self.cuda_loaded: dict = {}  # CUDA ordinal -> aot.AotModule (set by load_aot_module)
         self._func_names: dict = {}
         self.functions: list = []  # the funcs defined in the module (their hash covers kernels that do not compile)
 
