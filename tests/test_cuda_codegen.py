@@ -516,6 +516,23 @@ def test_every_suite_kernel_compiles_for_cuda(cpu_builds):
 
 
 @pytest.mark.parametrize("arch", [75, 90])
+def test_cluster_dims_reach_the_ptx_of_cluster_capable_archs(arch):
+    @wp.kernel(cluster_dim=4, module="unique")
+    def clustered_scale(x: wp.array(dtype=float)):
+        i = wp.tid()
+        x[i] = 2.0 * x[i]
+
+    inst = clustered_scale.default_instance()
+    text = clustered_scale.module.cuda_build([inst], arch, use_ptx=True).image.decode()
+    entries = re.findall(r"\.entry\s+(\w+)\([^{]*?\.reqnctapercluster\s+([\d, ]+)", text, re.S)
+    if arch >= 90:  # clusters exist from sm_90 on; below, the kernel is compiled unclustered
+        assert sorted(name.rsplit("_", 1)[-1] for name, _ in entries) == ["backward", "forward"]
+        assert {n.replace(" ", "") for _, n in entries} == {"4,1,1"}
+    else:
+        assert entries == [] and "_cuda_forward" in text
+
+
+@pytest.mark.parametrize("arch", [75, 90])
 def test_register_budget_reaches_the_ptx(arch):
     @wp.kernel(cuda_max_registers=40, module="unique")
     def capped_saxpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float)):

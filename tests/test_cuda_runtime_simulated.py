@@ -462,6 +462,34 @@ def test_launch_bounds_reach_the_cuda_entry_and_cap_block_dim(sim):
         wp.launch(k_bounded_add_one, dim=100, inputs=[x], device=dev, block_dim=128)
 
 
+@wp.kernel(cluster_dim=4)
+def k_clustered_add_one(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] + 1.0
+
+
+def test_clustered_launches_use_whole_clusters(sim):
+    fake, dev = sim
+    grids = []
+    launch = fake.cuLaunchKernel
+
+    def recording(f, gx, *rest):
+        grids.append(gx)
+        return launch(f, gx, *rest)
+
+    fake.cuLaunchKernel = recording
+    x = wp.zeros(1000, dtype=float, device=dev)
+    wp.launch(k_clustered_add_one, dim=1000, inputs=[x], device=dev, block_dim=64)  # 16 blocks: 4 clusters
+    wp.launch(k_clustered_add_one, dim=1000, inputs=[x], device=dev, block_dim=128)  # 8 blocks: 2 clusters
+    wp.launch(k_clustered_add_one, dim=1000, inputs=[x], device=dev, block_dim=256)  # 4 blocks: 1 cluster
+    wp.launch(k_clustered_add_one, dim=100, inputs=[x], device=dev, block_dim=64)  # 2 blocks, rounded up
+    wp.launch(k_bounded_add_one, dim=100, inputs=[x], device=dev, block_dim=64)  # unclustered: 2 blocks
+    assert grids == [16, 8, 4, 4, 2]
+    expected = np.full(1000, 3.0)
+    expected[:100] += 2.0
+    np.testing.assert_array_equal(x.numpy(), expected)  # the extra blocks did nothing
+
+
 def test_driver_and_toolkit_versions(sim):
     assert wp.get_cuda_driver_version() == (12, 8)  # the simulated driver reports 12080
     major, minor = wp.get_cuda_toolkit_version()  # NVRTC, which this module requires

@@ -710,8 +710,9 @@ def test_kernel_decorator_options_warp_programs_pass():
         wp.kernel(name="1invalid")(_double_it)
     with pytest.raises(ValueError, match="launch_bounds"):
         wp.kernel(launch_bounds=(0,))(_double_it)
-    with pytest.raises(NotImplementedError, match="cluster_dim"):
-        wp.kernel(cluster_dim=2)(_double_it)
+    for bad, error in ((0, ValueError), (17, ValueError), ((2, 1, 1), TypeError), (True, TypeError)):
+        with pytest.raises(error, match="cluster_dim"):
+            wp.kernel(cluster_dim=bad)(_double_it)
     with pytest.raises(ValueError, match="not both"):
         wp.kernel(cuda_max_registers=32, launch_bounds=128)(_double_it)
     with pytest.raises(ValueError, match="positive int"):
@@ -730,6 +731,19 @@ def test_kernel_decorator_options_warp_programs_pass():
     a = wp.array([1.0, 2.0], dtype=float)
     wp.launch(capped, dim=2, inputs=[a])  # no effect on the CPU
     np.testing.assert_array_equal(a.numpy(), [2.0, 4.0])
+
+    def clustered(n):
+        @wp.kernel(cluster_dim=n, module="unique")
+        def k(a: wp.array(dtype=float)):
+            a[wp.tid()] = 2.0 * a[wp.tid()]
+
+        return k
+
+    assert clustered(2).module.hash_module() == clustered(2).module.hash_module()
+    assert clustered(2).module.hash_module() != clustered(4).module.hash_module()  # another GPU build
+    assert clustered(1).options.get("cluster_dim") is None  # clusters of one block: no clustering
+    wp.launch(clustered(4), dim=2, inputs=[a])  # the CPU runs it unclustered
+    np.testing.assert_array_equal(a.numpy(), [4.0, 8.0])
     with pytest.raises(NotImplementedError, match="external_constant_params"):
         wp.kernel(entry_point_abi="external_constant_params")(_double_it)
     assert wp.kernel(grid_stride=False, entry_point_abi="warp")(_double_it).key == "_double_it"

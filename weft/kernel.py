@@ -672,6 +672,10 @@ def kernel(
         cuda_max_registers: the most registers a GPU thread of this kernel may use (CUDA's
             ``__maxnreg__`` on its entry points; the compiler spills the rest to local memory).
             Not together with ``launch_bounds``, which CUDA does not allow. No effect on the CPU.
+        cluster_dim: thread block clusters of this many blocks (1 to 16; CUDA's
+            ``__cluster_dims__(n, 1, 1)``) on GPUs of compute capability 9.0 and newer, where the
+            launch rounds its grid up to whole clusters (the extra blocks find no work: entry
+            points loop grid-stride); on older GPUs and the CPU the kernel runs unclustered.
         module: a module name, a weft module, or ``"unique"`` (a module of its own) instead of the
             function's Python module.
         module_options: options set on the kernel's module (``wp.set_module_options``).
@@ -680,15 +684,14 @@ def kernel(
             grid-stride over the launch, which gives the same results either way.
 
     Raises:
-        NotImplementedError: ``enable_cuda_smem_spilling``, ``cluster_dim`` or another
-            ``entry_point_abi``, which weft does not support.
+        NotImplementedError: ``enable_cuda_smem_spilling`` or another ``entry_point_abi``,
+            which weft does not support.
+        TypeError: ``cluster_dim`` is not an int.
         ValueError: ``name`` is not a C++ identifier, ``launch_bounds`` or
-            ``cuda_max_registers`` is malformed, or both are given.
+            ``cuda_max_registers`` is malformed, or both are given, or ``cluster_dim`` is out of
+            range.
     """
-    unsupported = {
-        "enable_cuda_smem_spilling": enable_cuda_smem_spilling,
-        "cluster_dim": cluster_dim,
-    }
+    unsupported = {"enable_cuda_smem_spilling": enable_cuda_smem_spilling}
     given = [k for k, v in unsupported.items() if v is not None]
     if given or entry_point_abi not in (None, "warp"):
         what = ", ".join(
@@ -708,6 +711,8 @@ def kernel(
         if launch_bounds is not None:
             raise ValueError("@wp.kernel: give launch_bounds or cuda_max_registers, not both (CUDA allows one of them)")
         options["cuda_max_registers"] = cuda_max_registers
+    if cluster_dim is not None and _cluster_dim(cluster_dim) > 1:
+        options["cluster_dim"] = cluster_dim  # 1 is no clustering: the same kernel as without
 
     def wrap(fn):
         if module == "unique" and not module_options:
@@ -720,6 +725,20 @@ def kernel(
         return k
 
     return wrap(f) if f is not None else wrap
+
+
+MAX_CLUSTER_DIM = 16  # blocks per cluster on sm_90 / sm_100 (beyond 8 needs a non-portable size)
+
+
+def _cluster_dim(value) -> int:
+    """A checked ``cluster_dim``: an int block count in [1, MAX_CLUSTER_DIM] (launches are 1-D)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"@wp.kernel(cluster_dim={value!r}): cluster_dim is a block count (an int): launch grids are one-dimensional"
+        )
+    if not 1 <= value <= MAX_CLUSTER_DIM:
+        raise ValueError(f"@wp.kernel(cluster_dim={value}): cluster_dim must be between 1 and {MAX_CLUSTER_DIM}")
+    return value
 
 
 def _same_value(a, b) -> bool:

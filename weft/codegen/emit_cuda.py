@@ -45,6 +45,9 @@ class CUDARenderer(CStyleRenderer):
         registers = inst.kernel.options.get("cuda_max_registers")
         if registers:  # @wp.kernel(cuda_max_registers=...): a register budget per thread
             qualifier += f" __maxnreg__({registers})"
+        cluster = inst.kernel.options.get("cluster_dim")
+        if cluster:  # @wp.kernel(cluster_dim=...): blocks scheduled in clusters (sm_90+)
+            qualifier += f" WEFT_CLUSTER_DIMS({cluster})"
         entry = templates.CUDA_ENTRY.format(
             qualifier=qualifier, sym=sym, target=self.target, mode=mode, body="\n".join(loops)
         )

@@ -35,6 +35,14 @@ typedef long long intptr_t;
 #define WEFT_FN inline
 #endif
 
+// @wp.kernel(cluster_dim=N): thread block clusters of N blocks, which only sm_90 and newer have;
+// compiled for an older arch the kernel runs unclustered.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define WEFT_CLUSTER_DIMS(n) __cluster_dims__(n, 1, 1)
+#else
+#define WEFT_CLUSTER_DIMS(n)
+#endif
+
 #if defined(_WIN32)
 #define WEFT_EXPORT extern "C" __declspec(dllexport)
 #else

@@ -628,6 +628,10 @@ def launch_kernel(inst, device, bounds, args_struct, adjoint, stream=None, block
         stream = device.stream
     blocks = (size + block_dim - 1) // block_dim
     cap = max_blocks if max_blocks > 0 else _MAX_GRID
+    grid = min(blocks, cap)
+    cluster = inst.kernel.options.get("cluster_dim")
+    if cluster:  # whole clusters; the extra blocks' grid-stride loops find no work
+        grid = min(-(-grid // cluster) * cluster, _MAX_GRID // cluster * cluster)
     params = _Params()
     params.ptrs[0] = ctypes.addressof(bounds)
     params.ptrs[1] = ctypes.addressof(args_struct)
@@ -642,7 +646,7 @@ def launch_kernel(inst, device, bounds, args_struct, adjoint, stream=None, block
     with ContextGuard(device):
         cu.check(
             drv.cuLaunchKernel(
-                fn, min(blocks, cap), 1, 1, block_dim, 1, 1, 0, stream.cuda_stream, ctypes.addressof(params), 0
+                fn, grid, 1, 1, block_dim, 1, 1, 0, stream.cuda_stream, ctypes.addressof(params), 0
             ),
             f"launching kernel '{inst.kernel.key}' on {device}",
         )
