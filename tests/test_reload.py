@@ -74,6 +74,36 @@ def test_a_reloaded_dependency_reaches_the_kernels_calling_it(tmp_path, monkeypa
     del sys.modules["reload_dep"], sys.modules["reload_user"]
 
 
+BOUND_LOCALLY = """
+import weft as wp
+import {dep} as dep
+import {other} as other
+
+@wp.kernel
+def k(out: wp.array(dtype=float)):
+    f = dep.magic
+    g, h = other.magic, dep.magic
+    out[0] = f() + 10.0 * g() + 100.0 * h()
+"""
+
+
+def test_funcs_bound_to_locals_are_module_references_and_follow_reloads(tmp_path, monkeypatch):
+    write_module(tmp_path, monkeypatch, "bound_dep", DEPENDENCY.format(value="1.0"))
+    write_module(tmp_path, monkeypatch, "bound_other", DEPENDENCY.format(value="2.0"))
+    write_module(tmp_path, monkeypatch, "bound_user", BOUND_LOCALLY.format(dep="bound_dep", other="bound_other"))
+    dep, other = importlib.import_module("bound_dep"), importlib.import_module("bound_other")
+    user = importlib.import_module("bound_user")
+    module = user.k.module
+    assert module.references == {dep.magic.module, other.magic.module}
+    before = module.get_module_hash()
+    assert run(user) == 121.0
+    (tmp_path / "bound_other.py").write_text(DEPENDENCY.format(value="3.0") + "\n# edited\n")
+    importlib.reload(other)
+    assert module.get_module_hash() != before  # the kernel calls the new code
+    assert run(user) == 131.0
+    del sys.modules["bound_dep"], sys.modules["bound_other"], sys.modules["bound_user"]
+
+
 SCALE = 2.0
 
 

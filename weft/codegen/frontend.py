@@ -328,6 +328,9 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
     def tuple_value(self, value_node, n) -> StaticTuple:
         if isinstance(value_node, ast.Call) and self.static_value(value_node.func) is intr.tid:
             return StaticTuple(self.tid(n, value_node))
+        if isinstance(value_node, ast.Tuple) and len(value_node.elts) == n:
+            # element by element, so funcs bind to names too: ``f, g = mod.f, mod.g``
+            return StaticTuple([self.argument(e) for e in value_node.elts])
         v = self.expr_or_tuple(value_node)
         if isinstance(v, ir.Var) and isinstance(v.type, wt.TupleType):
             v = StaticTuple([self.call(intr.TUPLE_GET, [v], t, attr=k) for k, t in enumerate(v.type.types)])

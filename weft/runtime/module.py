@@ -305,6 +305,29 @@ class Module:
         options = repr((build_options(self.options), cpu_tuning(self.options), self.options.get("enable_backward")))
         return hashlib.sha256("\n".join([VERSION, source, options]).encode()).digest()
 
+    def get_module_hash(self, block_dim=None) -> bytes:
+        """Warp's name for ``hash_module``; ``block_dim`` is accepted for compatibility (weft's
+        code does not depend on the block size)."""
+        return self.hash_module()
+
+    @property
+    def references(self) -> set:
+        """The other modules whose funcs this module's kernels call, directly or through other
+        funcs, however a kernel reaches them (``ref.f()``, or ``f = ref.f`` then ``f()``): the
+        modules whose redefinitions make these kernels compile again. Kernels not yet lowered
+        are lowered first (as for ``hash_module``)."""
+        from .launch import current_instance
+
+        self.lower_unlaunched_kernels()
+        found = set()
+        for k in self.kernels:
+            for arg_types in list(k._instances):
+                for f in current_instance(k, arg_types).funcs:
+                    module = f.function.module
+                    if module is not None and module is not self:
+                        found.add(module)
+        return found
+
     @staticmethod
     def funcs_of(instances) -> list:
         """The funcs the instances call (transitively), each once, in dependency order."""
