@@ -177,7 +177,15 @@ from .runtime.graph import (
 )
 from .runtime.launch import launch
 from .runtime.launch_object import Launch
-from .runtime.module import Module, clear_kernel_cache, get_module, get_module_options, load_module, set_module_options
+from .runtime.module import (
+    Module,
+    clear_kernel_cache,
+    force_load,
+    get_module,
+    get_module_options,
+    load_module,
+    set_module_options,
+)
 from .runtime.stream import (
     Event,
     ScopedStream,

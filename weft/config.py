@@ -29,6 +29,9 @@ Attributes:
         types weft scalar values such as ``wp.float64(...)``).
     cache_kernels: reuse built kernels from the disk cache (default True); False builds every
         module afresh (the build is still written to the cache).
+    load_module_max_workers: Warp's number of modules ``wp.force_load`` / ``wp.load_module`` build at
+        once (0: one after another; None: one per core). Accepted for compatibility: weft builds
+        modules one after another and spreads each build's translation units over the cores.
     verify_ir: check after the compiler's stages that none changed the IR it was given (a
         development switch, on in weft's test suite; ``codegen/pipeline.py``).
 """
@@ -57,3 +60,4 @@ verify_ir = False
 optimization_level = None
 legacy_scalar_return_types = False
 cpu_compiler_flags = None
+load_module_max_workers = 0

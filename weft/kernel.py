@@ -542,7 +542,7 @@ class Kernel:
         self.is_generic = any(tr.is_generic(t) for t in self.arg_types)
         self._arg_types_key = tuple(self.arg_types)
         self._instances: dict = {}
-        self.overloads: dict = {}  # concrete arg types -> Kernel, from wp.overload
+        self.overloads: dict = {}  # concrete arg types -> Kernel: wp.overload's and each launch's
         self.generic_parent = None
         # Kernels made by a factory share a qualname; the index keeps their symbols apart.
         self.index = self.module.add_kernel(self)
@@ -568,6 +568,8 @@ class Kernel:
             inst = KernelInstance(self, key)
             self._instances[key] = inst
             self.module.add_instance(inst)
+            if self.is_generic and key not in self.overloads:
+                self._overload_kernel(key)  # as in Warp, a launch's specialization is an overload
         return inst
 
     def globals_changed(self, inst) -> bool:
@@ -609,7 +611,10 @@ class Kernel:
                     f"kernel '{self.key}' argument '{name}' type mismatch: expected {wt.type_repr(template)}, got {wt.type_repr(t)}"
                 )
             concrete.append(t)
-        key = tuple(concrete)
+        return self._overload_kernel(tuple(concrete))
+
+    def _overload_kernel(self, key) -> Kernel:
+        """The entry of ``overloads`` for the concrete types ``key`` (made on first use)."""
         ovl = self.overloads.get(key)
         if ovl is None:
             ovl = copy.copy(self)  # same function, module, options and instances; concrete types
@@ -715,11 +720,15 @@ def kernel(
         options["cluster_dim"] = cluster_dim  # 1 is no clustering: the same kernel as without
 
     def wrap(fn):
-        if module == "unique" and not module_options:
-            existing = _same_unique_kernel(fn, name, options)
+        if module_options is not None:
+            _check_module_options(fn, module, module_options)
+        target = module
+        if module == "unique":
+            target = _unique_module(fn, name, options, module_options)
+            existing = _same_unique_kernel(fn, name, options, target)
             if existing is not None:
                 return existing  # as in Warp: an identical unique definition is the same kernel
-        k = Kernel(fn, key=name, module=module, options=options or None)
+        k = Kernel(fn, key=name, module=target, options=options or None)
         if module_options:
             k.module.options.update(module_options)
         return k
@@ -755,16 +764,87 @@ def _same_value(a, b) -> bool:
         return False
 
 
-def _same_unique_kernel(fn, name, options):
+def _described(value) -> str:
+    """A value as part of a unique module's name: its repr when that is its content (numbers,
+    strings, tuples of them, weft types), else its type's name (the module is then shared with
+    other values of the type, and the kernels in it are told apart by identity)."""
+    if isinstance(value, (int, float, str, bytes, bool, type(None))):
+        return repr(value)
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_described(v) for v in value) + ")"
+    if getattr(value, "is_annotation", False) is True or isinstance(value, type):
+        try:
+            return wt.type_repr(value)
+        except Exception:  # noqa: BLE001 -- a type weft does not describe: its name
+            return getattr(value, "__qualname__", type(value).__qualname__)
+    return type(value).__qualname__
+
+
+def _unique_module(fn, name, options, module_options):
+    """The module of a ``module="unique"`` kernel: one per distinct definition (code, closure
+    values, defaults, annotations, kernel and module options), named after the function and a
+    digest of these, so a factory making kernels with other captured values or options gives each
+    a module of its own, and an identical definition finds the module of the first."""
+    from .runtime.array_map import _code_key
+
+    cells = [_described(c.cell_contents) for c in (fn.__closure__ or ()) if _cell_set(c)]
+    parts = (
+        name or fn.__qualname__,
+        repr(_code_key(fn.__code__)),
+        cells,
+        [_described(d) for d in fn.__defaults__ or ()],
+        sorted((k, _described(v)) for k, v in getattr(fn, "__annotations__", {}).items()),
+        sorted((k, _described(v)) for k, v in options.items()),
+        sorted((k, _described(v)) for k, v in (module_options or {}).items()),
+    )
+    digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:8]
+    return mod.get_module(f"{fn.__module__}.{fn.__qualname__}_{digest}")
+
+
+# Warp's module options (wp.set_module_options); weft acts on enable_backward, mode,
+# optimization_level and cpu_compiler_flags and keeps the others for code that reads them back.
+MODULE_OPTION_NAMES = frozenset(
+    {
+        "max_unroll", "enable_backward", "enable_mathdx_gemm", "enable_mathdx_solver", "enable_mathdx_fft",
+        "fast_math", "fuse_fp", "lineinfo", "cuda_output", "mode", "optimization_level", "cpu_compiler_flags",
+        "block_dim", "compile_time_trace", "strip_hash", "extra_build_options", "deterministic",
+        "deterministic_max_records", "default_grid_stride",
+    }
+)  # fmt: skip
+
+
+def _check_module_options(fn, module, module_options):
+    """Warp's rules for ``@wp.kernel(module_options=...)``: a dict of known option names, and only
+    with ``module="unique"`` (the options are the module's, shared by all its kernels)."""
+    where = f"@wp.kernel for '{fn.__name__}'"
+    if not isinstance(module_options, dict):
+        raise TypeError(f"{where}: module_options must be a dict, got {type(module_options).__name__}.")
+    if module != "unique":
+        raise ValueError(
+            f'{where}: module_options requires module="unique" (the options apply to the whole module). '
+            "Use wp.set_module_options() to set the options of a shared module."
+        )
+    unknown = sorted(set(module_options) - MODULE_OPTION_NAMES)
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown module_options: {', '.join(repr(k) for k in unknown)}. "
+            f"Valid options are: {', '.join(repr(k) for k in sorted(MODULE_OPTION_NAMES))}."
+        )
+
+
+def _same_unique_kernel(fn, name, options, module):
     """The kernel of ``module="unique"`` already made from the same definition (same code, same
     closure values, defaults and annotations, same globals, same options), or None: defining such a kernel again
-    in a loop or a factory gives back that kernel, its compiled instances included."""
-    module = _module_for(fn, "unique")
+    in a loop or a factory gives back that kernel, its compiled instances included. The code counts
+    by what it computes, not where it is written: the same definition on another line is the same."""
+    from .runtime.array_map import _code_key
+
     key = name or fn.__qualname__
+    code = _code_key(fn.__code__)
     cells = [c.cell_contents for c in (fn.__closure__ or ()) if _cell_set(c)]
     for k in module.kernels:
         old = k.pyfunc
-        if k.key != key or old.__code__ != fn.__code__ or old.__globals__ is not fn.__globals__:
+        if k.key != key or old.__globals__ is not fn.__globals__ or _code_key(old.__code__) != code:
             continue
         if dict(k.options) != dict(options) or not _same_value(old.__defaults__, fn.__defaults__):
             continue

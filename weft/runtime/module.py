@@ -70,6 +70,43 @@ def load_module(module=None, device=None, recursive=False, block_dim=None):
         get_module(n).load(device, block_dim)
 
 
+def force_load(device=None, modules=None, block_dim=None, max_workers=None):
+    """Build and load kernels now instead of at their first launches (Warp's ``wp.force_load``).
+
+    Args:
+        device: a device or a list of them; None: every device (the CPU and each GPU).
+        modules: weft modules, Python modules or module names; None: every module with kernels
+            defined outside weft (weft's own kernels build when first used).
+        block_dim: accepted for Warp compatibility (see ``Module.load``).
+        max_workers: how many modules Warp builds at once (None: ``wp.config.load_module_max_workers``).
+            Accepted for compatibility: weft builds the modules one after another, each build
+            compiling its translation units side by side on all cores.
+
+    Raises:
+        WarpCodegenError, WeftBuildError: a kernel does not compile (the modules before it stay
+            loaded).
+        ValueError: ``max_workers`` is negative.
+    """
+    from .device import get_device, get_devices
+
+    workers = config.load_module_max_workers if max_workers is None else max_workers
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 0):
+        raise ValueError(f"wp.force_load(): max_workers must be None or an int >= 0, got {workers!r}")
+    if device is None:
+        devices = get_devices()
+    elif isinstance(device, (list, tuple)):
+        devices = [get_device(d) for d in device]
+    else:
+        devices = [get_device(device)]
+    if modules is None:
+        targets = [m for m in list(_modules.values()) if m.kernels and not m.name.startswith(("weft.", "weft_"))]
+    else:
+        targets = [m if isinstance(m, Module) else get_module(getattr(m, "__name__", m)) for m in modules]
+    for dev in devices:
+        for m in targets:
+            m.load(dev, block_dim)
+
+
 def _defines_weft_types(pymodule) -> bool:
     """Whether a Python module holds a @wp.struct (structs have nothing to build, but loading
     their module is not an error)."""
@@ -229,6 +266,11 @@ class Module:
 
         dev = get_device(device)
         self.lower_unlaunched_kernels()
+        for k in self.kernels:  # one that did not lower reports its error now (raises)
+            declared = list(k.overloads.values()) if k.is_generic else [k]
+            for kernel in declared:
+                if kernel._arg_types_key not in kernel._instances:
+                    kernel.default_instance()
         instances = [i for k in self.kernels for i in k._instances.values()]
         if dev.is_cuda:
             from . import cuda
@@ -302,7 +344,11 @@ class Module:
             texts = [_source_text(k.pyfunc) for k in unlowered]
             texts += [_source_text(o) for f in self.functions for o in f.overloads]
             source += "\n".join(["", "// not compiled:"] + texts)
-        options = repr((build_options(self.options), cpu_tuning(self.options), self.options.get("enable_backward")))
+        # kernel options (launch_bounds, cuda_max_registers, cluster_dim) shape the GPU build only
+        kernel_options = sorted(sorted((k, repr(v)) for k, v in kernel.options.items()) for kernel in self.kernels)
+        options = repr(
+            (build_options(self.options), cpu_tuning(self.options), self.options.get("enable_backward"), kernel_options)
+        )
         return hashlib.sha256("\n".join([VERSION, source, options]).encode()).digest()
 
     def get_module_hash(self, block_dim=None) -> bytes:
