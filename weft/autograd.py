@@ -260,6 +260,16 @@ def _pairs(target, outputs, input_output_mask) -> list:
 # ---------------------------------------------------------------------------------------------
 
 
+def _require_backward(tape):
+    """Autodiff needs every recorded kernel's backward pass (Warp's error when one has none)."""
+    for rec in tape.launches:
+        if isinstance(rec, LaunchRecord) and not rec.kernel.enable_backward:
+            raise ValueError(
+                f"Kernel must have backward pass enabled to compute Jacobians: kernel '{rec.kernel.key}' has "
+                "enable_backward=False (its own option or its module's); jacobian_fd() needs only forward launches"
+            )
+
+
 def _flat(a) -> np.ndarray:
     """A float64 copy of an array's scalars (never a view: float64 arrays change under it)."""
     return np.array(a.numpy(), dtype=np.float64, copy=True).reshape(-1)
@@ -270,12 +280,15 @@ def _jacobian_ad(target, input_output_mask, max_outputs_per_var) -> tuple[dict, 
     tape = Tape()
     # scratch work: a recording user tape gets none of it (restoring a GPU array is a recorded assign)
     with _quiet_access_checks(), recording.paused():
-        target.restore()
-        with tape:  # a private tape, also inside a recording one
-            outputs = target.evaluate()
-        pairs = _pairs(target, outputs, input_output_mask)
-        jac = {(i, o): np.full((_scalar_count(outputs[o]), _scalar_count(target.inputs[i])), np.nan) for i, o in pairs}
         try:
+            target.restore()
+            with tape:  # a private tape, also inside a recording one
+                outputs = target.evaluate()
+            _require_backward(tape)
+            pairs = _pairs(target, outputs, input_output_mask)
+            jac = {
+                (i, o): np.full((_scalar_count(outputs[o]), _scalar_count(target.inputs[i])), np.nan) for i, o in pairs
+            }
             for o in sorted({o for _, o in pairs}):
                 out = outputs[o]
                 n_rows = _scalar_count(out)
@@ -299,11 +312,13 @@ def _jacobian_ad(target, input_output_mask, max_outputs_per_var) -> tuple[dict, 
 def _jacobian_fd(target, input_output_mask, max_inputs_per_var, eps) -> tuple[dict, list]:
     """Central-difference Jacobians: two evaluations per input scalar, each from the original state."""
     with _quiet_access_checks(), recording.paused():  # scratch work: no tape records these launches
-        target.restore()
-        outputs = target.evaluate()
-        pairs = _pairs(target, outputs, input_output_mask)
-        jac = {(i, o): np.full((_scalar_count(outputs[o]), _scalar_count(target.inputs[i])), np.nan) for i, o in pairs}
         try:
+            target.restore()
+            outputs = target.evaluate()
+            pairs = _pairs(target, outputs, input_output_mask)
+            jac = {
+                (i, o): np.full((_scalar_count(outputs[o]), _scalar_count(target.inputs[i])), np.nan) for i, o in pairs
+            }
             for i in sorted({i for i, _ in pairs}):
                 _fd_columns(target, i, [o for ii, o in pairs if ii == i], jac, max_inputs_per_var, eps)
         finally:
@@ -403,7 +418,7 @@ def jacobian(
     jac, _ = _jacobian_ad(target, input_output_mask, max_outputs_per_var)
     result = _as_arrays(target, jac)
     if plot_jacobians:
-        jacobian_plot(result, target.metadata, target.inputs, title=f"{target.key}: autodiff Jacobian")
+        jacobian_plot(result, target.metadata, target.inputs)
     return result
 
 
@@ -440,7 +455,7 @@ def jacobian_fd(
     jac, _ = _jacobian_fd(target, input_output_mask, max_inputs_per_var, eps)
     result = _as_arrays(target, jac)
     if plot_jacobians:
-        jacobian_plot(result, target.metadata, target.inputs, title=f"{target.key}: finite-difference Jacobian")
+        jacobian_plot(result, target.metadata, target.inputs)
     return result
 
 
@@ -513,15 +528,17 @@ def _print_summary(key, results):
 
 
 def _error_plots(target, ad, fd, plot_relative_error, plot_absolute_error):
+    """|AD - FD| / |FD| and |AD - FD| per block, in Warp's order (relative first) and titles."""
     absolute = {k: np.abs(ad[k] - fd[k]) for k in ad}
-    if plot_absolute_error:
-        jacobian_plot(absolute, target.metadata, target.inputs, title=f"{target.key}: |AD - FD|", colormap="viridis")
+    title = f"{target.key} kernel Jacobian"
     if plot_relative_error:
         rel = {}
         for k in ad:
             denom = np.abs(fd[k])
             rel[k] = np.divide(absolute[k], denom, out=np.zeros_like(denom), where=denom > 0)
-        jacobian_plot(rel, target.metadata, target.inputs, title=f"{target.key}: |AD - FD| / |FD|", colormap="viridis")
+        jacobian_plot(rel, target.metadata, target.inputs, title=f"{title} relative error", colormap="viridis")
+    if plot_absolute_error:
+        jacobian_plot(absolute, target.metadata, target.inputs, title=f"{title} absolute error", colormap="viridis")
 
 
 def gradcheck(
@@ -607,8 +624,9 @@ def gradcheck_tape(
     """Run :func:`gradcheck` on every kernel launch recorded on ``tape``.
 
     Each launch is checked with its recorded ``dim``, inputs and outputs, at the arrays' current
-    contents. Launches with no differentiable input or output array are skipped; functions
-    recorded with ``tape.record_func`` are not checked.
+    contents. Launches with no differentiable input or output array, and launches of kernels
+    built without a backward pass (``enable_backward=False``), are skipped; functions recorded
+    with ``tape.record_func`` are not checked.
 
     Args:
         tape: the ``wp.Tape``.
@@ -632,6 +650,8 @@ def gradcheck_tape(
             continue
         if not any(_is_differentiable(v) for v in rec.inputs) or not any(_is_differentiable(v) for v in rec.outputs):
             continue
+        if not rec.kernel.enable_backward:
+            continue  # no backward pass to check (its own option or its module's), as in Warp
         ok &= gradcheck(
             rec.kernel,
             rec.dim,
@@ -662,12 +682,51 @@ def _plot_metadata(kernel, inputs) -> FunctionMetadata:
         return kernel
     meta = FunctionMetadata()
     if _is_kernel(kernel):
-        meta.update_from_kernel(kernel, list(inputs or []))
+        if inputs is None:
+            raise ValueError(
+                f"jacobian_plot: inputs must be provided to label the Jacobians of kernel '{kernel.key}' "
+                "(the inputs its Jacobians were computed for)"
+            )
+        meta.update_from_kernel(kernel, list(inputs))
     elif callable(kernel):
         meta.update_from_function(kernel, list(inputs or []))
     else:
-        meta.key = str(kernel) if kernel is not None else "jacobian"
+        meta.key = str(kernel) if kernel is not None else None
     return meta
+
+
+def _components(dtype) -> int:
+    """Scalars per element of an array dtype (1 for scalars, 3 for vec3...)."""
+    if dtype is None:
+        raise ValueError("missing array dtype")
+    scalar = _scalar_type(dtype)
+    if not (isinstance(scalar, type) and issubclass(scalar, wt.scalar_base)) and scalar not in (float, int):
+        raise ValueError(f"cannot determine the component count of dtype {dtype!r}")
+    return int(np.prod(_trailing(dtype), dtype=np.int64))
+
+
+def _block_labels(meta, keys) -> dict:
+    """{input or output index: (label, components per element)} for the Jacobians' keys, or the
+    first thing the metadata lacks for them."""
+
+    def label(labels, k, which):
+        name = labels[k] if labels is not None and k < len(labels) else None
+        if name is None:
+            raise ValueError(f"jacobian_plot: Jacobian {which} index {k}: missing label in the metadata")
+        return name
+
+    ins, outs = {}, {}
+    for i, o in keys:
+        if i not in ins:
+            dtypes = meta.input_dtypes or []
+            try:
+                components = _components(dtypes[i] if i < len(dtypes) else None)
+            except ValueError as e:
+                raise ValueError(f"jacobian_plot: Jacobian input index {i}: {e}") from None
+            ins[i] = (label(meta.input_labels, i, "input"), components)
+        if o not in outs:
+            outs[o] = label(meta.output_labels, o, "output")
+    return ins, outs
 
 
 def _norm(colors, mats, log_scale):
@@ -685,9 +744,12 @@ def _norm(colors, mats, log_scale):
     return colors.Normalize(vmin=lo, vmax=hi)
 
 
-def _draw_blocks(plt, colors, fig, grid, mats, meta, opts):
-    """One image per (output, input) Jacobian block on a grid of output rows x input columns."""
+def _draw_blocks(plt, colors, fig, grid, mats, labels, opts):
+    """One image per (output, input) Jacobian block on a grid of output rows x input columns,
+    each labelled with its input (x) and output (y) name; element boundaries of vector inputs
+    are the x ticks when there are few elements."""
     ins, outs, scale_each, show_colorbar, log_scale, cmap = opts
+    in_labels, out_labels = labels
     shared = None if scale_each else _norm(colors, list(mats.values()), log_scale)
     image = None
     for r, o in enumerate(outs):
@@ -699,10 +761,12 @@ def _draw_blocks(plt, colors, fig, grid, mats, meta, opts):
                 continue
             norm = _norm(colors, [mat], log_scale) if scale_each else shared
             image = ax.imshow(mat, cmap=cmap, norm=norm, interpolation="nearest", aspect="auto")
-            if r == 0:
-                ax.set_title(f"input {meta.input_labels[i] if meta.input_labels else i}", fontsize=9)
-            if c == 0:
-                ax.set_ylabel(f"output {meta.output_labels[o] if meta.output_labels else o}", fontsize=9)
+            name, components = in_labels[i]
+            ax.set_xlabel(name, fontsize=9)
+            ax.set_ylabel(out_labels[o], fontsize=9)
+            if components > 1 and mat.shape[1] // components <= 16:
+                ax.set_xticks(np.arange(0, mat.shape[1], components) - 0.5, minor=True)
+                ax.grid(which="minor", axis="x", color="0.5", linewidth=0.5)
             if show_colorbar and scale_each:
                 fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     if show_colorbar and not scale_each and image is not None:
@@ -728,20 +792,25 @@ def jacobian_plot(
         jacobians: ``{(input index, output index): matrix}`` (arrays or NumPy arrays).
         kernel: the kernel (labels come from its parameter names), a Python function, or a
             :class:`FunctionMetadata`.
-        inputs: the inputs the Jacobians were computed for (needed to label a kernel's blocks).
-        show_plot: call ``plt.show()`` (skipped, with a warning, on non-interactive backends).
+        inputs: the inputs the Jacobians were computed for (required with a kernel: they label
+            its blocks).
+        show_plot: call ``plt.show()`` (matplotlib itself says when its backend cannot show).
         show_colorbar: draw a colorbar (one per block with ``scale_colors_per_submatrix``).
         scale_colors_per_submatrix: scale colors per block instead of over all blocks.
-        title: figure title (default: the kernel's name).
+        title: figure title (default: ``"<name> kernel Jacobian"``, as in Warp).
         colormap: a matplotlib colormap name; NaN (not evaluated) entries are drawn white.
         log_scale: symmetric logarithmic color scale.
         filename: weft extension: also save the figure to this path (e.g. a ``.png``).
 
     Returns:
-        The matplotlib ``Figure``, or None (with a warning) if matplotlib is not installed.
+        The matplotlib ``Figure``; None when there is nothing to plot, or (with a warning) when
+        matplotlib is not installed.
+
+    Raises:
+        ValueError: a kernel without ``inputs``, or metadata lacking the label or a concrete
+            dtype of an input or output the Jacobians refer to.
     """
     try:
-        import matplotlib
         import matplotlib.pyplot as plt
         from matplotlib import colors
     except ImportError:
@@ -749,12 +818,13 @@ def jacobian_plot(
         return None
     meta = _plot_metadata(kernel, inputs)
     mats = {tuple(k): _scalar_matrix(v) for k, v in jacobians.items()}
+    if not mats:
+        return None
+    labels = _block_labels(meta, mats)
     ins = sorted({i for i, _ in mats})
     outs = sorted({o for _, o in mats})
-    if not mats:
-        raise ValueError("jacobian_plot: no Jacobians to plot")
-    widths = [max(max(mats[(i, o)].shape[1] for o in outs if (i, o) in mats), 2) for i in ins]
-    heights = [max(max(mats[(i, o)].shape[0] for i in ins if (i, o) in mats), 2) for o in outs]
+    widths = [max(mats[(i, o)].shape[1] for o in outs if (i, o) in mats) for i in ins]
+    heights = [max(mats[(i, o)].shape[0] for i in ins if (i, o) in mats) for o in outs]
     fig, grid = plt.subplots(
         len(outs),
         len(ins),
@@ -765,17 +835,10 @@ def jacobian_plot(
     )
     cmap = plt.get_cmap(colormap).with_extremes(bad="white")  # NaN: not evaluated
     opts = (ins, outs, scale_colors_per_submatrix, show_colorbar, log_scale, cmap)
-    _draw_blocks(plt, colors, fig, grid, mats, meta, opts)
-    fig.suptitle(title if title is not None else f"Jacobians of {meta.key}")
+    _draw_blocks(plt, colors, fig, grid, mats, labels, opts)
+    fig.suptitle(title if title is not None else f"{meta.key or 'unknown'} kernel Jacobian")
     if filename:
         fig.savefig(filename, dpi=120)
     if show_plot:
-        if "agg" in matplotlib.get_backend().lower() or matplotlib.get_backend().lower() in ("pdf", "svg", "ps"):
-            warnings.warn(
-                f"jacobian_plot: the matplotlib backend '{matplotlib.get_backend()}' cannot show figures; "
-                "pass show_plot=False and use the returned figure (or filename=...)",
-                stacklevel=2,
-            )
-        else:
-            plt.show()
+        plt.show()
     return fig
