@@ -154,3 +154,42 @@ def test_mark_modified_rebuilds_after_an_in_place_change():
         assert out.numpy()[0] == 5.0
     finally:
         SETTINGS.gain = 2.0
+
+
+TRANSIENT = """
+import weft as wp
+
+@wp.struct
+class Data:
+    x: wp.array(dtype=int)
+
+@wp.func
+def increment(x: int):
+    return x + 123  # replaced by the definition below
+
+@wp.func
+def increment(x: int):
+    return x + 1
+
+@wp.kernel
+def compute(data: Data):
+    data.x[0] = increment(data.x[0])
+"""
+
+
+def test_a_module_executed_twice_lists_each_func_and_struct_once(tmp_path):
+    import importlib.util
+
+    path = tmp_path / "transient_code.py"
+    path.write_text(TRANSIENT)
+    for _ in range(2):  # the same code run again under the same module name
+        spec = importlib.util.spec_from_file_location("weft_transient_code", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    weft_module = module.compute.module
+    assert list(weft_module.structs) == ["Data"] and weft_module.structs["Data"] is module.Data
+    assert list(weft_module.functions) == ["increment"]
+    data = module.Data()
+    data.x = wp.array([123], dtype=int)
+    wp.launch(module.compute, dim=1, inputs=[data])
+    assert data.x.numpy()[0] == 124

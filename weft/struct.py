@@ -363,8 +363,14 @@ WEFT_FN void adj_select(C cond, const STRUCT& a, const STRUCT& b, C& adj_cond, S
 
 
 def struct(cls):
-    """Decorator: turn an annotated class into a weft struct type usable in kernels and arrays."""
-    return Struct(cls)
+    """Decorator: turn an annotated class into a weft struct type usable in kernels and arrays.
+    The struct is listed in ``structs`` of its Python module's weft module (by name: a struct
+    defined again replaces the earlier one there)."""
+    from .runtime.module import get_module
+
+    s = Struct(cls)
+    get_module(cls.__module__).structs[s.key] = s
+    return s
 
 
 def is_struct(t) -> bool:

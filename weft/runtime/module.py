@@ -209,7 +209,10 @@ class Module:
         self.lazy_backward: list = []  # _Batch objects whose backward library is not built yet
         self.cuda_loaded: dict = {}  # CUDA ordinal -> aot.AotModule (set by load_aot_module)
         self._func_names: dict = {}
-        self.functions: list = []  # the funcs defined in the module (their hash covers kernels that do not compile)
+        # the funcs and structs defined in the module, by name (a definition again replaces the
+        # entry); the funcs' source stands for kernels that do not compile in the module hash
+        self.functions: dict = {}
+        self.structs: dict = {}
 
     def set_options(self, options: dict):
         """Update the module's options; kernels built with the old ones are built again at
@@ -228,7 +231,7 @@ class Module:
         return index
 
     def add_func(self, function) -> int:
-        self.functions.append(function)
+        self.functions[function.key] = function
         index = self._func_names.get(function.key, 0)
         self._func_names[function.key] = index + 1
         return index
@@ -342,7 +345,7 @@ class Module:
         unlowered = [k for k in self.kernels if not k._instances and not k.is_generic]
         if unlowered:  # kernels that do not compile: their text and the module's funcs stand for their code
             texts = [_source_text(k.pyfunc) for k in unlowered]
-            texts += [_source_text(o) for f in self.functions for o in f.overloads]
+            texts += [_source_text(o) for f in self.functions.values() for o in f.overloads]
             source += "\n".join(["", "// not compiled:"] + texts)
         # kernel options (launch_bounds, cuda_max_registers, cluster_dim) shape the GPU build only
         kernel_options = sorted(sorted((k, repr(v)) for k, v in kernel.options.items()) for kernel in self.kernels)
