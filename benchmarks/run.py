@@ -185,6 +185,11 @@ def main():
     )
     p.add_argument("--quick", action="store_true", help="skip the weft 1-thread and release-mode columns")
     p.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="add a weft column with wp.config.deterministic = RUN_TO_RUN (the cost of reproducible atomics)",
+    )
+    p.add_argument(
         "--device",
         action="append",
         default=[],
@@ -230,6 +235,9 @@ def main():
         # Built kernels keep the mode they were built with, so release mode needs its own process.
         configs["weft_release"] = Worker(sys.executable, "weft", ["--mode", "release", *only])
         titles["weft_release"] = f"weft release {nthreads}T"
+    if args.deterministic:
+        configs["weft_det"] = Worker(sys.executable, "weft", ["--deterministic", "RUN_TO_RUN", *only])
+        titles["weft_det"] = f"weft det {nthreads}T"
     warp_python = None if args.no_warp else find_warp_python(args.warp_python)
     if warp_python:
         try:
@@ -259,6 +267,8 @@ def main():
     global STAT
     STAT = "seconds" if args.stat == "median" else "min"
     ratios = [(k, "warp") for k in ("weft", "weft_1t", "weft_release") if k in configs and "warp" in configs]
+    if "weft_det" in configs:
+        ratios.append(("weft_det", "weft"))
     ratios += [(f"weft_{dev}", "weft") for dev in gpus]
     machine = {
         "cpu_count": os.cpu_count(),

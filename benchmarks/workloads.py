@@ -1063,6 +1063,8 @@ def run_all(workloads, label, reps=None, budget=2.0, log=None):
 
 def backend_info(wp, backend, device="cpu"):
     info = {"backend": backend, "version": getattr(wp, "__version__", "?"), "mode": getattr(wp.config, "mode", "?")}
+    if getattr(wp.config, "deterministic", 0):
+        info["deterministic"] = wp.config.deterministic.name
     info["threads"] = getattr(wp.config, "cpu_threads", 1) if backend == "weft" else 1
     if not _is_cpu(device):
         info["device"] = str(device)
@@ -1150,6 +1152,11 @@ def main(argv=None):
     p.add_argument("--budget", type=float, default=2.0, help="seconds of timed work per workload (min 5 reps)")
     p.add_argument("--mode", choices=["debug", "release"], help="set wp.config.mode before any kernel is built")
     p.add_argument("--threads", type=int, help="set wp.config.cpu_threads (weft)")
+    p.add_argument(
+        "--deterministic",
+        choices=["RUN_TO_RUN", "GPU_TO_GPU"],
+        help="set wp.config.deterministic before any module is made (weft)",
+    )
     p.add_argument("--device", default="cpu", help="device the workloads run on (default cpu; e.g. cuda:0)")
     p.add_argument("--build-probe", metavar="CACHE_DIR", help="time one build of build_module.py (internal)")
     a = p.parse_args(argv)
@@ -1168,6 +1175,8 @@ def main(argv=None):
         wp.config.mode = a.mode
     if a.threads:
         wp.config.cpu_threads = a.threads
+    if a.deterministic:
+        wp.config.deterministic = wp.DeterministicMode[a.deterministic]
     if a.serve:
         serve(wp, a.backend, a.device, a.only)
         return

@@ -490,6 +490,29 @@ def test_clustered_launches_use_whole_clusters(sim):
     np.testing.assert_array_equal(x.numpy(), expected)  # the extra blocks did nothing
 
 
+@wp.kernel(module="unique", module_options={"deterministic": wp.DeterministicMode.RUN_TO_RUN})
+def k_deterministic_sum(x: wp.array(dtype=float), total: wp.array(dtype=float)):
+    wp.atomic_add(total, 0, x[wp.tid()])
+
+
+def test_deterministic_launches_run_their_tasks_on_one_thread(sim):
+    fake, dev = sim
+    shapes = []
+    launch = fake.cuLaunchKernel
+
+    def recording(f, gx, gy, gz, bx, *rest):
+        shapes.append((gx, bx))
+        return launch(f, gx, gy, gz, bx, *rest)
+
+    fake.cuLaunchKernel = recording
+    x = wp.array(np.arange(1000, dtype=np.float32), device=dev)
+    total = wp.zeros(1, dtype=float, device=dev)
+    wp.launch(k_deterministic_sum, dim=1000, inputs=[x, total], device=dev)  # float atomics: in task order
+    wp.launch(k_clustered_add_one, dim=1000, inputs=[x], device=dev, block_dim=256)  # no atomics: the whole grid
+    assert shapes == [(1, 1), (4, 256)]
+    assert total.numpy()[0] == float(np.arange(1000).sum())
+
+
 def test_driver_and_toolkit_versions(sim):
     assert wp.get_cuda_driver_version() == (12, 8)  # the simulated driver reports 12080
     major, minor = wp.get_cuda_toolkit_version()  # NVRTC, which this module requires

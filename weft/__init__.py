@@ -137,6 +137,7 @@ from .log import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING
 from .kernel import Function, Kernel, func, func_grad, func_replay, kernel, overload
 from .native_func import func_native
 from .runtime.aot import compile_aot_module, load_aot_module
+from .determinism import DeterministicMode
 from .runtime.device import (
     Device,
     ScopedDevice,

@@ -32,11 +32,23 @@ Attributes:
     load_module_max_workers: Warp's number of modules ``wp.force_load`` / ``wp.load_module`` build at
         once (0: one after another; None: one per core). Accepted for compatibility: weft builds
         modules one after another and spreads each build's translation units over the cores.
+    deterministic: a ``wp.DeterministicMode`` (default ``NOT_GUARANTEED``): how reproducible
+        kernels with atomics must be (``weft/determinism.py``); each module takes the value when
+        it is created (its ``"deterministic"`` option). Only ``DeterministicMode`` values are
+        accepted (``ValueError`` otherwise).
+    deterministic_max_records: Warp's per-thread bound on deterministic atomic records (0: the
+        default); the ``"deterministic_max_records"`` module option. weft's CPU and CUDA
+        deterministic launches need no record buffers, so it only has to be a valid value.
+    deterministic_debug: accepted for Warp compatibility (Warp's record-buffer diagnostics).
     verify_ir: check after the compiler's stages that none changed the IR it was given (a
         development switch, on in weft's test suite; ``codegen/pipeline.py``).
 """
 
 import os
+import sys
+import types
+
+from .determinism import DeterministicMode, check_max_records, check_mode
 
 version = "0.1.0"
 mode = "debug"
@@ -61,3 +73,20 @@ optimization_level = None
 legacy_scalar_return_types = False
 cpu_compiler_flags = None
 load_module_max_workers = 0
+deterministic = DeterministicMode.NOT_GUARANTEED
+deterministic_max_records = 0
+deterministic_debug = False
+
+
+class _Config(types.ModuleType):
+    """The config module checks the settings that have a fixed set of values when they are set."""
+
+    def __setattr__(self, name, value):
+        if name == "deterministic":
+            check_mode(value, "wp.config.deterministic")
+        elif name == "deterministic_max_records":
+            check_max_records(value, "wp.config.deterministic_max_records")
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Config

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import types as wt
 from .codegen import adjoint as ad
-from .codegen import frontend, ir, pipeline
+from .codegen import frontend, ir, ordering, pipeline
 from .codegen import typing_rules as tr
 from .codegen.access import array_access
 from .codegen.errors import WarpCodegenError
@@ -427,10 +427,11 @@ class KernelInstance:
         self.generation = mod.generation()
         self.global_captures = [c for f in [self.ir] + [f.ir for f in self.funcs] for c in f.global_captures]
         # the module's options are part of what was built (mode, optimisation, backward)
-        options = repr(sorted((k, repr(v)) for k, v in kernel.module.options.items()))
+        options = repr(sorted((k, repr(v)) for k, v in kernel.module.options.items() if k not in mod.LAUNCH_OPTIONS))
         self.fingerprint = "\n".join([str(self.ir)] + [str(f.ir) for f in self.funcs] + [options])
         self.binding = Binding()  # the runtime's: native code, entry points, launcher (runtime/binding.py)
         self._access = None
+        self._order = None
 
     @property
     def access(self) -> dict:
@@ -442,6 +443,14 @@ class KernelInstance:
     @property
     def tid_ndim(self) -> int:
         return self.ir.tid_ndim
+
+    @property
+    def order_dependence(self) -> tuple:
+        """``(forward, backward)``: why each pass's bits may depend on the order its threads run
+        in, or None (codegen/ordering.py); deterministic launches run such passes in task order."""
+        if self._order is None:
+            self._order = ordering.order_dependence(self)
+        return self._order
 
 
 def _check_native_references(kernel, funcs):
@@ -730,7 +739,7 @@ def kernel(
                 return existing  # as in Warp: an identical unique definition is the same kernel
         k = Kernel(fn, key=name, module=target, options=options or None)
         if module_options:
-            k.module.options.update(module_options)
+            k.module.set_options(module_options)
         return k
 
     return wrap(f) if f is not None else wrap

@@ -30,6 +30,7 @@ import threading
 
 from .. import config
 from . import cuda_driver as cu
+from . import launch as _launch
 from .device import Device, _register_device
 
 _lock = threading.RLock()
@@ -626,10 +627,18 @@ def launch_kernel(inst, device, bounds, args_struct, adjoint, stream=None, block
         fn = entry_function(inst, device, adjoint)
     if stream is None:
         stream = device.stream
+    cluster = inst.kernel.options.get("cluster_dim")
+    if _launch.in_task_order(inst, adjoint):  # deterministic: one thread runs the tasks in order (grid-stride)
+        if cluster and device.arch >= 90:
+            raise RuntimeError(
+                f"kernel '{inst.kernel.key}' has cluster_dim={cluster}: a deterministic launch runs its tasks on "
+                "one GPU thread, and a clustered kernel launches whole clusters of blocks; drop cluster_dim or "
+                "run it with the 'deterministic' module option set to wp.DeterministicMode.NOT_GUARANTEED"
+            )
+        block_dim, max_blocks = 1, 1
     blocks = (size + block_dim - 1) // block_dim
     cap = max_blocks if max_blocks > 0 else _MAX_GRID
     grid = min(blocks, cap)
-    cluster = inst.kernel.options.get("cluster_dim")
     if cluster:  # whole clusters; the extra blocks' grid-stride loops find no work
         grid = min(-(-grid // cluster) * cluster, _MAX_GRID // cluster * cluster)
     params = _Params()

@@ -494,6 +494,18 @@ def entry_point(inst, adjoint: bool) -> int:
     return inst.binding.backward_ptr
 
 
+def in_task_order(inst, adjoint: bool) -> bool:
+    """Whether this pass of ``inst`` must run its tasks in order, as one thread would: its
+    module asks for determinism (``wp.DeterministicMode``) and its bits may depend on the order
+    threads run in (``KernelInstance.order_dependence``)."""
+    return bool(inst.kernel.module.options.get("deterministic")) and inst.order_dependence[adjoint] is not None
+
+
+def cpu_threads(inst, adjoint: bool) -> int:
+    """The threads a CPU launch of this pass may use."""
+    return 1 if in_task_order(inst, adjoint) else config.cpu_threads
+
+
 def run(inst, bounds, args_struct, adjoint: bool):
     """Run a built instance's forward or backward entry point; raise on kernel errors."""
     ptr = inst.binding.backward_ptr if adjoint else inst.binding.forward_ptr
@@ -506,7 +518,7 @@ def run(inst, bounds, args_struct, adjoint: bool):
         ctypes.addressof(ctx),
         ctypes.addressof(args_struct),
         bounds.size,
-        config.cpu_threads,
+        cpu_threads(inst, adjoint),
         config.cpu_min_tasks_per_thread,
         config.cpu_adaptive,
     ):

@@ -278,7 +278,7 @@ class Launch:
             self._ctx_addr,
             self._args_addr,
             self._size,
-            config.cpu_threads,
+            _launch.cpu_threads(self._inst, self.adjoint),
             config.cpu_min_tasks_per_thread,
             config.cpu_adaptive,
         ):

@@ -191,6 +191,8 @@ def _load_verified(so_path, sum_path):
 
 
 _UNSET = object()
+# Module options read when a kernel launches, not when it is built: changing one rebuilds nothing.
+LAUNCH_OPTIONS = frozenset({"deterministic", "deterministic_max_records"})
 
 
 class Module:
@@ -205,6 +207,9 @@ class Module:
             "mode": None,  # None: wp.config.mode
             "optimization_level": None,
             "cpu_compiler_flags": None,
+            # as in Warp: the global settings when the module is made (weft/determinism.py)
+            "deterministic": config.deterministic,
+            "deterministic_max_records": config.deterministic_max_records,
         }
         self.lazy_backward: list = []  # _Batch objects whose backward library is not built yet
         self.cuda_loaded: dict = {}  # CUDA ordinal -> aot.AotModule (set by load_aot_module)
@@ -216,8 +221,19 @@ class Module:
 
     def set_options(self, options: dict):
         """Update the module's options; kernels built with the old ones are built again at
-        their next launch (launches and tapes recorded before keep the code they ran)."""
-        changed = any(self.options.get(k, _UNSET) != v for k, v in options.items())
+        their next launch (launches and tapes recorded before keep the code they ran).
+
+        Raises:
+            ValueError, TypeError: a ``deterministic`` value that is not a ``wp.DeterministicMode``,
+                or a ``deterministic_max_records`` that is not a non-negative int.
+        """
+        from ..determinism import check_max_records, check_mode
+
+        if "deterministic" in options:
+            check_mode(options["deterministic"], f"module '{self.name}' option 'deterministic'")
+        if "deterministic_max_records" in options:
+            check_max_records(options["deterministic_max_records"], f"module '{self.name}' option 'deterministic_max_records'")
+        changed = any(self.options.get(k, _UNSET) != v for k, v in options.items() if k not in LAUNCH_OPTIONS)
         self.options.update(options)
         if changed:  # the next launch of each kernel checks its instance (kernel.py: fingerprint)
             for k in self.kernels:
