@@ -83,9 +83,11 @@ def _runs(launch):
         wp.config.cpu_threads = saved
 
 
-def _assert_one_result(results):
-    everything = set().union(*results.values())
-    assert len(everything) == 1, {t: len(r) for t, r in results.items()}
+def _assert_one_result(results, mode):
+    """RUN_TO_RUN: one result per thread count; GPU_TO_GPU: one result for all of them."""
+    assert all(len(r) == 1 for r in results.values()), {t: len(r) for t, r in results.items()}
+    if mode == wp.DeterministicMode.GPU_TO_GPU:
+        assert len(set().union(*results.values())) == 1
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -104,12 +106,12 @@ def test_scatter_adds_give_the_same_bits_at_every_thread_count(mode, nbins):
         wp.launch(kernel, n, [values, bins, out])
         return _bits(out)
 
-    _assert_one_result(_runs(launch))
+    _assert_one_result(_runs(launch), mode)
     reference = np.bincount(bins_np, weights=values_np.astype(np.float64), minlength=nbins)
     np.testing.assert_allclose(out.numpy(), reference, rtol=1e-4, atol=1e-2 * np.sqrt(n / nbins) + 1e-3)
     # the bits of one thread adding in task order
     serial = np.zeros(nbins, dtype=np.float32)
-    if nbins <= 16:
+    if nbins <= 16 and mode == wp.DeterministicMode.GPU_TO_GPU:
         for b in range(nbins):
             acc = np.float32(0.0)
             for v in values_np[bins_np == b]:
@@ -131,7 +133,7 @@ def test_2d_3d_and_vector_targets(mode):
         wp.launch(k2, (300, 40), [values, wp.array(rows_np), out2])
         return _bits(out2)
 
-    _assert_one_result(_runs(launch_2d))
+    _assert_one_result(_runs(launch_2d), mode)
     ref2 = np.zeros((5, 40))
     np.add.at(ref2, (rows_np, np.arange(40)[None, :].repeat(300, 0)), values.numpy().astype(np.float64))
     np.testing.assert_allclose(out2.numpy(), ref2, rtol=1e-4, atol=1e-3)
@@ -145,7 +147,7 @@ def test_2d_3d_and_vector_targets(mode):
         wp.launch(k3, (20, 30, 40), [v3, out3])
         return _bits(out3)
 
-    _assert_one_result(_runs(launch_3d))
+    _assert_one_result(_runs(launch_3d), mode)
     ref3 = np.zeros((2, 3, 2))
     v = v3.numpy().astype(np.float64)
     for i in range(2):
@@ -166,7 +168,7 @@ def test_2d_3d_and_vector_targets(mode):
         wp.launch(kv, 50_000, [vecs, bins, outv])
         return _bits(outv)
 
-    _assert_one_result(_runs(launch_vec))
+    _assert_one_result(_runs(launch_vec), mode)
     refv = np.stack([np.bincount(bins_np, weights=vec_np[:, c].astype(np.float64), minlength=8) for c in range(3)], 1)
     np.testing.assert_allclose(outv.numpy(), refv, rtol=1e-4, atol=1e-2)
 
@@ -186,7 +188,7 @@ def test_a_counter_hands_out_slots_in_task_order(mode):
         wp.launch(kernel, 100_000, [values, count, out])
         return _bits(out)
 
-    _assert_one_result(_runs(launch))
+    _assert_one_result(_runs(launch), mode)
     positive = values_np[values_np > 0.0]
     assert count.numpy()[0] == len(positive)
     np.testing.assert_array_equal(out.numpy()[: len(positive)], positive)  # Warp's deterministic slots
@@ -229,7 +231,7 @@ def test_the_backward_of_a_spring_scatter_gives_the_same_bits(mode):
         tape.zero()
         return result
 
-    _assert_one_result(_runs(launch))
+    _assert_one_result(_runs(launch), mode)
     # float64 reference of the gradient
     xd = x_np.astype(np.float64)
     d = xd[springs_np[:, 0]] - xd[springs_np[:, 1]]
@@ -266,11 +268,18 @@ def test_passes_that_do_not_depend_on_thread_order_keep_all_threads():
     assert "float atomic_add" in forward and backward is None  # the backward of a scatter is a gather
     compact = _compact(wp.DeterministicMode.RUN_TO_RUN).default_instance()
     assert "previous value is used" in order_dependence(compact)[0]
+    launch = wp.runtime.launch
+    # RUN_TO_RUN keeps all threads for accumulations (copies summed in a fixed order, or turns)
+    assert scatter.accumulations_only == (True, True)
+    assert launch.launch_order(scatter, False) == launch.ORDERED
+    gpu_to_gpu = _scatter(wp.DeterministicMode.GPU_TO_GPU).default_instance()
+    assert launch.launch_order(gpu_to_gpu, False) == launch.SERIAL  # the bits of one thread
+    assert compact.accumulations_only[0] is False and launch.launch_order(compact, False) == launch.SERIAL
+    assert launch.launch_order(k_pure.default_instance(), False) == launch.FREE  # not deterministic, nor needs to be
     saved = wp.config.cpu_threads
     try:
         wp.config.cpu_threads = 3
-        assert wp.runtime.launch.cpu_threads(scatter, False) == 1
-        assert wp.runtime.launch.cpu_threads(k_pure.default_instance(), False) == 3  # not deterministic, nor needs to be
+        assert launch.cpu_threads(gpu_to_gpu, False) == 1 and launch.cpu_threads(scatter, False) == 3
     finally:
         wp.config.cpu_threads = saved
 

@@ -4,12 +4,14 @@ Set globally with ``wp.config.deterministic`` (taken by each module when it is c
 module with ``wp.set_module_options({"deterministic": mode})``, or for one kernel with
 ``@wp.kernel(module="unique", module_options={"deterministic": mode})``, as in Warp.
 
-What weft does with it (``runtime/launch.py``, ``codegen/ordering.py``): a launch of a pass whose
-result can depend on the order its threads run in (float atomics, atomics whose result is used,
-shared gradient adds in a backward pass) runs its threads in task order, as one thread would,
-under ``RUN_TO_RUN`` and ``GPU_TO_GPU``: the bits are the same in every run, for any
-``wp.config.cpu_threads``, and on a GPU the same as on the CPU up to fused multiply-adds. Passes
-that cannot depend on thread order run on all threads as usual.
+What weft does with it (``runtime/launch.py`` ``launch_order``, ``codegen/ordering.py``): a pass
+whose result can depend on the order its threads run in (float atomics, atomics whose result is
+used, shared gradient adds in a backward pass) runs its threads in task order, as one thread
+would, under ``GPU_TO_GPU`` (the same bits for any ``wp.config.cpu_threads``); under
+``RUN_TO_RUN`` a pass whose order-dependent work is all accumulations keeps its threads
+(private copies summed in a fixed order, or shares taking turns: ``native/accumulate.h``), the
+same bits in every run with the same thread count. On a GPU such passes run on one thread.
+Passes that cannot depend on thread order run on all threads as usual.
 """
 
 from __future__ import annotations

@@ -432,6 +432,7 @@ class KernelInstance:
         self.binding = Binding()  # the runtime's: native code, entry points, launcher (runtime/binding.py)
         self._access = None
         self._order = None
+        self._accumulations = None
 
     @property
     def access(self) -> dict:
@@ -451,6 +452,14 @@ class KernelInstance:
         if self._order is None:
             self._order = ordering.order_dependence(self)
         return self._order
+
+    @property
+    def accumulations_only(self) -> tuple:
+        """``(forward, backward)``: whether all that is order-dependent in each pass is an
+        accumulation (codegen/ordering.py), which the CPU runtime makes reproducible on all threads."""
+        if self._accumulations is None:
+            self._accumulations = ordering.accumulations_only(self)
+        return self._accumulations
 
 
 def _check_native_references(kernel, funcs):

@@ -776,7 +776,7 @@ class CPURenderer(CStyleRenderer):
             return [f"{ind}weft::accumulate_scope accumulate(tc, {cond});"]
         return [
             f"{ind}const weft::private_target targets[] = {{{', '.join(targets)}}};",
-            f"{ind}weft::accumulate_scope accumulate(tc, {cond}, ctx, begin, targets);",
+            f"{ind}weft::accumulate_scope accumulate(tc, {cond}, ctx, begin, end, targets);",
             f"{ind}accumulate.check();",
         ]
 

@@ -16,8 +16,14 @@ Integer add / sub / min / max and bitwise atomics whose result is unused are exa
 commutative: they do not depend on order. Neither do plain stores (a race between two stores to
 one element is a bug in the kernel, not a rounding question).
 
+Some order-dependent adds are *accumulations* (``codegen/access.py``: adds whose result nothing
+in the kernel observes, into arrays the pass touches in no other way); the CPU runtime can make
+those reproducible without giving up threads (``native/accumulate.h``: private copies summed in
+a fixed order, or shares taking turns).
+
 Contract: ``order_dependence(inst)`` returns ``(forward, backward)``, each None (the pass gives
-the same bits in any order) or a short reason; it reads the IR and the access facts only.
+the same bits in any order) or a short reason; ``accumulations_only(inst)`` says per pass whether
+every order-dependent operation is an accumulation. Both read the IR and the access facts only.
 """
 
 from __future__ import annotations
@@ -52,8 +58,9 @@ def _is_atomic(callee) -> bool:
     return callee == intr.ATOMIC_CAS or callee in intr.ATOMICS.values()
 
 
-def _forward_reason(fn: ir.Function, seen: set) -> str | None:
-    """Why the forward code of ``fn`` (and the funcs it calls) depends on thread order."""
+def _forward_reason(fn: ir.Function, facts, seen: set, skip_accumulations: bool) -> str | None:
+    """Why the forward code of ``fn`` (and the funcs it calls) depends on thread order; with
+    ``skip_accumulations``, not counting the kernel's accumulations."""
     if id(fn) in seen:
         return None
     seen.add(id(fn))
@@ -64,18 +71,21 @@ def _forward_reason(fn: ir.Function, seen: set) -> str | None:
         if isinstance(s.callee, str) and _is_atomic(s.callee):
             if isinstance(s.args[0].type, wt.LocalArrayType):
                 continue  # a thread's own storage
+            if skip_accumulations and id(s) in facts.accum_calls:
+                continue
             why = _atomic_reason(s, uses)
             if why:
                 return why
         elif ir.is_func(s.callee) and s.callee.ir is not None:
-            why = _forward_reason(s.callee.ir, seen)
+            why = _forward_reason(s.callee.ir, _NO_FACTS, seen, skip_accumulations)
             if why:
                 return f"{why}, in func '{s.callee.function.key}'"
     return None
 
 
-def _backward_reason(fn: ir.Function, facts, seen: set) -> str | None:
-    """Why the backward code of ``fn`` depends on thread order: its shared gradient adds."""
+def _backward_reason(fn: ir.Function, facts, seen: set, skip_accumulations: bool = False) -> str | None:
+    """Why the backward code of ``fn`` depends on thread order: its shared gradient adds (with
+    ``skip_accumulations``, not counting those the kernel accumulates)."""
     if id(fn) in seen:
         return None
     seen.add(id(fn))
@@ -85,6 +95,8 @@ def _backward_reason(fn: ir.Function, facts, seen: set) -> str | None:
         if s.callee == intr.LOAD and _element_is_float(s.args[0].type):
             if isinstance(s.args[0].type, wt.LocalArrayType) or id(s) in facts.exclusive_loads:
                 continue  # no gradient, or an element only this thread reads: a plain add
+            if skip_accumulations and id(s) in facts.accum_calls:
+                continue
             return "gradient adds of array reads that threads may share"
         if s.callee == intr.ADJ_ACCUM:
             return "gradient adds of a custom gradient (wp.adjoint[...] +=)"
@@ -100,6 +112,7 @@ def _backward_reason(fn: ir.Function, facts, seen: set) -> str | None:
 
 class _NoFacts:
     exclusive_loads = frozenset()  # a func's reads are never proved exclusive
+    accum_calls = frozenset()  # nor accumulations
 
 
 _NO_FACTS = _NoFacts()
@@ -108,6 +121,14 @@ _NO_FACTS = _NoFacts()
 def order_dependence(inst) -> tuple:
     """``(forward, backward)`` reasons why the kernel instance's passes depend on thread order
     (None: they do not)."""
-    forward = _forward_reason(inst.ir, set())
+    forward = _forward_reason(inst.ir, inst.facts, set(), False)
     backward = _backward_reason(inst.ir, inst.facts, set()) if inst.backward_enabled else None
+    return forward, backward
+
+
+def accumulations_only(inst) -> tuple:
+    """``(forward, backward)``: whether everything order-dependent in each pass is one of the
+    kernel's accumulations (True also for a pass with nothing order-dependent)."""
+    forward = _forward_reason(inst.ir, inst.facts, set(), True) is None
+    backward = not inst.backward_enabled or _backward_reason(inst.ir, inst.facts, set(), True) is None
     return forward, backward

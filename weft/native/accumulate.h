@@ -199,33 +199,59 @@ inline void end_private_share(int32 parts) {
     }
 }
 
+// An ordered launch (deterministic mode, launch_context::ordered) whose shares cannot use private
+// copies runs them one after another in task order: a share waits until the shares before it
+// are done, then adds plainly, as one thread would. Every share of such a launch decides the
+// same way (the same arguments and sizes), so either all use copies or all take turns.
+inline void wait_for_turn(launch_context* ctx, int64 begin) {
+    for (int spins = 0; __atomic_load_n(&ctx->turn, __ATOMIC_ACQUIRE) != begin; ++spins) {
+        if (spins < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        } else {
+            WEFT_YIELD();
+        }
+    }
+}
+
 // Opened by a kernel entry point around its share of the launch. On one thread, accumulations
 // are plain adds. On several, when the runtime checks passed (no accumulated array overlaps
 // another array argument): private copies when every target qualifies and their total size is
 // small (at most PRIVATE_BYTES, and at most 4 scalars per task of the launch), else the
-// table. `failed`: no memory for the private copies (the entry point raises MemoryError).
+// table, or, in an ordered launch, turns. `failed`: no memory for the private copies (the entry
+// point raises MemoryError).
 struct accumulate_scope {
     static constexpr int64 PRIVATE_BYTES = int64(1) << 21;
     thread_ctx& tc;
     launch_context* ctx = nullptr;  // set when this launch uses private copies
+    launch_context* turns = nullptr;  // set when this share took its turn (ordered launch)
+    int64 end = 0;                    // the share's end: the next share's turn
     bool failed = false;
 
     accumulate_scope(thread_ctx& tc_, bool enable) : tc(tc_) {
         tc.acc = enable && !tc.serial ? thread_accumulator() : nullptr;
     }
     template <int32 N>
-    accumulate_scope(thread_ctx& tc_, bool enable, launch_context* ctx_, int64 begin, const private_target (&t)[N])
-        : tc(tc_) {
+    accumulate_scope(thread_ctx& tc_, bool enable, launch_context* ctx_, int64 begin, int64 end_,
+                     const private_target (&t)[N])
+        : tc(tc_), end(end_) {
         tc.acc = nullptr;
-        if (!enable || tc.serial) return;
+        if (tc.serial) return;
         int64 total = 0;
-        bool ok = ctx_->parts > 1 && (ctx_->parts - 1) * N <= private_registry::MAX;
+        bool ok = enable && ctx_->parts > 1 && (ctx_->parts - 1) * N <= private_registry::MAX;
         for (int32 k = 0; k < N; ++k) {
             ok = ok && (t[k].kind != 0 || t[k].bytes == 0);
             total += t[k].bytes;
         }
         if (!ok || total > PRIVATE_BYTES || total / 4 > 4 * ctx_->bounds.size) {
-            tc.acc = thread_accumulator();
+            if (ctx_->ordered) {  // deterministic: this share's turn, then plain adds
+                wait_for_turn(ctx_, begin);
+                turns = ctx_;
+                tc.plain_accumulate = true;
+                return;
+            }
+            if (enable) tc.acc = thread_accumulator();
             return;
         }
         // No target has memory (every accumulated gradient array is None): nothing to add, and
@@ -264,6 +290,7 @@ struct accumulate_scope {
             tc.acc = nullptr;
         }
         if (ctx) end_private_share(ctx->parts);
+        if (turns) __atomic_store_n(&turns->turn, end, __ATOMIC_RELEASE);
     }
 };
 

@@ -226,6 +226,10 @@ struct launch_context {
     kernel_error error;
     int32 serial;  // set by the runtime: the launch runs on one thread only
     int32 parts;   // set by the runtime: how many threads run a share of the launch (0: unknown)
+    // Set by Python for a deterministic launch whose order-dependent work is accumulations
+    // (accumulate.h): private copies when they fit, else the shares take turns in task order.
+    int32 ordered;
+    int64 turn;  // the first task of the share whose turn it is (ordered launches)
 };
 
 #ifndef WEFT_CUDA

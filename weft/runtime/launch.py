@@ -459,6 +459,8 @@ class launch_context_t(ctypes.Structure):
         ("error", kernel_error_t),
         ("serial", ctypes.c_int32),
         ("parts", ctypes.c_int32),
+        ("ordered", ctypes.c_int32),
+        ("turn", ctypes.c_int64),
     ]
 
 
@@ -494,16 +496,44 @@ def entry_point(inst, adjoint: bool) -> int:
     return inst.binding.backward_ptr
 
 
+FREE, ORDERED, SERIAL = 0, 1, 2  # launch_order: how a pass's threads may run
+
+
+def launch_order(inst, adjoint: bool) -> int:
+    """How this pass of ``inst`` must run under its module's ``wp.DeterministicMode``: ``FREE``
+    (nothing asks for determinism, or its bits do not depend on thread order), ``ORDERED``
+    (``RUN_TO_RUN`` and everything order-dependent is an accumulation: all threads, with private
+    copies summed in a fixed order or shares taking turns, native/accumulate.h) or ``SERIAL``
+    (its tasks in order, as one thread runs them: the same bits for any thread count)."""
+    mode = inst.kernel.module.options.get("deterministic")
+    if not mode or inst.order_dependence[adjoint] is None:
+        return FREE
+    if mode == 1 and inst.accumulations_only[adjoint]:  # DeterministicMode.RUN_TO_RUN
+        return ORDERED
+    return SERIAL
+
+
 def in_task_order(inst, adjoint: bool) -> bool:
-    """Whether this pass of ``inst`` must run its tasks in order, as one thread would: its
-    module asks for determinism (``wp.DeterministicMode``) and its bits may depend on the order
-    threads run in (``KernelInstance.order_dependence``)."""
-    return bool(inst.kernel.module.options.get("deterministic")) and inst.order_dependence[adjoint] is not None
+    """Whether a GPU launch of this pass must run its tasks in order (one GPU thread)."""
+    return launch_order(inst, adjoint) != FREE
+
+
+def cpu_launch_args(inst, adjoint: bool, ctx, was_ordered: bool = False) -> tuple:
+    """``(threads, adaptive, ordered)`` for a CPU launch of this pass. Sets ``ctx.ordered`` and
+    ``ctx.turn`` for an ordered launch, and clears them when ``was_ordered`` (a reused context)."""
+    order = launch_order(inst, adjoint)
+    if order == FREE:
+        if was_ordered:
+            ctx.ordered = 0
+        return config.cpu_threads, config.cpu_adaptive, False
+    ctx.ordered, ctx.turn = order == ORDERED, 0
+    # a fixed split (no timing-based choice between one and all threads): the same bits every run
+    return (1 if order == SERIAL else config.cpu_threads), False, order == ORDERED
 
 
 def cpu_threads(inst, adjoint: bool) -> int:
     """The threads a CPU launch of this pass may use."""
-    return 1 if in_task_order(inst, adjoint) else config.cpu_threads
+    return 1 if launch_order(inst, adjoint) == SERIAL else config.cpu_threads
 
 
 def run(inst, bounds, args_struct, adjoint: bool):
@@ -513,14 +543,15 @@ def run(inst, bounds, args_struct, adjoint: bool):
         ptr = entry_point(inst, adjoint)
     ctx = launch_context_t()
     ctx.bounds = bounds
+    threads, adaptive, _ = cpu_launch_args(inst, adjoint, ctx)
     if (_launch_fn[0] if _launch_fn else launch_fn())(
         ptr,
         ctypes.addressof(ctx),
         ctypes.addressof(args_struct),
         bounds.size,
-        cpu_threads(inst, adjoint),
+        threads,
         config.cpu_min_tasks_per_thread,
-        config.cpu_adaptive,
+        adaptive,
     ):
         raise kernel_error(inst, ctx)
 

@@ -118,6 +118,7 @@ class Launch:
         self._adj_raw = [False] * len(values)
         self._ctx = _launch.launch_context_t()
         self._ctx_addr = ctypes.addressof(self._ctx)
+        self._ordered = False  # whether the last CPU launch set ctx.ordered (deterministic mode)
         self.bounds = bounds
 
     def _bind(self, inst):
@@ -273,14 +274,15 @@ class Launch:
                 self.max_blocks, self._entry,
             )
             return
+        threads, adaptive, self._ordered = _launch.cpu_launch_args(self._inst, self.adjoint, self._ctx, self._ordered)
         if self._launch_fn(
             self._entry,
             self._ctx_addr,
             self._args_addr,
             self._size,
-            _launch.cpu_threads(self._inst, self.adjoint),
+            threads,
             config.cpu_min_tasks_per_thread,
-            config.cpu_adaptive,
+            adaptive,
         ):
             ctx = self._ctx
             ctx.has_error = 0
