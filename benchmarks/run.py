@@ -187,7 +187,7 @@ def main():
     p.add_argument(
         "--deterministic",
         action="store_true",
-        help="add a weft column with wp.config.deterministic = RUN_TO_RUN (the cost of reproducible atomics)",
+        help="add weft columns with wp.config.deterministic = RUN_TO_RUN and GPU_TO_GPU (the cost of reproducible atomics)",
     )
     p.add_argument(
         "--device",
@@ -236,8 +236,9 @@ def main():
         configs["weft_release"] = Worker(sys.executable, "weft", ["--mode", "release", *only])
         titles["weft_release"] = f"weft release {nthreads}T"
     if args.deterministic:
-        configs["weft_det"] = Worker(sys.executable, "weft", ["--deterministic", "RUN_TO_RUN", *only])
-        titles["weft_det"] = f"weft det {nthreads}T"
+        for key, mode, short in (("weft_r2r", "RUN_TO_RUN", "run-to-run"), ("weft_g2g", "GPU_TO_GPU", "gpu-to-gpu")):
+            configs[key] = Worker(sys.executable, "weft", ["--deterministic", mode, *only])
+            titles[key] = f"weft {short} {nthreads}T"
     warp_python = None if args.no_warp else find_warp_python(args.warp_python)
     if warp_python:
         try:
@@ -267,8 +268,7 @@ def main():
     global STAT
     STAT = "seconds" if args.stat == "median" else "min"
     ratios = [(k, "warp") for k in ("weft", "weft_1t", "weft_release") if k in configs and "warp" in configs]
-    if "weft_det" in configs:
-        ratios.append(("weft_det", "weft"))
+    ratios += [(k, "weft") for k in ("weft_r2r", "weft_g2g") if k in configs]
     ratios += [(f"weft_{dev}", "weft") for dev in gpus]
     machine = {
         "cpu_count": os.cpu_count(),
