@@ -50,6 +50,36 @@ def test_other_closure_values_get_modules_of_their_own():
     np.testing.assert_array_equal(out.numpy(), [2.0, 2.0])
 
 
+@wp.func
+def _add_ten(x: int):
+    return x + 10
+
+
+@wp.func
+def _add_twenty(x: int):
+    return x + 20
+
+
+def _applying(helper, table):
+    @wp.kernel(module="unique")
+    def apply(inp: wp.array(dtype=int), out: wp.array(dtype=int)):
+        i = wp.tid()
+        out[i] = helper(inp[i]) + wp.static(table[1])
+
+    return apply
+
+
+def test_closure_bound_funcs_and_lists_tell_modules_apart():
+    ten, twenty = _applying(_add_ten, [0, 1]), _applying(_add_twenty, [0, 1])
+    ten_100 = _applying(_add_ten, [0, 100])
+    assert len({ten.module.name, twenty.module.name, ten_100.module.name}) == 3
+    assert _applying(_add_ten, [0, 1]) is ten
+    inp, out = wp.array([1, 2, 3], dtype=int), wp.zeros(3, dtype=int)
+    for kernel, expected in ((ten, [12, 13, 14]), (twenty, [22, 23, 24]), (ten_100, [111, 112, 113])):
+        wp.launch(kernel, 3, [inp, out])
+        np.testing.assert_array_equal(out.numpy(), expected)
+
+
 def _plain(a: wp.array(dtype=float)):
     a[wp.tid()] = 1.0
 

@@ -773,6 +773,10 @@ def _same_value(a, b) -> bool:
         return True
     if type(a) is not type(b):
         return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
     annotation = getattr(a, "is_annotation", False) is True and callable(getattr(a, "kernel_type", None))
     if not (annotation or isinstance(a, (int, float, str, bytes, bool, tuple, type(None)))):
         return False  # anything else counts as the same only when it is the same object
@@ -784,12 +788,18 @@ def _same_value(a, b) -> bool:
 
 def _described(value) -> str:
     """A value as part of a unique module's name: its repr when that is its content (numbers,
-    strings, tuples of them, weft types), else its type's name (the module is then shared with
-    other values of the type, and the kernels in it are told apart by identity)."""
+    strings, tuples, lists and dicts of them, weft types), a func or kernel by name, else its
+    type's name (the module is then shared with other values of the type, and the kernels in it
+    are told apart by identity)."""
     if isinstance(value, (int, float, str, bytes, bool, type(None))):
         return repr(value)
-    if isinstance(value, tuple):
-        return "(" + ", ".join(_described(v) for v in value) + ")"
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_described(v) for v in value)
+        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_described(k)}: {_described(v)}" for k, v in value.items()) + "}"
+    if getattr(value, "_weft_kind", None) in ("func", "kernel"):  # by name: a func bound in a factory
+        return f"{value._weft_kind} {value.module.name}.{value.key}"
     if getattr(value, "is_annotation", False) is True or isinstance(value, type):
         try:
             return wt.type_repr(value)
