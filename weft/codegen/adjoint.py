@@ -107,3 +107,87 @@ def is_differentiable_function(fn: ir.Function, reverse=None) -> bool:
     if fn.ret is not None and is_differentiable_type(fn.ret.type):
         return True
     return bool(reverse_block(fn.body) if reverse is None else reverse)
+
+
+# ---------------------------------------------------------------------------------------------
+# atomics whose values the backward pass would need
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_shared_atomic(s) -> bool:
+    """An atomic on an array other threads can see (not a kernel's own local storage)."""
+    return (
+        isinstance(s, ir.Call)
+        and isinstance(s.callee, str)
+        and (s.callee in intr.ATOMICS.values() or s.callee == intr.ATOMIC_CAS)
+        and s.result is not None
+        and not isinstance(s.args[0].type, wt.LocalArrayType)
+    )
+
+
+def _float_elements(t) -> bool:
+    return wt.is_float(getattr(getattr(t, "dtype", None), "_scalar", getattr(t, "dtype", None)))
+
+
+def unreplayed_atomic_error(fn: ir.Function, file: str, name: str) -> str | None:
+    """Why a kernel's backward pass cannot be right, or None: it uses the value an atomic
+    returned (a counter handing out slots, ``old = wp.atomic_add(...)``) where the gradient
+    depends on it (an index into a float array, a float value, a branch or loop bound). The
+    backward pass replays the forward without its side effects, so that value is not there
+    again; replaying the atomic would change the array a second time (Warp's generated replay
+    does, and its gradients then go to the wrong elements)."""
+    sources = {}
+    for s in ir.walk(fn.body):
+        if _is_shared_atomic(s):
+            sources[s.result.id] = s
+    if not sources:
+        return None
+    origin = dict((v, v) for v in sources)  # tainted var id -> the atomic result it comes from
+    changed = True
+    while changed:
+        changed = False
+        for s in ir.walk(fn.body):
+            if isinstance(s, ir.Call) and s.result is not None and s.result.id not in origin:
+                hit = next((origin[a.id] for a in s.args if a is not None and a.id in origin), None)
+                if hit is not None:
+                    origin[s.result.id] = hit
+                    changed = True
+            elif isinstance(s, (ir.Assign, ir.Read)):
+                dst = s.dst if isinstance(s, ir.Assign) else s.result
+                if s.src.id in origin and dst.id not in origin:
+                    origin[dst.id] = origin[s.src.id]
+                    changed = True
+
+    def culprit(s):
+        if isinstance(s, ir.If):
+            return origin.get(s.cond.id)
+        if isinstance(s, ir.Loop):
+            return next((origin[v.id] for v in (s.start, s.stop, s.step, s.cond) if v is not None and v.id in origin), None)
+        if not isinstance(s, ir.Call):
+            return None
+        arrays = intr.reads_array(s.callee) or intr.writes_array(s.callee)
+        if arrays and s.args and isinstance(s.args[0].type, wt.ArrayType):
+            if not _float_elements(s.args[0].type):
+                return None  # integer bookkeeping
+            # an index of a float array access decides which element's gradient is read or
+            # added to (the stored or added value itself needs no replay: its adjoint is read)
+            indices = s.args[1 : 1 + s.args[0].type.ndim]
+            return next((origin[a.id] for a in indices if a is not None and a.id in origin), None)
+        hit = next((origin[a.id] for a in s.args if a is not None and a.id in origin), None)
+        if hit is not None and s.result is not None and is_differentiable_type(s.result.type):
+            return hit  # float math on the value: its adjoint needs the value
+        return None
+
+    for s in ir.walk(fn.body):
+        hit = culprit(s)
+        if hit is not None:
+            atomic = sources[hit]
+            line = f"{file}:{atomic.loc.line}" if atomic.loc is not None else file
+            return (
+                f"kernel '{name}' cannot be differentiated: the value returned by wp.{atomic.callee} at {line} "
+                "decides what the kernel computes, and the backward pass does not run atomics again (that would "
+                "change the array a second time), so its gradient would go to the wrong elements. Store the value "
+                "in an array and read it back in a separate kernel, or give this kernel enable_backward=False (or "
+                "launch it outside the tape) if it needs no gradient."
+            )
+    return None

@@ -59,6 +59,8 @@ def compile_function(
             file, line and what is wrong).
     """
     fn = lower(src, param_types, is_kernel, symbol, ret_annotation, ref_params)
+    if is_kernel and fn.adjoint_error is None:
+        fn.adjoint_error = ad.unreplayed_atomic_error(fn, src.file, src.name)
     unchanged = _IRGuard(fn, symbol)
     facts = access.analyze(fn)
     reverse, reverse_error = differentiate(fn)
