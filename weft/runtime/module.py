@@ -82,9 +82,10 @@ def force_load(device=None, modules=None, block_dim=None, max_workers=None):
             Accepted for compatibility: weft builds the modules one after another, each build
             compiling its translation units side by side on all cores.
 
+    A kernel that does not compile is left out, as by ``wp.load_module``: it reports its error
+    when it is launched, and the module's other kernels work (Warp fails the whole module).
+
     Raises:
-        WarpCodegenError, WeftBuildError: a kernel does not compile (the modules before it stay
-            loaded).
         ValueError: ``max_workers`` is negative.
     """
     from .device import get_device, get_devices
@@ -277,19 +278,16 @@ class Module:
         first launch, as Warp's ``Module.load``: every non-generic kernel, and every instance a
         launch already made. ``block_dim`` is accepted for Warp compatibility (weft's CPU
         entry points and CUDA launches take the block size at launch). Returns the module.
+        A kernel that does not lower is left out: it reports its error when it is launched, and
+        the module's other kernels work (Warp fails the whole module).
 
         Raises:
-            WarpCodegenError, WeftBuildError: a kernel of the module does not compile.
+            WeftBuildError: the C++ (or NVRTC) build of the lowered kernels fails.
         """
         from .device import get_device
 
         dev = get_device(device)
-        self.lower_unlaunched_kernels()
-        for k in self.kernels:  # one that did not lower reports its error now (raises)
-            declared = list(k.overloads.values()) if k.is_generic else [k]
-            for kernel in declared:
-                if kernel._arg_types_key not in kernel._instances:
-                    kernel.default_instance()
+        self.lower_unlaunched_kernels()  # a kernel that does not compile is left out (see there)
         instances = [i for k in self.kernels for i in k._instances.values()]
         if dev.is_cuda:
             from . import cuda
