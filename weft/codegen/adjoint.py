@@ -184,7 +184,8 @@ def unreplayed_atomic_error(fn: ir.Function, file: str, name: str) -> str | None
             atomic = sources[hit]
             line = f"{file}:{atomic.loc.line}" if atomic.loc is not None else file
             return (
-                f"kernel '{name}' cannot be differentiated: the value returned by wp.{atomic.callee} at {line} "
+                f"kernel '{name}' cannot be differentiated (generated backward replay of consumed-return counter "
+                f"atomics is not supported): the value returned by wp.{atomic.callee} at {line} "
                 "decides what the kernel computes, and the backward pass does not run atomics again (that would "
                 "change the array a second time), so its gradient would go to the wrong elements. Store the value "
                 "in an array and read it back in a separate kernel, or give this kernel enable_backward=False (or "
