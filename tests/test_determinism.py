@@ -17,9 +17,9 @@ THREADS = (1, 2, 3)
 RUNS = 10
 
 
-def _scatter(mode):
+def _scatter(mode, dtype=float):
     @wp.kernel(module="unique", module_options={"deterministic": mode})
-    def scatter(values: wp.array(dtype=float), bins: wp.array(dtype=int), out: wp.array(dtype=float)):
+    def scatter(values: wp.array(dtype=dtype), bins: wp.array(dtype=int), out: wp.array(dtype=dtype)):
         t = wp.tid()
         wp.atomic_add(out, bins[t], values[t])
 
@@ -43,15 +43,6 @@ def _scatter_3d(mode):
         wp.atomic_sub(out, 1, 2, 0, 0.5 * values[i, j, k])
 
     return scatter_3d
-
-
-def _scatter_vec3(mode):
-    @wp.kernel(module="unique", module_options={"deterministic": mode})
-    def scatter_vec3(values: wp.array(dtype=wp.vec3), bins: wp.array(dtype=int), out: wp.array(dtype=wp.vec3)):
-        t = wp.tid()
-        wp.atomic_add(out, bins[t], values[t])
-
-    return scatter_vec3
 
 
 def _compact(mode):
@@ -160,7 +151,7 @@ def test_2d_3d_and_vector_targets(mode):
     vec_np = rng.standard_normal((50_000, 3)).astype(np.float32)
     bins_np = rng.integers(0, 8, 50_000).astype(np.int32)
     outv = wp.zeros(8, dtype=wp.vec3)
-    kv = _scatter_vec3(mode)
+    kv = _scatter(mode, wp.vec3)
     vecs, bins = wp.array(vec_np, dtype=wp.vec3), wp.array(bins_np)
 
     def launch_vec():

@@ -6,6 +6,7 @@ float64, so the kernel's analytic gradients are checked too.
 """
 
 import numpy as np
+import test_random  # its noise kernels
 
 import weft as wp
 
@@ -98,35 +99,15 @@ def curl_model(state, x, octaves, lacunarity, gain):
     return np.stack([s3[:, 1] - s2[:, 2], s1[:, 2] - s3[:, 0], s2[:, 0] - s1[:, 1]], 1)
 
 
-@wp.kernel
-def k_fields(seed: int, xs: wp.array(dtype=wp.vec4), out: wp.array2d(dtype=float)):
-    i = wp.tid()
-    s = wp.rand_init(seed)
-    x = xs[i]
-    out[i, 0] = wp.noise(s, x[0])
-    out[i, 1] = wp.noise(s, wp.vec2(x[0], x[1]))
-    out[i, 2] = wp.noise(s, wp.vec3(x[0], x[1], x[2]))
-    out[i, 3] = wp.noise(s, x)
-    out[i, 4] = wp.pnoise(s, x[0], 3)
-    out[i, 5] = wp.pnoise(s, wp.vec2(x[0], x[1]), 3, 5)
-    out[i, 6] = wp.pnoise(s, wp.vec3(x[0], x[1], x[2]), 3, 5, 2)
-    out[i, 7] = wp.pnoise(s, x, 3, 5, 2, 4)
-    c2 = wp.curlnoise(s, wp.vec2(x[0], x[1]), wp.uint32(3), 2.0, 0.5)
-    c3 = wp.curlnoise(s, wp.vec3(x[0], x[1], x[2]), wp.uint32(2), 1.5, 0.25)
-    c4 = wp.curlnoise(s, x)
-    for j in range(2):
-        out[i, 8 + j] = c2[j]
-    for j in range(3):
-        out[i, 10 + j] = c3[j]
-        out[i, 13 + j] = c4[j]
-
-
 def test_noise_fields_match_the_model():
     rng = np.random.default_rng(11)
     n, seed = 300, 42
     x = rng.uniform(-6.0, 6.0, (n, 4)).astype(np.float32)
-    out = wp.zeros((n, 16), dtype=float)
-    wp.launch(k_fields, n, inputs=[seed, wp.array(x, dtype=wp.vec4), out])
+    xs = wp.array(x, dtype=wp.vec4)
+    out = wp.zeros((n, 9), dtype=float)
+    c2, c3, c4 = wp.zeros(n, dtype=wp.vec2), wp.zeros(n, dtype=wp.vec3), wp.zeros(n, dtype=wp.vec3)
+    wp.launch(test_random.k_noise, n, [seed, xs, out])  # noise 1-4-d, pnoise with periods 3, 5, 2, 4
+    wp.launch(test_random.k_curl, n, [seed, xs, c2, c3, c4])  # curl: (xy), (xyz, 3 octaves), (xyzt, 2)
     got = out.numpy().astype(np.float64)
     x64 = x.astype(np.float64)
     state = int(rand_hash(np.uint64(seed)))
@@ -137,7 +118,7 @@ def test_noise_fields_match_the_model():
         np.testing.assert_allclose(got[:, 3 + d], noise_model(state, x64[:, :d], periods), atol=2e-6)
     assert got[:, :8].std(0).min() > 0.05
 
-    np.testing.assert_allclose(got[:, 8:10], curl_model(state, x64[:, :2], 3, 2.0, 0.5), atol=5e-5)
-    np.testing.assert_allclose(got[:, 10:13], curl_model(state, x64[:, :3], 2, 1.5, 0.25), atol=5e-5)
-    np.testing.assert_allclose(got[:, 13:16], curl_model(state, x64, 1, 2.0, 0.5), atol=5e-5)
-    assert np.abs(got[:, 8:16]).max() > 0.5
+    np.testing.assert_allclose(c2.numpy(), curl_model(state, x64[:, :2], 1, 2.0, 0.5), atol=5e-5)
+    np.testing.assert_allclose(c3.numpy(), curl_model(state, x64[:, :3], 3, 2.0, 0.5), atol=5e-5)
+    np.testing.assert_allclose(c4.numpy(), curl_model(state, x64, 2, 2.0, 0.5), atol=5e-5)
+    assert min(np.abs(c.numpy()).max() for c in (c2, c3, c4)) > 0.5

@@ -178,12 +178,12 @@ inline void sum_private_slice(private_registry& r, int32 slice, int32 parts) {
             add_and_clear((float64*)c.array, (float64*)c.copy, lo, hi);
     }
 }
-inline void end_private_share(int32 parts) {
-    private_registry& r = registry();
-    __atomic_add_fetch(&r.finished, 1, __ATOMIC_ACQ_REL);
-    // Spin briefly, then yield the core: with more threads than cores (cpu_threads above the core
-    // count, or other programs running) the share still running may need this core to finish.
-    for (int spins = 0; __atomic_load_n(&r.finished, __ATOMIC_ACQUIRE) < parts; ++spins) {
+// Wait until `done()` holds: spin briefly, then yield the core (with more threads than cores,
+// cpu_threads above the core count or other programs running, the share still running may need
+// this core to finish).
+template <typename F>
+inline void spin_until(F done) {
+    for (int spins = 0; !done(); ++spins) {
         if (spins < 4096) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
@@ -192,6 +192,12 @@ inline void end_private_share(int32 parts) {
             WEFT_YIELD();
         }
     }
+}
+
+inline void end_private_share(int32 parts) {
+    private_registry& r = registry();
+    __atomic_add_fetch(&r.finished, 1, __ATOMIC_ACQ_REL);
+    spin_until([&] { return __atomic_load_n(&r.finished, __ATOMIC_ACQUIRE) >= parts; });
     sum_private_slice(r, __atomic_fetch_add(&r.slices, 1, __ATOMIC_ACQ_REL), parts);
     if (__atomic_add_fetch(&r.done, 1, __ATOMIC_ACQ_REL) == parts) {  // the others are past the registry
         r.count = r.slices = r.finished = 0;
@@ -204,15 +210,7 @@ inline void end_private_share(int32 parts) {
 // are done, then adds plainly, as one thread would. Every share of such a launch decides the
 // same way (the same arguments and sizes), so either all use copies or all take turns.
 inline void wait_for_turn(launch_context* ctx, int64 begin) {
-    for (int spins = 0; __atomic_load_n(&ctx->turn, __ATOMIC_ACQUIRE) != begin; ++spins) {
-        if (spins < 4096) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        } else {
-            WEFT_YIELD();
-        }
-    }
+    spin_until([&] { return __atomic_load_n(&ctx->turn, __ATOMIC_ACQUIRE) == begin; });
 }
 
 // Opened by a kernel entry point around its share of the launch. On one thread, accumulations
