@@ -296,3 +296,25 @@ def test_modes_follow_warps_settings():
         wp.set_module_options({"deterministic": "yes"}, "weft_test_determinism_later")
     wp.set_module_options({"deterministic_max_records": 2}, "weft_test_determinism_later")
     assert wp.get_module_options("weft_test_determinism_later")["deterministic_max_records"] == 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_recorded_launches_and_toggled_modules_follow_the_mode(mode):
+    rng = np.random.default_rng(5)
+    values_np = rng.standard_normal(100_000).astype(np.float32) * 100
+    values, bins = wp.array(values_np), wp.array(np.zeros(100_000, dtype=np.int32))
+    out = wp.zeros(1, dtype=float)
+    kernel = _scatter(wp.DeterministicMode.NOT_GUARANTEED)
+    cmd = wp.launch(kernel, 100_000, [values, bins, out], record_cmd=True)
+    wp.set_module_options({"deterministic": mode}, kernel.module.name)  # read at each launch: no rebuild
+
+    def launch():
+        out.zero_()
+        cmd.launch()
+        return _bits(out)
+
+    _assert_one_result(_runs(launch), mode)
+    wp.set_module_options({"deterministic": wp.DeterministicMode.NOT_GUARANTEED}, kernel.module.name)
+    out.zero_()
+    cmd.launch()  # back to the usual path: the same sum up to rounding
+    np.testing.assert_allclose(out.numpy()[0], values_np.astype(np.float64).sum(), rtol=1e-4)

@@ -543,7 +543,10 @@ def run(inst, bounds, args_struct, adjoint: bool):
         ptr = entry_point(inst, adjoint)
     ctx = launch_context_t()
     ctx.bounds = bounds
-    threads, adaptive, _ = cpu_launch_args(inst, adjoint, ctx)
+    if inst.kernel.module.options.get("deterministic"):
+        threads, adaptive, _ = cpu_launch_args(inst, adjoint, ctx)
+    else:
+        threads, adaptive = config.cpu_threads, config.cpu_adaptive
     if (_launch_fn[0] if _launch_fn else launch_fn())(
         ptr,
         ctypes.addressof(ctx),

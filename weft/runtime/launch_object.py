@@ -123,6 +123,7 @@ class Launch:
 
     def _bind(self, inst):
         """Prepare the native side for ``inst``: entry point, argument struct, packed arguments."""
+        self._module_options = inst.kernel.module.options  # "deterministic" is read at each launch
         if self.device.is_cuda:
             from . import cuda, cuda_launch
 
@@ -274,7 +275,10 @@ class Launch:
                 self.max_blocks, self._entry,
             )
             return
-        threads, adaptive, self._ordered = _launch.cpu_launch_args(self._inst, self.adjoint, self._ctx, self._ordered)
+        if self._ordered or self._module_options.get("deterministic"):
+            threads, adaptive, self._ordered = _launch.cpu_launch_args(self._inst, self.adjoint, self._ctx, self._ordered)
+        else:
+            threads, adaptive = config.cpu_threads, config.cpu_adaptive
         if self._launch_fn(
             self._entry,
             self._ctx_addr,
