@@ -15,6 +15,7 @@ import typing
 import numpy as np
 
 from .. import config
+from ..determinism import DeterministicMode
 from .. import types as wt
 from .. import vector_types as vt
 from ..codegen import typing_rules as tr
@@ -508,7 +509,7 @@ def launch_order(inst, adjoint: bool) -> int:
     mode = inst.kernel.module.options.get("deterministic")
     if not mode or inst.order_dependence[adjoint] is None:
         return FREE
-    if mode == 1 and inst.accumulations_only[adjoint]:  # DeterministicMode.RUN_TO_RUN
+    if mode == DeterministicMode.RUN_TO_RUN and inst.accumulations_only[adjoint]:
         return ORDERED
     return SERIAL
 
