@@ -270,7 +270,9 @@ def test_passes_that_do_not_depend_on_thread_order_keep_all_threads():
     saved = wp.config.cpu_threads
     try:
         wp.config.cpu_threads = 3
-        assert launch.cpu_threads(gpu_to_gpu, False) == 1 and launch.cpu_threads(scatter, False) == 3
+        ctx = launch.launch_context_t()
+        assert launch.cpu_launch_args(gpu_to_gpu, False, ctx) == (1, False, False)  # one thread, fixed split
+        assert launch.cpu_launch_args(scatter, False, ctx) == (3, False, True) and ctx.ordered == 1
     finally:
         wp.config.cpu_threads = saved
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import types as wt
+from .. import vector_types as vt
 from . import intrinsics as intr
 from . import ir
 
@@ -24,6 +25,11 @@ from . import ir
 def is_differentiable_type(t) -> bool:
     """Types whose values carry gradients (``types.is_differentiable``)."""
     return wt.is_differentiable(t)
+
+
+def has_float_elements(array_type) -> bool:
+    """Whether an array type's elements are floats (scalars, vectors, matrices...)."""
+    return wt.is_float(vt.scalar_of(getattr(array_type, "dtype", None)))
 
 
 @dataclasses.dataclass
@@ -114,19 +120,9 @@ def is_differentiable_function(fn: ir.Function, reverse=None) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def _is_shared_atomic(s) -> bool:
-    """An atomic on an array other threads can see (not a kernel's own local storage)."""
-    return (
-        isinstance(s, ir.Call)
-        and isinstance(s.callee, str)
-        and (s.callee in intr.ATOMICS.values() or s.callee == intr.ATOMIC_CAS)
-        and s.result is not None
-        and not isinstance(s.args[0].type, wt.LocalArrayType)
-    )
-
-
-def _float_elements(t) -> bool:
-    return wt.is_float(getattr(getattr(t, "dtype", None), "_scalar", getattr(t, "dtype", None)))
+def is_shared_atomic(s) -> bool:
+    """An atomic call on an array other threads can see (not a kernel's own local storage)."""
+    return isinstance(s, ir.Call) and intr.is_atomic(s.callee) and not isinstance(s.args[0].type, wt.LocalArrayType)
 
 
 def unreplayed_atomic_error(fn: ir.Function, file: str, name: str) -> str | None:
@@ -138,7 +134,7 @@ def unreplayed_atomic_error(fn: ir.Function, file: str, name: str) -> str | None
     does, and its gradients then go to the wrong elements)."""
     sources = {}
     for s in ir.walk(fn.body):
-        if _is_shared_atomic(s):
+        if is_shared_atomic(s) and s.result is not None:
             sources[s.result.id] = s
     if not sources:
         return None
@@ -167,7 +163,7 @@ def unreplayed_atomic_error(fn: ir.Function, file: str, name: str) -> str | None
             return None
         arrays = intr.reads_array(s.callee) or intr.writes_array(s.callee)
         if arrays and s.args and isinstance(s.args[0].type, wt.ArrayType):
-            if not _float_elements(s.args[0].type):
+            if not has_float_elements(s.args[0].type):
                 return None  # integer bookkeeping
             # an index of a float array access decides which element's gradient is read or
             # added to (the stored or added value itself needs no replay: its adjoint is read)

@@ -207,6 +207,11 @@ def writes_local_array(stmt) -> bool:
     )
 
 
+def is_atomic(callee) -> bool:
+    """An atomic intrinsic: ``wp.atomic_add`` ... ``atomic_xor`` or ``atomic_cas``."""
+    return callee == ATOMIC_CAS or (isinstance(callee, str) and callee in ATOMICS)
+
+
 def reads_array(callee) -> bool:
     """An intrinsic that reads the array given as its first argument."""
     return isinstance(callee, str) and op_info(callee).reads_array

@@ -29,16 +29,10 @@ every order-dependent operation is an accumulation. Both read the IR and the acc
 from __future__ import annotations
 
 from .. import types as wt
-from .. import vector_types as vt
 from . import intrinsics as intr
 from . import ir
 from .access import _operand_uses
-
-_ORDERED_ATOMICS = ("atomic_add", "atomic_sub", "atomic_min", "atomic_max")  # exact for integers
-
-
-def _element_is_float(array_type) -> bool:
-    return wt.is_float(vt.scalar_of(getattr(array_type, "dtype", None)))
+from .adjoint import has_float_elements, is_shared_atomic
 
 
 def _atomic_reason(s, uses) -> str | None:
@@ -49,13 +43,9 @@ def _atomic_reason(s, uses) -> str | None:
         return f"{name} (the winner depends on arrival)"
     if used:
         return f"{name} whose previous value is used (which thread sees which value depends on arrival)"
-    if name in _ORDERED_ATOMICS and _element_is_float(s.args[0].type):
+    if name in intr.DIFFERENTIABLE_ATOMICS and has_float_elements(s.args[0].type):  # exact for integers
         return f"float {name} (the order of float operations depends on arrival)"
     return None
-
-
-def _is_atomic(callee) -> bool:
-    return callee == intr.ATOMIC_CAS or callee in intr.ATOMICS.values()
 
 
 def _forward_reason(fn: ir.Function, facts, seen: set, skip_accumulations: bool) -> str | None:
@@ -68,9 +58,7 @@ def _forward_reason(fn: ir.Function, facts, seen: set, skip_accumulations: bool)
     for s in ir.walk(fn.body):
         if not isinstance(s, ir.Call):
             continue
-        if isinstance(s.callee, str) and _is_atomic(s.callee):
-            if isinstance(s.args[0].type, wt.LocalArrayType):
-                continue  # a thread's own storage
+        if is_shared_atomic(s):  # (an atomic on a thread's own storage is its business)
             if skip_accumulations and id(s) in facts.accum_calls:
                 continue
             why = _atomic_reason(s, uses)
@@ -92,7 +80,7 @@ def _backward_reason(fn: ir.Function, facts, seen: set, skip_accumulations: bool
     for s in ir.walk(fn.body):
         if not isinstance(s, ir.Call):
             continue
-        if s.callee == intr.LOAD and _element_is_float(s.args[0].type):
+        if s.callee == intr.LOAD and has_float_elements(s.args[0].type):
             if isinstance(s.args[0].type, wt.LocalArrayType) or id(s) in facts.exclusive_loads:
                 continue  # no gradient, or an element only this thread reads: a plain add
             if skip_accumulations and id(s) in facts.accum_calls:

@@ -532,11 +532,6 @@ def cpu_launch_args(inst, adjoint: bool, ctx, was_ordered: bool = False) -> tupl
     return (1 if order == SERIAL else config.cpu_threads), False, order == ORDERED
 
 
-def cpu_threads(inst, adjoint: bool) -> int:
-    """The threads a CPU launch of this pass may use."""
-    return 1 if launch_order(inst, adjoint) == SERIAL else config.cpu_threads
-
-
 def run(inst, bounds, args_struct, adjoint: bool):
     """Run a built instance's forward or backward entry point; raise on kernel errors."""
     ptr = inst.binding.backward_ptr if adjoint else inst.binding.forward_ptr
