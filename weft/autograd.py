@@ -270,6 +270,11 @@ def _require_backward(tape):
             )
 
 
+def _unevaluated(target, outputs, pairs) -> dict:
+    """NaN Jacobian blocks ``(output scalars, input scalars)`` for the pairs, filled as evaluated."""
+    return {(i, o): np.full((_scalar_count(outputs[o]), _scalar_count(target.inputs[i])), np.nan) for i, o in pairs}
+
+
 def _flat(a) -> np.ndarray:
     """A float64 copy of an array's scalars (never a view: float64 arrays change under it)."""
     return np.array(a.numpy(), dtype=np.float64, copy=True).reshape(-1)
@@ -286,9 +291,7 @@ def _jacobian_ad(target, input_output_mask, max_outputs_per_var) -> tuple[dict, 
                 outputs = target.evaluate()
             _require_backward(tape)
             pairs = _pairs(target, outputs, input_output_mask)
-            jac = {
-                (i, o): np.full((_scalar_count(outputs[o]), _scalar_count(target.inputs[i])), np.nan) for i, o in pairs
-            }
+            jac = _unevaluated(target, outputs, pairs)
             for o in sorted({o for _, o in pairs}):
                 out = outputs[o]
                 n_rows = _scalar_count(out)
@@ -316,9 +319,7 @@ def _jacobian_fd(target, input_output_mask, max_inputs_per_var, eps) -> tuple[di
             target.restore()
             outputs = target.evaluate()
             pairs = _pairs(target, outputs, input_output_mask)
-            jac = {
-                (i, o): np.full((_scalar_count(outputs[o]), _scalar_count(target.inputs[i])), np.nan) for i, o in pairs
-            }
+            jac = _unevaluated(target, outputs, pairs)
             for i in sorted({i for i, _ in pairs}):
                 _fd_columns(target, i, [o for ii, o in pairs if ii == i], jac, max_inputs_per_var, eps)
         finally:
@@ -705,9 +706,9 @@ def _components(dtype) -> int:
     return int(np.prod(_trailing(dtype), dtype=np.int64))
 
 
-def _block_labels(meta, keys) -> dict:
-    """{input or output index: (label, components per element)} for the Jacobians' keys, or the
-    first thing the metadata lacks for them."""
+def _block_labels(meta, keys) -> tuple:
+    """``({input index: (label, components per element)}, {output index: label})`` for the
+    Jacobians' keys; raises ``ValueError`` naming the first thing the metadata lacks for them."""
 
     def label(labels, k, which):
         name = labels[k] if labels is not None and k < len(labels) else None
