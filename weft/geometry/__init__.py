@@ -1,0 +1,1 @@
+"""Spatial structures: meshes, BVHs, hash grids, volumes, marching cubes."""
