@@ -40,8 +40,8 @@ from ..codegen.intrinsics import tid
 from ..kernel import func, kernel
 from ..runtime.launch import launch
 from ..types import float32, int32
-from ..vector_types import vec3  # noqa: F401 (made by globals().update there)
 from ..utils import array_scan
+from ..vector_types import vec3  # made by globals().update there, so not in weft.types
 
 # ---------------------------------------------------------------------------------------------
 # Tables: the cube's corners and edges, and the triangles of each of the 256 cases
@@ -156,12 +156,16 @@ _EDGE_NODE_AXIS = tuple(_CORNERS[a] + (_edge_axis(e),) for e, (a, _b) in enumera
 
 
 @func
+def _edge_end(i: int, j: int, k: int, axis: int):
+    """The node one step from node (i, j, k) along +axis."""
+    return i + where(axis == 0, 1, 0), j + where(axis == 1, 1, 0), k + where(axis == 2, 1, 0)
+
+
+@func
 def _edge_crossing(field: array3d(dtype=float32), threshold: float32, i: int, j: int, k: int, axis: int) -> int:
     """1 when the edge from node (i, j, k) along +axis exists and its ends lie on different
     sides of the threshold (one at or above, one below), else 0."""
-    i1 = i + where(axis == 0, 1, 0)
-    j1 = j + where(axis == 1, 1, 0)
-    k1 = k + where(axis == 2, 1, 0)
+    i1, j1, k1 = _edge_end(i, j, k, axis)
     if i1 >= field.shape[0] or j1 >= field.shape[1] or k1 >= field.shape[2]:
         return 0
     above0 = where(field[i, j, k] >= threshold, 1, 0)
@@ -173,37 +177,6 @@ def _edge_crossing(field: array3d(dtype=float32), threshold: float32, i: int, j:
 def _edge_slot(field: array3d(dtype=float32), i: int, j: int, k: int, axis: int) -> int:
     """Position of the edge (node (i, j, k), axis) in the flat per-edge arrays."""
     return ((i * field.shape[1] + j) * field.shape[2] + k) * 3 + axis
-
-
-@kernel
-def _mark_crossing_edges(field: array3d(dtype=float32), threshold: float32, marks: array(dtype=int32)):
-    i, j, k, axis = tid()
-    marks[_edge_slot(field, i, j, k, axis)] = _edge_crossing(field, threshold, i, j, k, axis)
-
-
-@kernel
-def _place_edge_vertices(
-    field: array3d(dtype=float32),
-    threshold: float32,
-    lower: vec3,
-    spacing: vec3,
-    vert_end: array(dtype=int32),
-    verts: array(dtype=vec3),
-):
-    """Vertex ``vert_end[edge] - 1`` (an inclusive count of crossing edges) of each crossing edge,
-    where the field, linear along the edge, reaches the threshold."""
-    i, j, k, axis = tid()
-    if _edge_crossing(field, threshold, i, j, k, axis) == 0:
-        return
-    i1 = i + where(axis == 0, 1, 0)
-    j1 = j + where(axis == 1, 1, 0)
-    k1 = k + where(axis == 2, 1, 0)
-    f0 = field[i, j, k]
-    f1 = field[i1, j1, k1]
-    t = clamp((threshold - f0) / (f1 - f0), 0.0, 1.0)
-    p0 = lower + cw_mul(vec3(float32(i), float32(j), float32(k)), spacing)
-    p1 = lower + cw_mul(vec3(float32(i1), float32(j1), float32(k1)), spacing)
-    verts[vert_end[_edge_slot(field, i, j, k, axis)] - 1] = lerp(p0, p1, t)
 
 
 @func
@@ -232,21 +205,59 @@ def _cell_slot(field: array3d(dtype=float32), i: int, j: int, k: int) -> int:
 
 
 @kernel
-def _count_cell_triangles(
+def _classify_nodes(
     field: array3d(dtype=float32),
     threshold: float32,
     case_to_tri_range: array(dtype=int32),
+    edge_marks: array(dtype=int32),
+    cell_cases: array(dtype=int32),
     tri_counts: array(dtype=int32),
 ):
+    """Per node: whether each of its three edges crosses the threshold, and the case and
+    triangle count of the cell it is the lowest corner of (if any)."""
     i, j, k = tid()
-    case = _cell_case(field, threshold, i, j, k)
-    tri_counts[_cell_slot(field, i, j, k)] = (case_to_tri_range[case + 1] - case_to_tri_range[case]) // 3
+    edge = _edge_slot(field, i, j, k, 0)
+    if i + 1 < field.shape[0] and j + 1 < field.shape[1] and k + 1 < field.shape[2]:
+        case = _cell_case(field, threshold, i, j, k)
+        cell = _cell_slot(field, i, j, k)
+        cell_cases[cell] = case
+        tri_counts[cell] = (case_to_tri_range[case + 1] - case_to_tri_range[case]) // 3
+        # the node is corner 0; its edges end at corners 1 (x), 3 (y) and 4 (z)
+        edge_marks[edge] = (case ^ (case >> 1)) & 1
+        edge_marks[edge + 1] = (case ^ (case >> 3)) & 1
+        edge_marks[edge + 2] = (case ^ (case >> 4)) & 1
+    else:
+        for axis in range(3):
+            edge_marks[edge + axis] = _edge_crossing(field, threshold, i, j, k, axis)
+
+
+@kernel
+def _place_edge_vertices(
+    field: array3d(dtype=float32),
+    threshold: float32,
+    lower: vec3,
+    spacing: vec3,
+    vert_end: array(dtype=int32),
+    verts: array(dtype=vec3),
+):
+    """Vertex ``vert_end[edge] - 1`` (an inclusive count of crossing edges) of each crossing edge
+    of a node, where the field, linear along the edge, reaches the threshold."""
+    i, j, k = tid()
+    f0 = field[i, j, k]
+    p0 = lower + cw_mul(vec3(float32(i), float32(j), float32(k)), spacing)
+    for axis in range(3):
+        if _edge_crossing(field, threshold, i, j, k, axis) == 1:
+            i1, j1, k1 = _edge_end(i, j, k, axis)
+            f1 = field[i1, j1, k1]
+            t = clamp((threshold - f0) / (f1 - f0), 0.0, 1.0)
+            p1 = lower + cw_mul(vec3(float32(i1), float32(j1), float32(k1)), spacing)
+            verts[vert_end[_edge_slot(field, i, j, k, axis)] - 1] = lerp(p0, p1, t)
 
 
 @kernel
 def _write_cell_triangles(
     field: array3d(dtype=float32),
-    threshold: float32,
+    cell_cases: array(dtype=int32),
     case_to_tri_range: array(dtype=int32),
     tri_local_indices: array(dtype=int32),
     edge_node_axis: array(dtype=int32),
@@ -256,10 +267,11 @@ def _write_cell_triangles(
 ):
     """Each cell's triangles, at ``tri_end[cell]`` (an inclusive count) minus its own count."""
     i, j, k = tid()
-    case = _cell_case(field, threshold, i, j, k)
+    cell = _cell_slot(field, i, j, k)
+    case = cell_cases[cell]
     first = case_to_tri_range[case]
     n = case_to_tri_range[case + 1] - first
-    out = 3 * tri_end[_cell_slot(field, i, j, k)] - n
+    out = 3 * tri_end[cell] - n
     for s in range(n):
         e = tri_local_indices[first + s]
         edge = _edge_slot(
@@ -276,18 +288,15 @@ def _write_cell_triangles(
 # Host side
 # ---------------------------------------------------------------------------------------------
 
-_device_tables: dict = {}
+_EDGE_NODE_AXIS_FLAT = tuple(x for row in _EDGE_NODE_AXIS for x in row)
 
 
 def _tables(device) -> tuple:
-    """The case, triangle and edge tables as ``int32`` arrays on ``device`` (made once each)."""
-    key = str(device)
-    if key not in _device_tables:
-        _device_tables[key] = tuple(
-            array(list(t), dtype=int32, device=device)
-            for t in (_CASE_TO_TRI_RANGE, _TRI_LOCAL_INDICES, [x for row in _EDGE_NODE_AXIS for x in row])
-        )
-    return _device_tables[key]
+    """The case, triangle and edge tables as ``int32`` arrays on ``device``. Made per call (11 KB):
+    a module-level cache would hold device memory until interpreter shutdown."""
+    return tuple(
+        array(t, dtype=int32, device=device) for t in (_CASE_TO_TRI_RANGE, _TRI_LOCAL_INDICES, _EDGE_NODE_AXIS_FLAT)
+    )
 
 
 def _inclusive_total(counts) -> int:
@@ -326,28 +335,26 @@ def _extract(field, threshold: float, lower, upper) -> tuple:
     origin, spacing = _grid_frame(field.shape, lower, upper)
     case_to_tri_range, tri_local_indices, edge_node_axis = _tables(device)
 
-    # vertices: mark, number, place (the placing launch is the one a tape differentiates)
+    # classify edges and cells, then number the crossing edges (vertices) and the triangles
+    nodes, cells = (nx, ny, nz), (nx - 1, ny - 1, nz - 1)
     vert_end = zeros(nx * ny * nz * 3, dtype=int32, device=device)
-    launch(_mark_crossing_edges, (nx, ny, nz, 3), [field, threshold, vert_end], device=device, record_tape=False)
+    cell_cases = zeros(cells[0] * cells[1] * cells[2], dtype=int32, device=device)
+    tri_end = zeros(cells[0] * cells[1] * cells[2], dtype=int32, device=device)
+    inputs = [field, threshold, case_to_tri_range, vert_end, cell_cases, tri_end]
+    launch(_classify_nodes, nodes, inputs, device=device, record_tape=False)
     n_verts = _inclusive_total(vert_end)
+    n_tris = _inclusive_total(tri_end)
+
+    # vertices: the one launch a tape differentiates
     verts = empty(n_verts, dtype=vec3, device=device, requires_grad=field.requires_grad)
     if n_verts > 0:
-        launch(
-            _place_edge_vertices,
-            (nx, ny, nz, 3),
-            [field, threshold, origin, spacing, vert_end],
-            outputs=[verts],
-            device=device,
-        )
+        inputs = [field, threshold, origin, spacing, vert_end]
+        launch(_place_edge_vertices, nodes, inputs, outputs=[verts], device=device)
 
-    # triangles: count per cell, place, write (integers: nothing to differentiate)
-    cells = (nx - 1, ny - 1, nz - 1)
-    tri_end = zeros(cells[0] * cells[1] * cells[2], dtype=int32, device=device)
-    launch(_count_cell_triangles, cells, [field, threshold, case_to_tri_range, tri_end], device=device, record_tape=False)
-    n_tris = _inclusive_total(tri_end)
+    # triangles: integers, nothing to differentiate
     indices = empty(3 * n_tris, dtype=int32, device=device)
     if n_tris > 0:
-        inputs = [field, threshold, case_to_tri_range, tri_local_indices, edge_node_axis, vert_end, tri_end, indices]
+        inputs = [field, cell_cases, case_to_tri_range, tri_local_indices, edge_node_axis, vert_end, tri_end, indices]
         launch(_write_cell_triangles, cells, inputs, device=device, record_tape=False)
     return verts, indices
 
