@@ -200,6 +200,7 @@ from .runtime.stream import (
     wait_event,
     wait_stream,
 )
+from .geometry.marching_cubes import MarchingCubes
 from .struct import struct
 from .tape import Tape
 from .types import (
