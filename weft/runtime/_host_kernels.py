@@ -9,7 +9,7 @@ MODULE = "weft_host_calls"
 
 def make(fn, types, rtype):
     """A kernel computing ``out[0] = fn(a0, ..., a<n-1>)`` for arguments of ``types`` (at most
-    four); None for more."""
+    six); None for more."""
     factory = _factories.get(len(types))
     return factory(fn, *types, rtype) if factory is not None else None
 
@@ -54,7 +54,23 @@ def _arity4(fn, T0, T1, T2, T3, R):
     return host_call
 
 
-_factories = {0: _arity0, 1: _arity1, 2: _arity2, 3: _arity3, 4: _arity4}
+def _arity5(fn, T0, T1, T2, T3, T4, R):
+    @kernel(module=MODULE, enable_backward=False)
+    def host_call(a0: T0, a1: T1, a2: T2, a3: T3, a4: T4, out: array(dtype=R)):
+        out[0] = fn(a0, a1, a2, a3, a4)
+
+    return host_call
+
+
+def _arity6(fn, T0, T1, T2, T3, T4, T5, R):
+    @kernel(module=MODULE, enable_backward=False)
+    def host_call(a0: T0, a1: T1, a2: T2, a3: T3, a4: T4, a5: T5, out: array(dtype=R)):
+        out[0] = fn(a0, a1, a2, a3, a4, a5)
+
+    return host_call
+
+
+_factories = {0: _arity0, 1: _arity1, 2: _arity2, 3: _arity3, 4: _arity4, 5: _arity5, 6: _arity6}
 
 
 def make_multi(fn, types, rtypes):
