@@ -4,17 +4,17 @@ Input: a ``float32`` array of shape ``(nx, ny, nz)``, the field's values at the 
 and a threshold. Output: ``verts`` (``vec3``, one per grid edge whose two end values lie on
 different sides of the threshold) and ``indices`` (``int32``, three per triangle).
 
-The work is four launches and two prefix sums, each multi-threaded like any launch:
+The work is three launches and two prefix sums, each multi-threaded like any launch:
 
-1. one thread per (node, axis) marks whether the edge from the node along +axis crosses the
-   threshold; an inclusive prefix sum over the marks numbers the crossing edges, which fixes
-   the vertex order (node-major, then axis x, y, z) and the vertex count;
-2. one thread per crossing edge places its vertex by linear interpolation between the edge's
-   end nodes (the only differentiable step: recorded on an active ``wp.Tape``, so gradients
-   flow from ``verts`` back into ``field``);
-3. one thread per cell looks up its case (bit ``c`` set when corner ``c`` is at or above the
-   threshold) in the triangle table and counts its triangles; a prefix sum places them;
-4. the same threads write their triangles as indices of the edge vertices from step 1.
+1. one thread per node finds the case of the cell whose lowest corner it is (bit ``c`` set
+   when corner ``c`` is at or above the threshold), that cell's triangle count from the case
+   table, and which of the node's three edges (+x, +y, +z) cross the threshold; inclusive
+   prefix sums number the crossing edges, which fixes the vertex order (node-major, then x,
+   y, z) and count, and place each cell's triangles;
+2. one thread per node places the vertices of its crossing edges by linear interpolation
+   between the edge's end nodes (the only differentiable step: recorded on an active
+   ``wp.Tape``, so gradients flow from ``verts`` back into ``field``);
+3. one thread per cell writes its triangles as indices of the edge vertices of step 1.
 
 Invariants: a vertex is shared by every cell around its edge, so the mesh is connected and,
 away from the grid's boundary, closed (each mesh edge belongs to exactly two triangles).
