@@ -679,3 +679,11 @@ def transform_expand(t):
     if len(values) != 7:
         raise ValueError(f"transform_expand takes 7 numbers (position, then quaternion), got {len(values)}")
     return transformation()(*values)
+
+
+from .graph_coloring import (  # noqa: E402 (Warp's graph coloring lives in wp.utils)
+    GraphColoringAlgorithm,
+    graph_coloring_assign,
+    graph_coloring_balance,
+    graph_coloring_get_groups,
+)
