@@ -35,6 +35,25 @@ class ShapeTuple(StaticTuple):
     """``a.shape`` of an array: as in Warp, ``a.shape[d]`` past its dimensions (up to 4) is 0."""
 
 
+class _LoopLocal:
+    """A variable first assigned inside a dynamic loop (see ``ControlFlow.read_loop_local``):
+    the loop, the block holding it, the body's final value, the undefined-after message it was
+    recorded with, the enclosing loops' flags, and its carried var once promoted."""
+
+    def __init__(self, loop, block, value, message, loops):
+        self.loop = loop
+        self.block = block
+        self.value = value
+        self.message = message
+        self.loops = loops
+        self.var = None
+
+
+def _promotable(t) -> bool:
+    """Value types a loop may carry (not arrays, local arrays or tuples)."""
+    return not wt.is_array_like(t) and not isinstance(t, (wt.LocalArrayType, wt.TupleType))
+
+
 class ControlFlow:
     """Lowering of control flow (mixed into ``Lowerer``)."""
 
@@ -400,11 +419,45 @@ class ControlFlow:
                 self.undefined_after[n] = (
                     f"'{n}' is only assigned inside the loop at line {loop.line}; assign it before the loop"
                 )
+                self.remember_loop_local(n, loop, body_env[n])
         for n, m in mut.items():
             self.env[n] = self.read(m)
         self.env.pop(brk, None)
         if loop_var is not None and loop_var not in mut:
             self.env.pop(loop_var, None)
+
+    # ----------------------------------------------------------------- loop-local names read after the loop
+    def remember_loop_local(self, name, loop, value):
+        """``name`` was first assigned inside ``loop`` (just lowered; the current block holds it).
+        Warp lets code after the loop read such a variable: it holds the last iteration's value.
+        Remember what promoting it takes, should a read come (``read_loop_local``)."""
+        if name.startswith("$") or not isinstance(value, ir.Var) or not _promotable(value.type):
+            return
+        self.loop_locals[name] = _LoopLocal(loop, self.blocks[-1], value, self.undefined_after[name], tuple(self.loops))
+
+    def read_loop_local(self, name):
+        """The value after its loop of a variable only assigned inside a dynamic loop, or None when
+        none applies: the name was not rebound since, and the read is inside the same enclosing
+        loops. The first read makes the variable loop-carried after the fact: zero before the loop
+        (its value if the loop never runs), the body's final value assigned at the end of each
+        iteration, so the backward pass checkpoints it like any carried variable."""
+        rec = self.loop_locals.get(name)
+        if rec is None or rec.message is not self.undefined_after.get(name):  # rebound, then hidden again
+            return None
+        if tuple(self.loops[: len(rec.loops)]) != rec.loops:  # after an enclosing loop: not checkpointed there
+            return None
+        if rec.var is None:
+            m = self.fn.new_var(rec.value.type, label=name, mutable=True)
+            init = ir.Block()
+            self.blocks.append(init)
+            zero = self.zero_like(rec.value)
+            self.blocks.pop()
+            at = next(k for k, s in enumerate(rec.block.stmts) if s is rec.loop)
+            rec.block.stmts[at:at] = [*init.stmts, ir.Assign(m, zero)]
+            rec.loop.body.append(ir.Assign(m, rec.value))
+            rec.loop.carried.append(m)
+            rec.var = m
+        return self.read(rec.var)
 
     def check_while_replay(self, node, loop):
         """The backward pass replays loops without their side effects. A while condition that

@@ -138,6 +138,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         self.ret_type = ret_annotation
         self.loop_counter = 0
         self.undefined_after: dict = {}  # name -> why it is no longer visible
+        self.loop_locals: dict = {}  # name -> _LoopLocal: assigned only in a loop, readable after it
         self.adjoint_targets = adjoint_targets  # in a @wp.func_grad body: forward param name -> index
         self.ref_params = tuple(ref_params)  # wp.ref[T] parameters: their final values are returned too
         self.literal_locals: set = set()  # ids of vars a name got from a bare literal (x = 0)
@@ -552,6 +553,9 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if node.id in self.env:
             return self.env[node.id]
         if node.id in self.undefined_after:
+            value = self.read_loop_local(node.id)
+            if value is not None:
+                return value
             raise self.error(self.undefined_after[node.id], node, WarpCodegenKeyError)
         value = self.src.lookup(node.id)
         if Source.is_missing(value):
