@@ -143,8 +143,8 @@ class Overload:
         r = self.returns
         if isinstance(r, TypeVar):
             return binding[r.name]
-        if callable(r) and not isinstance(r, type):
-            return r(arg_types)
+        if callable(r) and not isinstance(r, type) and getattr(r, "_kind", None) != "struct":
+            return r(arg_types)  # a result rule (struct types are callable too: they build instances)
         return r
 
     def signature(self) -> str:

@@ -13,6 +13,8 @@ import ast
 from .. import config
 from .. import types as wt
 from ..builtins import scalar as sb
+from ..builtins.geometry import LEGACY_OUTPUTS as legacy_outputs
+from ..builtins.registry import Builtin
 from . import intrinsics as intr
 from . import ir
 from . import typing_rules as tr
@@ -311,6 +313,13 @@ class ControlFlow:
                 n_out = getattr(f, "outputs", None)
                 if isinstance(n_out, int) and len(n.args) > n_out:
                     names.update(a.id for a in n.args[-n_out:] if isinstance(a, ast.Name))
+                for pos in getattr(f, "inout", ()):  # wp.bvh_query_next(query, index)
+                    if pos < len(n.args) and isinstance(n.args[pos], ast.Name):
+                        names.add(n.args[pos].id)
+                legacy = legacy_outputs.get(f) if isinstance(f, Builtin) else None
+                if legacy and len(n.args) > len(f.overloads[0].params):  # wp.mesh_query_point(id, p, d, sign, face, u, v)
+                    n_in, fields = legacy
+                    names.update(a.id for a in n.args[n_in : n_in + len(fields)] if isinstance(a, ast.Name))
         return names
 
     def reference_argument_roots(self, body) -> set:
@@ -341,6 +350,8 @@ class ControlFlow:
     def dynamic_loop(self, node, kind, bounds=None):
         brk, cont = self.new_loop_flags()
         assigned = _assigned_names(node.body) | self.names_rebound_by_calls(node.body)
+        if kind == "while":  # `while wp.bvh_query_next(query, i)`: the test rebinds names each iteration too
+            assigned |= self.names_rebound_by_calls([ast.Expr(node.test)])
         assigned |= {  # `v[0] = x`, `s.f = x`, `f(ref_param=x)` rebind value-type locals; arrays are written in place
             n
             for n in _component_store_roots(node.body) | self.reference_argument_roots(node.body)
@@ -381,9 +392,13 @@ class ControlFlow:
         else:
             loop.cond_block = ir.Block()
             self.blocks.append(loop.cond_block)
-            for n, m in mut.items():
-                self.env[n] = self.read(m)
+            reads = {n: self.read(m) for n, m in mut.items()}
+            self.env.update(reads)
             loop.cond = self.to_bool(self.expr(node.test))
+            for n, m in mut.items():  # names the test rebinds (wp.bvh_query_next(query, i)) keep their new values
+                v = self.env.get(n)
+                if v is not None and v is not reads[n] and v.type == m.type:
+                    self.emit(ir.Assign(m, v))
             self.blocks.pop()
             self.check_while_replay(node, loop)
         self.emit(loop)

@@ -511,3 +511,60 @@ def _call_curlnoise(lw: Lowerer, node):
 
 
 register_special(rnd.curlnoise, _call_curlnoise)
+
+
+from ..builtins import geometry as geo  # noqa: E402
+
+
+def _call_with_inout(builtin):
+    """``wp.bvh_query_next(query, index)``: the builtin returns (result, new values of the
+    arguments at ``builtin.inout``); each such argument that is a plain variable is rebound to its
+    new value (Warp updates it in place), and the result is the call's value."""
+
+    def handler(lw: Lowerer, node):
+        names = [n for n, _ in builtin.overloads[0].params]
+        args = lw.call_args(node, names, builtin.defaults)
+        args += [lw.const(builtin.defaults[n]) for n in names[len(args) :] if n in builtin.defaults]
+        result = lw.call_builtin(builtin, args, node)
+        types = result.type.types
+        for k, pos in enumerate(builtin.inout, start=1):
+            if pos < len(node.args) and isinstance(node.args[pos], ast.Name):
+                new = lw.call(intr.TUPLE_GET, [result], types[k], attr=k, node=node)
+                lw.assign_to(ast.Name(id=node.args[pos].id, ctx=ast.Store()), new)
+        return lw.call(intr.TUPLE_GET, [result], types[0], attr=0, node=node)
+
+    return handler
+
+
+def _call_with_legacy_outputs(builtin, n_in, fields):
+    """``wp.mesh_query_point(id, p, max_dist, sign, face, u, v)``: Warp's older form writing the
+    result's fields to the names passed after the inputs (more inputs may follow them); returns
+    ``result``. The struct-returning form is called as usual."""
+
+    def handler(lw: Lowerer, node):
+        names = [n for n, _ in builtin.overloads[0].params]
+        if len(node.args) <= len(names) or node.keywords:
+            args = lw.call_args(node, names, builtin.defaults)
+            args += [lw.const(builtin.defaults[n]) for n in names[len(args) :] if n in builtin.defaults]
+            return lw.call_builtin(builtin, args, node)
+        outs = node.args[n_in : n_in + len(fields)]
+        if len(outs) != len(fields) or any(not isinstance(a, ast.Name) for a in outs):
+            raise lw.error(
+                f"wp.{builtin.name}() takes {n_in} inputs, then {len(fields)} variable names receiving "
+                f"{', '.join(fields)}, or returns a struct when called with its inputs only",
+                node,
+            )
+        inputs = [lw.argument(a) for a in node.args[:n_in] + node.args[n_in + len(fields) :]]
+        inputs += [lw.const(builtin.defaults[n]) for n in names[len(inputs) :] if n in builtin.defaults]
+        res = lw.call_builtin(builtin, inputs, node)
+        for field, target in zip(fields, outs):
+            lw.assign_to(ast.Name(id=target.id, ctx=ast.Store()), composite.struct_get(lw, res, field, node))
+        return composite.struct_get(lw, res, "result", node)
+
+    return handler
+
+
+for _b in (geo.bvh_query_next, geo.mesh_query_next, geo.mesh_query_aabb_next):
+    register_special(_b, _call_with_inout(_b))
+for _b, (_n_in, _fields) in geo.LEGACY_OUTPUTS.items():
+    register_special(_b, _call_with_legacy_outputs(_b, _n_in, _fields))

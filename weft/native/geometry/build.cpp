@@ -1,0 +1,322 @@
+// Host-side construction of weft's BVHs (weft.geometry.Bvh and the face BVH of weft.geometry.Mesh):
+// a top-down build over item bounds (binned surface-area heuristic, or median splits), one subtree
+// per group under a tree of group roots, refits, and the per-node data of the fast winding number.
+// Loaded with ctypes by weft/geometry/native.py; the node layout is bvh_node_t of bvh.h.
+//
+// Nodes are numbered as they are made; `order` (children before parents) drives refits. Large
+// ranges build their two halves on two threads.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#define WEFT_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+struct Node {
+    float lo[3];
+    int a;
+    float hi[3];
+    int b;
+};
+
+struct Ref {
+    float lo[3], hi[3], c[3];
+    int id;
+};
+
+struct Box {
+    float lo[3] = {INFINITY, INFINITY, INFINITY};
+    float hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    void grow(const float* l, const float* h) {
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = std::min(lo[k], l[k]);
+            hi[k] = std::max(hi[k], h[k]);
+        }
+    }
+    void grow_point(const float* p) { grow(p, p); }
+    float area() const {
+        float d[3];
+        for (int k = 0; k < 3; ++k) d[k] = std::max(hi[k] - lo[k], 0.0f);
+        return d[0] * d[1] + d[1] * d[2] + d[2] * d[0];
+    }
+};
+
+const int MAX_DEPTH = 56;  // traversal stacks hold 64 nodes (bvh.h)
+const int BINS = 16;
+const int PARALLEL_RANGE = 16384;
+
+struct Builder {
+    Ref* refs;
+    Node* nodes;
+    int leaf_size;
+    bool median;
+    std::atomic<int> next{0};
+
+    int alloc() { return next.fetch_add(1); }
+
+    void set_leaf(int ni, const Box& box, int begin, int end) {
+        Node& n = nodes[ni];
+        std::memcpy(n.lo, box.lo, sizeof n.lo);
+        std::memcpy(n.hi, box.hi, sizeof n.hi);
+        n.a = begin;
+        n.b = -(end - begin);
+    }
+
+    // Where to split refs[begin, end): returns the first index of the right half.
+    int split(int begin, int end, const Box& cbox) {
+        int axis = 0;
+        float ext[3];
+        for (int k = 0; k < 3; ++k) ext[k] = cbox.hi[k] - cbox.lo[k];
+        if (ext[1] > ext[axis]) axis = 1;
+        if (ext[2] > ext[axis]) axis = 2;
+        int mid = begin + (end - begin) / 2;
+        if (!(ext[axis] > 0.0f)) return mid;  // all centroids coincide: split by count
+        if (median) {
+            std::nth_element(refs + begin, refs + mid, refs + end, [axis](const Ref& x, const Ref& y) { return x.c[axis] < y.c[axis]; });
+            return mid;
+        }
+        // binned SAH over every axis with extent
+        float best_cost = INFINITY;
+        int best_axis = -1, best_bin = 0;
+        for (int k = 0; k < 3; ++k) {
+            if (!(ext[k] > 0.0f)) continue;
+            Box bins[BINS];
+            int counts[BINS] = {0};
+            float scale = BINS / ext[k];
+            for (int i = begin; i < end; ++i) {
+                int bin = std::min(BINS - 1, int((refs[i].c[k] - cbox.lo[k]) * scale));
+                bins[bin].grow(refs[i].lo, refs[i].hi);
+                counts[bin]++;
+            }
+            float right_area[BINS];
+            int right_count[BINS];
+            Box acc;
+            int cnt = 0;
+            for (int b = BINS - 1; b > 0; --b) {
+                if (counts[b]) acc.grow(bins[b].lo, bins[b].hi);
+                cnt += counts[b];
+                right_area[b] = acc.area();
+                right_count[b] = cnt;
+            }
+            Box left;
+            int lcnt = 0;
+            for (int b = 0; b < BINS - 1; ++b) {
+                if (counts[b]) left.grow(bins[b].lo, bins[b].hi);
+                lcnt += counts[b];
+                if (lcnt == 0 || right_count[b + 1] == 0) continue;
+                float cost = left.area() * lcnt + right_area[b + 1] * right_count[b + 1];
+                if (cost < best_cost) best_cost = cost, best_axis = k, best_bin = b;
+            }
+        }
+        if (best_axis < 0) return mid;
+        float scale = BINS / ext[best_axis];
+        float lo = cbox.lo[best_axis];
+        Ref* p = std::partition(refs + begin, refs + end, [&](const Ref& r) {
+            return std::min(BINS - 1, int((r.c[best_axis] - lo) * scale)) <= best_bin;
+        });
+        int m = int(p - refs);
+        return (m == begin || m == end) ? mid : m;
+    }
+
+    void build(int ni, int begin, int end, int depth) {
+        Box box, cbox;
+        for (int i = begin; i < end; ++i) {
+            box.grow(refs[i].lo, refs[i].hi);
+            cbox.grow_point(refs[i].c);
+        }
+        if (end - begin <= leaf_size || depth >= MAX_DEPTH) {
+            set_leaf(ni, box, begin, end);
+            return;
+        }
+        int m = split(begin, end, cbox);
+        Node& n = nodes[ni];
+        std::memcpy(n.lo, box.lo, sizeof n.lo);
+        std::memcpy(n.hi, box.hi, sizeof n.hi);
+        int left = alloc(), right = alloc();
+        n.a = left;
+        n.b = right;
+        if (end - begin > PARALLEL_RANGE && depth < 3) {
+            std::thread t([=] { build(left, begin, m, depth + 1); });
+            build(right, m, end, depth + 1);
+            t.join();
+        } else {
+            build(left, begin, m, depth + 1);
+            build(right, m, end, depth + 1);
+        }
+    }
+
+    // A tree over existing subtree roots (the groups): median splits on their centres.
+    int build_top(std::vector<int>& roots, int begin, int end) {
+        if (end - begin == 1) return roots[begin];
+        Box box, cbox;
+        for (int i = begin; i < end; ++i) {
+            const Node& r = nodes[roots[i]];
+            box.grow(r.lo, r.hi);
+            float c[3] = {0.5f * (r.lo[0] + r.hi[0]), 0.5f * (r.lo[1] + r.hi[1]), 0.5f * (r.lo[2] + r.hi[2])};
+            cbox.grow_point(c);
+        }
+        int axis = 0;
+        for (int k = 1; k < 3; ++k)
+            if (cbox.hi[k] - cbox.lo[k] > cbox.hi[axis] - cbox.lo[axis]) axis = k;
+        int mid = begin + (end - begin) / 2;
+        Node* ns = nodes;
+        std::nth_element(roots.begin() + begin, roots.begin() + mid, roots.begin() + end,
+                         [ns, axis](int x, int y) { return ns[x].lo[axis] + ns[x].hi[axis] < ns[y].lo[axis] + ns[y].hi[axis]; });
+        int ni = alloc();
+        int left = build_top(roots, begin, mid), right = build_top(roots, mid, end);
+        Node& n = nodes[ni];
+        std::memcpy(n.lo, box.lo, sizeof n.lo);
+        std::memcpy(n.hi, box.hi, sizeof n.hi);
+        n.a = left;
+        n.b = right;
+        return ni;
+    }
+};
+
+// Children before parents: the reverse of a breadth-first walk from the root.
+int refit_order(const Node* nodes, int root, int* order) {
+    int count = 0;
+    order[count++] = root;
+    for (int i = 0; i < count; ++i) {
+        const Node& n = nodes[order[i]];
+        if (n.b >= 0) {
+            order[count++] = n.a;
+            order[count++] = n.b;
+        }
+    }
+    std::reverse(order, order + count);
+    return count;
+}
+
+}  // namespace
+
+// Build over n items with bounds lowers/uppers (n x 3 floats). groups: null, or a group index per
+// item in [0, num_groups) (group_roots receives each group's subtree root, -1 if empty).
+// constructor: 0 SAH, 1 median. nodes: room for 2n nodes; prims, order: room for n, 2n.
+// Returns the node count; *root receives the root (-1 when n == 0).
+WEFT_EXPORT int weft_bvh_build(const float* lowers, const float* uppers, int n, const int* groups, int num_groups, int leaf_size,
+                               int constructor, Node* nodes, int* prims, int* group_roots, int* order, int* order_count, int* root) {
+    *root = -1;
+    *order_count = 0;
+    for (int g = 0; g < num_groups; ++g) group_roots[g] = -1;
+    if (n <= 0) return 0;
+    std::vector<Ref> refs(n);
+    for (int i = 0; i < n; ++i) {
+        Ref& r = refs[i];
+        for (int k = 0; k < 3; ++k) {
+            r.lo[k] = lowers[3 * i + k];
+            r.hi[k] = uppers[3 * i + k];
+            r.c[k] = 0.5f * (r.lo[k] + r.hi[k]);
+        }
+        r.id = i;
+    }
+    Builder b;
+    b.refs = refs.data();
+    b.nodes = nodes;
+    b.leaf_size = std::max(1, leaf_size);
+    b.median = constructor == 1;
+    if (!groups) {
+        *root = b.alloc();
+        b.build(*root, 0, n, 0);
+    } else {
+        std::stable_sort(refs.begin(), refs.end(), [groups](const Ref& x, const Ref& y) { return groups[x.id] < groups[y.id]; });
+        std::vector<int> roots;
+        int top_depth = 1;
+        while ((1 << top_depth) < num_groups) ++top_depth;
+        for (int begin = 0; begin < n;) {
+            int g = groups[refs[begin].id], end = begin;
+            while (end < n && groups[refs[end].id] == g) ++end;
+            int ni = b.alloc();
+            b.build(ni, begin, end, top_depth + 1);
+            if (g >= 0 && g < num_groups) group_roots[g] = ni;
+            roots.push_back(ni);
+            begin = end;
+        }
+        *root = b.build_top(roots, 0, int(roots.size()));
+    }
+    for (int i = 0; i < n; ++i) prims[i] = refs[i].id;
+    *order_count = refit_order(nodes, *root, order);
+    return b.next.load();
+}
+
+// Node bounds from the items' bounds, children before parents.
+WEFT_EXPORT void weft_bvh_refit(Node* nodes, const int* order, int order_count, const int* prims, const float* lowers, const float* uppers) {
+    for (int i = 0; i < order_count; ++i) {
+        Node& n = nodes[order[i]];
+        Box box;
+        if (n.b < 0) {
+            for (int k = n.a; k < n.a - n.b; ++k) box.grow(lowers + 3 * prims[k], uppers + 3 * prims[k]);
+        } else {
+            box.grow(nodes[n.a].lo, nodes[n.a].hi);
+            box.grow(nodes[n.b].lo, nodes[n.b].hi);
+        }
+        std::memcpy(n.lo, box.lo, sizeof n.lo);
+        std::memcpy(n.hi, box.hi, sizeof n.hi);
+    }
+}
+
+// Triangle bounds of a mesh (points: num_points x 3, indices: num_tris x 3).
+WEFT_EXPORT void weft_mesh_bounds(const float* points, const int* indices, int num_tris, float* lowers, float* uppers) {
+    for (int f = 0; f < num_tris; ++f) {
+        Box box;
+        for (int j = 0; j < 3; ++j) box.grow_point(points + 3 * indices[3 * f + j]);
+        std::memcpy(lowers + 3 * f, box.lo, sizeof box.lo);
+        std::memcpy(uppers + 3 * f, box.hi, sizeof box.hi);
+    }
+}
+
+// Per node: the area-weighted centre and normal sum of its triangles, and the radius of a ball
+// around that centre holding the node's box (the fast winding number's far-field test).
+WEFT_EXPORT void weft_mesh_winding_data(const Node* nodes, const int* order, int order_count, const int* prims, const float* points,
+                                        const int* indices, float* centers, float* normals, float* radii, float* areas) {
+    for (int i = 0; i < order_count; ++i) {
+        int ni = order[i];
+        const Node& n = nodes[ni];
+        double c[3] = {0, 0, 0}, nn[3] = {0, 0, 0}, area = 0;
+        auto add = [&](const float* cc, const float* nv, double a) {
+            for (int k = 0; k < 3; ++k) {
+                c[k] += cc[k] * a;
+                nn[k] += nv[k];
+            }
+            area += a;
+        };
+        if (n.b < 0) {
+            for (int k = n.a; k < n.a - n.b; ++k) {
+                const int* t = indices + 3 * prims[k];
+                const float *p0 = points + 3 * t[0], *p1 = points + 3 * t[1], *p2 = points + 3 * t[2];
+                float e0[3], e1[3], cr[3], cc[3];
+                for (int j = 0; j < 3; ++j) e0[j] = p1[j] - p0[j], e1[j] = p2[j] - p0[j], cc[j] = (p0[j] + p1[j] + p2[j]) / 3.0f;
+                cr[0] = 0.5f * (e0[1] * e1[2] - e0[2] * e1[1]);
+                cr[1] = 0.5f * (e0[2] * e1[0] - e0[0] * e1[2]);
+                cr[2] = 0.5f * (e0[0] * e1[1] - e0[1] * e1[0]);
+                add(cc, cr, std::sqrt(double(cr[0]) * cr[0] + double(cr[1]) * cr[1] + double(cr[2]) * cr[2]));
+            }
+        } else {
+            for (int child : {n.a, n.b}) {
+                float cc[3] = {centers[3 * child], centers[3 * child + 1], centers[3 * child + 2]};
+                add(cc, normals + 3 * child, areas[child]);
+            }
+        }
+        for (int k = 0; k < 3; ++k) {
+            double ck = area > 0 ? c[k] / area : 0.5 * (n.lo[k] + n.hi[k]);
+            centers[3 * ni + k] = float(ck);
+            normals[3 * ni + k] = float(nn[k]);
+        }
+        areas[ni] = float(area);
+        double r2 = 0;
+        for (int corner = 0; corner < 8; ++corner) {
+            double d2 = 0;
+            for (int k = 0; k < 3; ++k) {
+                double x = (corner >> k) & 1 ? n.hi[k] : n.lo[k];
+                d2 += (x - centers[3 * ni + k]) * (x - centers[3 * ni + k]);
+            }
+            r2 = std::max(r2, d2);
+        }
+        radii[ni] = float(std::sqrt(r2));
+    }
+}

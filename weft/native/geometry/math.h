@@ -1,0 +1,245 @@
+// Small float32 3-vector arithmetic for the geometry queries (bvh.h, mesh.h, hashgrid.h):
+// a plain struct with operators, converted to and from weft::vec_t<3, float32> at the builtin
+// boundary, and the triangle primitives the queries share (closest point with barycentrics,
+// watertight ray-triangle intersection, solid angle, ray-box slab test).
+//
+// Barycentric convention (Warp's): a point on triangle (A, B, C) is u*A + v*B + (1-u-v)*C.
+#pragma once
+#include "../core.h"
+#include "../vec_types.h"
+
+namespace weft {
+namespace geo {
+
+struct v3 {
+    float32 x, y, z;
+};
+
+WEFT_FN v3 make(float32 x, float32 y, float32 z) { return v3{x, y, z}; }
+WEFT_FN v3 from(const vec_t<3, float32>& a) { return v3{a.c[0], a.c[1], a.c[2]}; }
+WEFT_FN vec_t<3, float32> to_vec(const v3& a) {
+    vec_t<3, float32> r;
+    r.c[0] = a.x;
+    r.c[1] = a.y;
+    r.c[2] = a.z;
+    return r;
+}
+WEFT_FN v3 operator+(const v3& a, const v3& b) { return v3{a.x + b.x, a.y + b.y, a.z + b.z}; }
+WEFT_FN v3 operator-(const v3& a, const v3& b) { return v3{a.x - b.x, a.y - b.y, a.z - b.z}; }
+WEFT_FN v3 operator-(const v3& a) { return v3{-a.x, -a.y, -a.z}; }
+WEFT_FN v3 operator*(const v3& a, float32 s) { return v3{a.x * s, a.y * s, a.z * s}; }
+WEFT_FN v3 operator*(float32 s, const v3& a) { return v3{a.x * s, a.y * s, a.z * s}; }
+WEFT_FN v3& operator+=(v3& a, const v3& b) {
+    a.x += b.x;
+    a.y += b.y;
+    a.z += b.z;
+    return a;
+}
+WEFT_FN float32 dot(const v3& a, const v3& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+WEFT_FN v3 cross(const v3& a, const v3& b) {
+    return v3{a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+WEFT_FN float32 length_sq(const v3& a) { return dot(a, a); }
+WEFT_FN float32 length(const v3& a) { return sqrtf(dot(a, a)); }
+WEFT_FN v3 normalized(const v3& a) {
+    float32 l = length(a);
+    return l > 0.0f ? a * (1.0f / l) : v3{0.0f, 0.0f, 0.0f};
+}
+WEFT_FN v3 vmin(const v3& a, const v3& b) { return v3{fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z)}; }
+WEFT_FN v3 vmax(const v3& a, const v3& b) { return v3{fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z)}; }
+WEFT_FN float32 comp(const v3& a, int i) { return i == 0 ? a.x : i == 1 ? a.y : a.z; }
+
+// Squared distance from p to the box [lo, hi] (0 inside).
+WEFT_FN float32 box_distance_sq(const v3& p, const v3& lo, const v3& hi) {
+    float32 dx = fmaxf(fmaxf(lo.x - p.x, 0.0f), p.x - hi.x);
+    float32 dy = fmaxf(fmaxf(lo.y - p.y, 0.0f), p.y - hi.y);
+    float32 dz = fmaxf(fmaxf(lo.z - p.z, 0.0f), p.z - hi.z);
+    return dx * dx + dy * dy + dz * dz;
+}
+
+// Squared distance from p to the farthest corner of the box [lo, hi].
+WEFT_FN float32 box_far_distance_sq(const v3& p, const v3& lo, const v3& hi) {
+    float32 dx = fmaxf(fabsf(p.x - lo.x), fabsf(p.x - hi.x));
+    float32 dy = fmaxf(fabsf(p.y - lo.y), fabsf(p.y - hi.y));
+    float32 dz = fmaxf(fabsf(p.z - lo.z), fabsf(p.z - hi.z));
+    return dx * dx + dy * dy + dz * dz;
+}
+
+WEFT_FN bool boxes_overlap(const v3& alo, const v3& ahi, const v3& blo, const v3& bhi) {
+    return !(alo.x > bhi.x || alo.y > bhi.y || alo.z > bhi.z || ahi.x < blo.x || ahi.y < blo.y || ahi.z < blo.z);
+}
+
+// Ray (start + t dir) against the box [lo, hi]: the entry parameter in *t_enter (clamped to >= 0)
+// when the ray meets the box at some t in [0, max_t]. A zero direction component tests the slab
+// as an interval on the start coordinate, so rays parallel to a face never divide 0 by 0.
+WEFT_FN bool ray_box(const v3& start, const v3& dir, const v3& lo, const v3& hi, float32 max_t, float32* t_enter) {
+    float32 t0 = 0.0f, t1 = max_t;
+    for (int k = 0; k < 3; ++k) {
+        float32 o = comp(start, k), d = comp(dir, k), l = comp(lo, k), h = comp(hi, k);
+        if (d == 0.0f) {
+            if (o < l || o > h) return false;
+            continue;
+        }
+        float32 inv = 1.0f / d;
+        float32 ta = (l - o) * inv, tb = (h - o) * inv;
+        if (ta > tb) {
+            float32 s = ta;
+            ta = tb;
+            tb = s;
+        }
+        t0 = fmaxf(t0, ta);
+        t1 = fminf(t1, tb);
+        if (t0 > t1) return false;
+    }
+    *t_enter = t0;
+    return true;
+}
+
+// The point of triangle (a, b, c) closest to p, as barycentrics (u, v) of a and b (the weight of c
+// is 1 - u - v); region: 0 interior, 1 edge ab, 2 edge bc, 3 edge ca, 4-6 vertices a, b, c.
+// Ericson, Real-Time Collision Detection, 5.1.5, written for this convention.
+WEFT_FN void closest_point_triangle(const v3& a, const v3& b, const v3& c, const v3& p, float32* u, float32* v, int* region) {
+    v3 ab = b - a, ac = c - a, ap = p - a;
+    float32 d1 = dot(ab, ap), d2 = dot(ac, ap);
+    if (d1 <= 0.0f && d2 <= 0.0f) {
+        *u = 1.0f, *v = 0.0f, *region = 4;
+        return;
+    }
+    v3 bp = p - b;
+    float32 d3 = dot(ab, bp), d4 = dot(ac, bp);
+    if (d3 >= 0.0f && d4 <= d3) {
+        *u = 0.0f, *v = 1.0f, *region = 5;
+        return;
+    }
+    float32 vc = d1 * d4 - d3 * d2;
+    if (vc <= 0.0f && d1 >= 0.0f && d3 <= 0.0f) {
+        float32 s = d1 / (d1 - d3);  // a + s ab
+        *u = 1.0f - s, *v = s, *region = 1;
+        return;
+    }
+    v3 cp = p - c;
+    float32 d5 = dot(ab, cp), d6 = dot(ac, cp);
+    if (d6 >= 0.0f && d5 <= d6) {
+        *u = 0.0f, *v = 0.0f, *region = 6;
+        return;
+    }
+    float32 vb = d5 * d2 - d1 * d6;
+    if (vb <= 0.0f && d2 >= 0.0f && d6 <= 0.0f) {
+        float32 s = d2 / (d2 - d6);  // a + s ac
+        *u = 1.0f - s, *v = 0.0f, *region = 3;
+        return;
+    }
+    float32 va = d3 * d6 - d5 * d4;
+    if (va <= 0.0f && (d4 - d3) >= 0.0f && (d5 - d6) >= 0.0f) {
+        float32 s = (d4 - d3) / ((d4 - d3) + (d5 - d6));  // b + s (c - b)
+        *u = 0.0f, *v = 1.0f - s, *region = 2;
+        return;
+    }
+    float32 denom = 1.0f / (va + vb + vc);
+    float32 wb = vb * denom, wc = vc * denom;  // weights of b... in Ericson's a + ab*wb + ac*wc
+    *u = 1.0f - wb - wc, *v = wb, *region = 0;
+}
+
+// Gradient of the barycentrics (u, v) that closest_point_triangle returns for p, accumulated
+// as adj_p += adj_u du/dp + adj_v dv/dp (zero at vertices, along the edge on edges).
+WEFT_FN void adj_closest_point_triangle(const v3& a, const v3& b, const v3& c, int region, float32 adj_u, float32 adj_v, v3& adj_p) {
+    if (region == 0) {
+        // q = c + u (a - c) + v (b - c): normal equations of the projection onto the plane
+        v3 e0 = a - c, e1 = b - c;
+        float32 m00 = dot(e0, e0), m01 = dot(e0, e1), m11 = dot(e1, e1);
+        float32 det = m00 * m11 - m01 * m01;
+        if (det == 0.0f) return;
+        float32 i00 = m11 / det, i01 = -m01 / det, i11 = m00 / det;
+        v3 du = e0 * i00 + e1 * i01, dv = e0 * i01 + e1 * i11;
+        adj_p += du * adj_u + dv * adj_v;
+        return;
+    }
+    if (region > 3) return;
+    v3 x = region == 1 ? a : region == 2 ? b : c;  // the edge x + s (y - x)
+    v3 y = region == 1 ? b : region == 2 ? c : a;
+    v3 e = y - x;
+    float32 l2 = dot(e, e);
+    if (l2 == 0.0f) return;
+    v3 ds = e * (1.0f / l2);
+    // ab: u = 1 - s, v = s; bc: u = 0, v = 1 - s; ca (c + s (a - c)): u = s, v = 0
+    float32 adj_s = region == 1 ? adj_v - adj_u : region == 2 ? -adj_v : adj_u;
+    adj_p += ds * adj_s;
+}
+
+// Whether a triangle is too thin to have a meaningful closest point (its doubled area is tiny
+// next to its longest edge squared); such faces are skipped by the point queries.
+WEFT_FN bool triangle_degenerate(const v3& a, const v3& b, const v3& c) {
+    v3 e0 = b - a, e1 = c - a, e2 = c - b;
+    float32 longest = fmaxf(dot(e0, e0), fmaxf(dot(e1, e1), dot(e2, e2)));
+    return length(cross(e0, e1)) <= 1.0e-6f * longest;
+}
+
+// Whether a face owns an edge it runs along (ex, ey) in the ray's projected frame.
+WEFT_FN bool edge_owned(float32 ex, float32 ey) { return ey > 0.0f || (ey == 0.0f && ex < 0.0f); }
+
+// Watertight ray-triangle intersection (Woop, Benthin, Wald 2013): a ray through a shared edge
+// or vertex hits at least one of the triangles. On a hit with t in [t_min, t_max] returns true
+// with t, the barycentrics (u, v) of a and b, and the sign of det (> 0: the ray meets the side
+// the face's normal cross(b - a, c - a) points away from, i.e. the front).
+WEFT_FN bool ray_triangle(const v3& start, const v3& dir, const v3& a, const v3& b, const v3& c, float32 t_min, float32 t_max,
+                          float32* t, float32* u, float32* v, float32* sign) {
+    // permute so that the largest direction component is z
+    float32 ax = fabsf(dir.x), ay = fabsf(dir.y), az = fabsf(dir.z);
+    int kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
+    int kx = kz == 2 ? 0 : kz + 1, ky = kx == 2 ? 0 : kx + 1;
+    if (comp(dir, kz) < 0.0f) {
+        int s = kx;
+        kx = ky;
+        ky = s;
+    }
+    float32 dz = comp(dir, kz);
+    if (dz == 0.0f) return false;
+    float32 sx = comp(dir, kx) / dz, sy = comp(dir, ky) / dz, sz = 1.0f / dz;
+    v3 pa = a - start, pb = b - start, pc = c - start;
+    float32 ax_ = comp(pa, kx) - sx * comp(pa, kz), ay_ = comp(pa, ky) - sy * comp(pa, kz);
+    float32 bx_ = comp(pb, kx) - sx * comp(pb, kz), by_ = comp(pb, ky) - sy * comp(pb, kz);
+    float32 cx_ = comp(pc, kx) - sx * comp(pc, kz), cy_ = comp(pc, ky) - sy * comp(pc, kz);
+    float32 U = cx_ * by_ - cy_ * bx_;
+    float32 V = ax_ * cy_ - ay_ * cx_;
+    float32 W = bx_ * ay_ - by_ * ax_;
+    if (U == 0.0f || V == 0.0f || W == 0.0f) {  // on an edge: redo in double precision
+        U = float32(double(cx_) * double(by_) - double(cy_) * double(bx_));
+        V = float32(double(ax_) * double(cy_) - double(ay_) * double(cx_));
+        W = float32(double(bx_) * double(ay_) - double(by_) * double(ax_));
+    }
+    if ((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f)) return false;
+    float32 det = U + V + W;
+    if (det == 0.0f) return false;
+    // A ray exactly through an edge: only one of the two faces sharing it counts the hit (the
+    // "top-left" rule on the edge as the face winds it, seen along the ray), so hit counts and
+    // parities see one crossing.
+    float32 o = det > 0.0f ? 1.0f : -1.0f;
+    if (U == 0.0f && !edge_owned(o * (cx_ - bx_), o * (cy_ - by_))) return false;
+    if (V == 0.0f && !edge_owned(o * (ax_ - cx_), o * (ay_ - cy_))) return false;
+    if (W == 0.0f && !edge_owned(o * (bx_ - ax_), o * (by_ - ay_))) return false;
+    float32 az_ = sz * comp(pa, kz), bz_ = sz * comp(pb, kz), cz_ = sz * comp(pc, kz);
+    float32 T = U * az_ + V * bz_ + W * cz_;
+    float32 inv = 1.0f / det;
+    float32 tt = T * inv;
+    if (!(tt >= t_min && tt <= t_max)) return false;
+    *t = tt;
+    *u = U * inv;  // U weighs a
+    *v = V * inv;  // V weighs b
+    // the winding seen along the ray: det > 0 when the ray meets the back of the face in the
+    // permuted frame; compare with the geometric normal instead (robust to the permutation)
+    *sign = dot(cross(b - a, c - a), dir) < 0.0f ? 1.0f : -1.0f;
+    return true;
+}
+
+// Signed solid angle of triangle (a, b, c) seen from p (Van Oosterom and Strackee), positive when
+// p is on the side opposite the face normal cross(b - a, c - a).
+WEFT_FN float32 solid_angle(const v3& a, const v3& b, const v3& c, const v3& p) {
+    v3 x = a - p, y = b - p, z = c - p;
+    float32 lx = length(x), ly = length(y), lz = length(z);
+    float32 num = dot(x, cross(y, z));
+    float32 den = lx * ly * lz + dot(x, y) * lz + dot(x, z) * ly + dot(y, z) * lx;
+    return 2.0f * atan2f(num, den);
+}
+
+}  // namespace geo
+}  // namespace weft
