@@ -202,6 +202,39 @@ from .runtime.stream import (
     wait_stream,
 )
 from .geometry.marching_cubes import MarchingCubes
+from .geometry.bvh import Bvh, BvhConstructor
+from .geometry.mesh import Mesh
+from .geometry.query_types import BvhQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
+from .builtins.geometry import (
+    bvh_get_group_root,
+    bvh_query_aabb,
+    bvh_query_capsule,
+    bvh_query_next,
+    bvh_query_ray,
+    bvh_query_sphere,
+    mesh_eval_face_normal,
+    mesh_eval_position,
+    mesh_eval_velocity,
+    mesh_get,
+    mesh_get_bvh,
+    mesh_get_group_root,
+    mesh_get_index,
+    mesh_get_point,
+    mesh_get_velocity,
+    mesh_query_aabb,
+    mesh_query_aabb_next,
+    mesh_query_furthest_point_no_sign,
+    mesh_query_next,
+    mesh_query_point,
+    mesh_query_point_no_sign,
+    mesh_query_point_sign_normal,
+    mesh_query_point_sign_parity,
+    mesh_query_point_sign_winding_number,
+    mesh_query_ray,
+    mesh_query_ray_anyhit,
+    mesh_query_ray_count_intersections,
+    mesh_query_sphere,
+)
 from .struct import struct
 from .tape import Tape
 from .types import (

@@ -19,6 +19,7 @@
 #include "address.h"
 #include "random.h"
 #include "noise.h"
+#include "geometry/mesh.h"
 #include "intersect.h"
 
 namespace weft {
