@@ -202,7 +202,7 @@ from .runtime.stream import (
     wait_stream,
 )
 from .geometry.marching_cubes import MarchingCubes
-from .geometry.bvh import Bvh, BvhConstructor
+from .geometry.bvh import Bvh, BvhConstructor, is_cubql_available
 from .geometry.mesh import Mesh
 from .geometry.query_types import BvhQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
 from .builtins.geometry import (

@@ -22,6 +22,12 @@ _vec3 = vt.vector(3, wt.float32)
 _NODE_DTYPE = np.dtype([("lo", np.float32, 3), ("a", np.int32), ("hi", np.float32, 3), ("b", np.int32)])
 
 
+def is_cubql_available() -> bool:
+    """Whether BVHs can be built with NVIDIA's cuBQL library: never in weft (``constructor="cubql"``
+    builds with SAH)."""
+    return False
+
+
 class BvhConstructor(enum.IntEnum):
     """How a BVH is built: ``SAH`` (surface-area heuristic, the default on the CPU), ``MEDIAN``
     (median splits), ``LBVH`` and ``CUBQL`` (GPU builders in Warp; weft builds with SAH instead)."""
@@ -57,6 +63,7 @@ class bvh_t(ctypes.Structure):
         ("prims", ctypes.c_uint64),
         ("item_lowers", ctypes.c_uint64),
         ("item_uppers", ctypes.c_uint64),
+        ("group_ids", ctypes.c_uint64),
         ("group_roots", ctypes.c_uint64),
         ("num_nodes", ctypes.c_int32),
         ("num_items", ctypes.c_int32),
@@ -96,36 +103,36 @@ class Tree:
     def build(self, lowers: np.ndarray, uppers: np.ndarray):
         n = lowers.shape[0]
         groups = self.groups
-        num_groups = int(groups.max()) + 1 if groups is not None and n else 0
-        if groups is not None and n and groups.min() < 0:
-            raise ValueError("BVH group indices must be >= 0")
         nodes = np.zeros(max(2 * n, 1), dtype=_NODE_DTYPE)
         prims = np.zeros(max(n, 1), dtype=np.int32)
-        roots = np.full(max(num_groups, 1), -1, dtype=np.int32)
+        group_ids = np.zeros(max(n, 1), dtype=np.int32)
+        group_roots = np.full(max(n, 1), -1, dtype=np.int32)
         order = np.zeros(max(2 * n, 1), dtype=np.int32)
-        order_count, root = ctypes.c_int(0), ctypes.c_int(-1)
+        num_groups, order_count, root = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(-1)
         median = 1 if self.constructor == BvhConstructor.MEDIAN else 0
         count = native.library().weft_bvh_build(
             lowers.ctypes.data,
             uppers.ctypes.data,
             n,
             groups.ctypes.data if groups is not None and n else None,
-            num_groups,
             self.leaf_size,
             median,
             nodes.ctypes.data,
             prims.ctypes.data,
-            roots.ctypes.data,
+            group_ids.ctypes.data,
+            group_roots.ctypes.data,
+            ctypes.byref(num_groups),
             order.ctypes.data,
             ctypes.byref(order_count),
             ctypes.byref(root),
         )
-        self.num_items, self.num_nodes, self.root, self.num_groups = n, count, root.value, num_groups
+        self.num_items, self.num_nodes, self.root, self.num_groups = n, count, root.value, num_groups.value
         self.host_nodes, self.order = nodes, order[: order_count.value].copy()
         self.host_prims = prims
         self.nodes = to_device(nodes, self.device)
         self.prims = to_device(prims, self.device)
-        self.group_roots = to_device(roots, self.device)
+        self.group_ids = to_device(group_ids[: max(num_groups.value, 1)], self.device)
+        self.group_roots = to_device(group_roots[: max(num_groups.value, 1)], self.device)
 
     def refit(self, lowers: np.ndarray, uppers: np.ndarray):
         lib = native.library()
@@ -148,6 +155,7 @@ class Tree:
             self.prims.ptr or 0,
             lowers_ptr or 0,
             uppers_ptr or 0,
+            self.group_ids.ptr or 0,
             self.group_roots.ptr or 0,
             self.num_nodes,
             self.num_items,
@@ -167,13 +175,26 @@ class Bvh:
     Args:
         lowers, uppers: contiguous ``wp.vec3`` arrays on one device (the BVH's device).
         constructor: ``"sah"`` (default), ``"median"``; ``"lbvh"`` and ``"cubql"`` build with SAH.
-        groups: optional ``wp.int32`` array, a group index (>= 0) per box: each group gets its own
+        groups: optional ``wp.int32`` array, a group id (any int32) per box: each group gets its own
             subtree, whose root ``wp.bvh_get_group_root(id, group)`` returns for confined queries.
         leaf_size: boxes per leaf (>= 1).
 
     ``id`` is what kernels receive (a ``wp.uint64``); after changing ``lowers`` / ``uppers`` call
     ``refit()`` (same tree, new bounds) or ``rebuild()`` (a new tree).
     """
+
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        instance.id = None  # a Bvh never initialised (or released) has no id; __del__ then does nothing
+        return instance
+
+    def __del__(self):
+        """Release the device memory of the tree and descriptor now (the id becomes invalid)."""
+        if not getattr(self, "id", None):
+            return
+        self.id = None
+        self.__dict__.pop("_descriptor", None)
+        self.__dict__.pop("_tree", None)
 
     def __init__(self, lowers, uppers, constructor=None, groups=None, leaf_size: int = 1):
         self.id = None

@@ -55,6 +55,19 @@ class Mesh:
     ``mesh.points = new_points`` (same vertex count) refits too.
     """
 
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        instance.id = None  # a Mesh never initialised (or released) has no id; __del__ then does nothing
+        return instance
+
+    def __del__(self):
+        """Release the device memory of the tree and descriptor now (the id becomes invalid)."""
+        if not getattr(self, "id", None):
+            return
+        self.id = None
+        self.__dict__.pop("_descriptor", None)
+        self.__dict__.pop("_tree", None)
+
     def __init__(
         self,
         points,

@@ -32,10 +32,13 @@ def cache_dir() -> str:
 
 def _headers_digest() -> str:
     h = hashlib.sha256()
-    for name in sorted(os.listdir(cpu.NATIVE_DIR)):
-        if name.endswith((".h", ".cpp")):
-            with open(os.path.join(cpu.NATIVE_DIR, name), "rb") as f:
-                h.update(name.encode() + f.read())
+    for root, dirs, files in sorted(os.walk(cpu.NATIVE_DIR)):  # subfolders too (native/geometry)
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith((".h", ".cpp")):
+                path = os.path.join(root, name)
+                with open(path, "rb") as f:
+                    h.update(os.path.relpath(path, cpu.NATIVE_DIR).encode() + f.read())
     return h.hexdigest()
 
 

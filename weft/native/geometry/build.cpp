@@ -195,15 +195,17 @@ int refit_order(const Node* nodes, int root, int* order) {
 
 }  // namespace
 
-// Build over n items with bounds lowers/uppers (n x 3 floats). groups: null, or a group index per
-// item in [0, num_groups) (group_roots receives each group's subtree root, -1 if empty).
-// constructor: 0 SAH, 1 median. nodes: room for 2n nodes; prims, order: room for n, 2n.
+// Build over n items with bounds lowers/uppers (n x 3 floats). groups: null, or any int32 group
+// id per item; group_ids / group_roots (room for n) receive the distinct ids in increasing order
+// and each one's subtree root, *num_groups their count. constructor: 0 SAH, 1 median.
+// nodes: room for 2n nodes; prims, order: room for n, 2n.
 // Returns the node count; *root receives the root (-1 when n == 0).
-WEFT_EXPORT int weft_bvh_build(const float* lowers, const float* uppers, int n, const int* groups, int num_groups, int leaf_size,
-                               int constructor, Node* nodes, int* prims, int* group_roots, int* order, int* order_count, int* root) {
+WEFT_EXPORT int weft_bvh_build(const float* lowers, const float* uppers, int n, const int* groups, int leaf_size, int constructor,
+                               Node* nodes, int* prims, int* group_ids, int* group_roots, int* num_groups, int* order,
+                               int* order_count, int* root) {
     *root = -1;
     *order_count = 0;
-    for (int g = 0; g < num_groups; ++g) group_roots[g] = -1;
+    *num_groups = 0;
     if (n <= 0) return 0;
     std::vector<Ref> refs(n);
     for (int i = 0; i < n; ++i) {
@@ -226,14 +228,18 @@ WEFT_EXPORT int weft_bvh_build(const float* lowers, const float* uppers, int n, 
     } else {
         std::stable_sort(refs.begin(), refs.end(), [groups](const Ref& x, const Ref& y) { return groups[x.id] < groups[y.id]; });
         std::vector<int> roots;
+        int distinct = 1;
+        for (int i = 1; i < n; ++i) distinct += groups[refs[i].id] != groups[refs[i - 1].id];
         int top_depth = 1;
-        while ((1 << top_depth) < num_groups) ++top_depth;
+        while ((1 << top_depth) < distinct) ++top_depth;
         for (int begin = 0; begin < n;) {
             int g = groups[refs[begin].id], end = begin;
             while (end < n && groups[refs[end].id] == g) ++end;
             int ni = b.alloc();
             b.build(ni, begin, end, top_depth + 1);
-            if (g >= 0 && g < num_groups) group_roots[g] = ni;
+            group_ids[*num_groups] = g;
+            group_roots[*num_groups] = ni;
+            ++*num_groups;
             roots.push_back(ni);
             begin = end;
         }

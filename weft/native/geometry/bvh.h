@@ -6,7 +6,7 @@
 //   bvh_node_t: bounds, then (a, b): an inner node has children a and b (b >= 0); a leaf has
 //               b = -count and holds the items prims[a], ..., prims[a + count - 1].
 //   bvh_t:      the nodes, the leaf item order, the items' own bounds (the user's lowers /
-//               uppers, or a mesh's triangle bounds) and the root of every group.
+//               uppers, or a mesh's triangle bounds) and the root of every group (sorted ids).
 // A BVH's id (what kernels receive as a uint64) is the address of its bvh_t.
 #pragma once
 #include "math.h"
@@ -25,7 +25,8 @@ struct bvh_t {
     int32* prims;
     vec_t<3, float32>* item_lowers;
     vec_t<3, float32>* item_uppers;
-    int32* group_roots;  // group g's subtree root, g in [0, num_groups); -1 where g has no items
+    int32* group_ids;    // the distinct group ids, increasing
+    int32* group_roots;  // the subtree root of group_ids[k]
     int32 num_nodes;
     int32 num_items;
     int32 root;
@@ -142,8 +143,15 @@ WEFT_FN tuple_t<bool, bvh_query_t, int32> bvh_query_next(bvh_query_t query, int3
 
 WEFT_FN int32 bvh_get_group_root(uint64 id, int32 group) {
     const bvh_t* bvh = reinterpret_cast<const bvh_t*>(id);
-    if (group < 0 || group >= bvh->num_groups) return -1;
-    return bvh->group_roots[group];
+    int32 lo = 0, hi = bvh->num_groups;  // binary search of the sorted ids (any int32 may be a group)
+    while (lo < hi) {
+        int32 mid = lo + (hi - lo) / 2;
+        if (bvh->group_ids[mid] < group)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < bvh->num_groups && bvh->group_ids[lo] == group ? bvh->group_roots[lo] : -1;
 }
 
 }  // namespace weft

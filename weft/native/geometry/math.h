@@ -174,9 +174,6 @@ WEFT_FN bool triangle_degenerate(const v3& a, const v3& b, const v3& c) {
     return length(cross(e0, e1)) <= 1.0e-6f * longest;
 }
 
-// Whether a face owns an edge it runs along (ex, ey) in the ray's projected frame.
-WEFT_FN bool edge_owned(float32 ex, float32 ey) { return ey > 0.0f || (ey == 0.0f && ex < 0.0f); }
-
 // Watertight ray-triangle intersection (Woop, Benthin, Wald 2013): a ray through a shared edge
 // or vertex hits at least one of the triangles. On a hit with t in [t_min, t_max] returns true
 // with t, the barycentrics (u, v) of a and b, and the sign of det (> 0: the ray meets the side
@@ -199,24 +196,17 @@ WEFT_FN bool ray_triangle(const v3& start, const v3& dir, const v3& a, const v3&
     float32 ax_ = comp(pa, kx) - sx * comp(pa, kz), ay_ = comp(pa, ky) - sy * comp(pa, kz);
     float32 bx_ = comp(pb, kx) - sx * comp(pb, kz), by_ = comp(pb, ky) - sy * comp(pb, kz);
     float32 cx_ = comp(pc, kx) - sx * comp(pc, kz), cy_ = comp(pc, ky) - sy * comp(pc, kz);
-    float32 U = cx_ * by_ - cy_ * bx_;
-    float32 V = ax_ * cy_ - ay_ * cx_;
-    float32 W = bx_ * ay_ - by_ * ax_;
-    if (U == 0.0f || V == 0.0f || W == 0.0f) {  // on an edge: redo in double precision
-        U = float32(double(cx_) * double(by_) - double(cy_) * double(bx_));
-        V = float32(double(ax_) * double(cy_) - double(ay_) * double(cx_));
-        W = float32(double(bx_) * double(ay_) - double(by_) * double(ax_));
-    }
-    if ((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f)) return false;
-    float32 det = U + V + W;
-    if (det == 0.0f) return false;
-    // A ray exactly through an edge: only one of the two faces sharing it counts the hit (the
-    // "top-left" rule on the edge as the face winds it, seen along the ray), so hit counts and
-    // parities see one crossing.
-    float32 o = det > 0.0f ? 1.0f : -1.0f;
-    if (U == 0.0f && !edge_owned(o * (cx_ - bx_), o * (cy_ - by_))) return false;
-    if (V == 0.0f && !edge_owned(o * (ax_ - cx_), o * (ay_ - cy_))) return false;
-    if (W == 0.0f && !edge_owned(o * (bx_ - ax_), o * (by_ - ay_))) return false;
+    // Edge functions in double: the products of floats are exact there, so a face sharing an edge
+    // computes exactly the negation of its neighbour's value (no fused multiply-add asymmetry) and
+    // a ray through the edge meets at least one of them. Edges count as inside (a ray exactly
+    // through an edge shared by two faces hits both; one on an open boundary edge still hits).
+    double du = double(cx_) * double(by_) - double(cy_) * double(bx_);
+    double dv = double(ax_) * double(cy_) - double(ay_) * double(cx_);
+    double dw = double(bx_) * double(ay_) - double(by_) * double(ax_);
+    if ((du < 0.0 || dv < 0.0 || dw < 0.0) && (du > 0.0 || dv > 0.0 || dw > 0.0)) return false;
+    double ddet = du + dv + dw;
+    if (ddet == 0.0) return false;
+    float32 U = float32(du), V = float32(dv), W = float32(dw), det = float32(ddet);
     float32 az_ = sz * comp(pa, kz), bz_ = sz * comp(pb, kz), cz_ = sz * comp(pc, kz);
     float32 T = U * az_ + V * bz_ + W * cz_;
     float32 inv = 1.0f / det;
