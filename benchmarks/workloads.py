@@ -26,6 +26,9 @@ import types
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import geometry_workloads  # noqa: E402 (the mesh rows, in their own file)
+
 N_BIG = 10_000_000  # elements in the bandwidth and atomic workloads
 N_PARTICLES = 10_000
 SIM_STEPS = 100
@@ -898,6 +901,7 @@ SECTIONS = [
     (("mat33 1M: mul, inverse, det",), _mat_section),
     (("cloth 128x128 fwd, taped", "cloth 128x128 backward"), _cloth_section),
     (("cold build, 9 kernels", "warm load, 9 kernels"), _build_section),
+    (geometry_workloads.ROWS, lambda wp, device, sync: geometry_workloads.geometry_section(wp, device, sync, Workload, kernels)),
 ]
 # the report order (the NumPy copy sits next to saxpy, whose bytes it moves)
 ROW_ORDER = [
@@ -926,6 +930,7 @@ ROW_ORDER = [
     "cloth 128x128 backward",
     "cold build, 9 kernels",
     "warm load, 9 kernels",
+    *geometry_workloads.ROWS,
 ]
 
 

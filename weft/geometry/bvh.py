@@ -78,12 +78,14 @@ def host_vec3(a) -> np.ndarray:
 
 
 def to_device(values: np.ndarray, device):
-    """``values`` as a weft array on ``device`` (a uint8 array of its bytes for records)."""
+    """``values`` as a weft array on ``device`` (a uint8 array of its bytes for records); on the
+    CPU the array shares the NumPy buffer (no copy)."""
     from ..array import array
 
     if values.dtype.fields is not None:
         values = values.view(np.uint8).reshape(-1)
-    return array(np.ascontiguousarray(values), device=device)
+    values = np.ascontiguousarray(values)
+    return array(values, device=device, copy=not device.is_cpu)
 
 
 class Tree:
@@ -135,18 +137,15 @@ class Tree:
         self.group_roots = to_device(group_roots[: max(num_groups.value, 1)], self.device)
 
     def refit(self, lowers: np.ndarray, uppers: np.ndarray):
-        lib = native.library()
-        if self.device.is_cpu:  # in place, in the arrays kernels read
-            lib.weft_bvh_refit(self.nodes.ptr, self.order.ctypes.data, len(self.order), self.prims.ptr, lowers.ctypes.data, uppers.ctypes.data)
-            return
-        nodes = self.host_nodes
-        lib.weft_bvh_refit(nodes.ctypes.data, self.order.ctypes.data, len(self.order), self.host_prims.ctypes.data, lowers.ctypes.data, uppers.ctypes.data)
-        self.nodes.assign(nodes.view(np.uint8).reshape(-1))
+        """New node bounds for the items' bounds (host arrays), in place on the CPU."""
+        refit = native.library().weft_bvh_refit
+        nodes = self.host_nodes  # on the CPU, the very buffer kernels read
+        refit(nodes.ctypes.data, self.root, self.num_items, self.host_prims.ctypes.data, lowers.ctypes.data, uppers.ctypes.data)
+        if not self.device.is_cpu:
+            self.nodes.assign(nodes.view(np.uint8).reshape(-1))
 
     def current_nodes(self) -> np.ndarray:
-        """The nodes as a host record array (after refits on the CPU too)."""
-        if self.device.is_cpu:
-            return self.nodes.numpy().view(_NODE_DTYPE)
+        """The nodes as a host record array."""
         return self.host_nodes
 
     def descriptor(self, lowers_ptr: int, uppers_ptr: int) -> bvh_t:

@@ -121,11 +121,17 @@ class Mesh:
     # -- the data kernels read --------------------------------------------------------------------
 
     def _face_bounds(self, pts: np.ndarray):
+        """Each face's bounds (host arrays; on the CPU the ones kernels read) and the mean edge length."""
         num_tris = self._host_indices.size // 3
-        lowers = np.zeros((max(num_tris, 0), 3), dtype=np.float32)
-        uppers = np.zeros_like(lowers)
+        if getattr(self, "_host_lowers", None) is None:
+            self._host_lowers = np.zeros((num_tris, 3), dtype=np.float32)
+            self._host_uppers = np.zeros_like(self._host_lowers)
+        lowers, uppers = self._host_lowers, self._host_uppers
+        self.avg_edge_length = 0.0
         if num_tris:
-            native.library().weft_mesh_bounds(pts.ctypes.data, self._host_indices.ctypes.data, num_tris, lowers.ctypes.data, uppers.ctypes.data)
+            self.avg_edge_length = native.library().weft_mesh_bounds(
+                pts.ctypes.data, self._host_indices.ctypes.data, num_tris, lowers.ctypes.data, uppers.ctypes.data
+            )
         return lowers, uppers
 
     def _update_winding(self, pts: np.ndarray):
@@ -153,12 +159,6 @@ class Mesh:
                 dst.assign(src)
 
     def _write_descriptor(self, pts: np.ndarray):
-        tri = self._host_indices.reshape(-1, 3)
-        if tri.size:
-            e = np.concatenate([pts[tri[:, 1]] - pts[tri[:, 0]], pts[tri[:, 2]] - pts[tri[:, 1]], pts[tri[:, 0]] - pts[tri[:, 2]]])
-            avg_edge = float(np.linalg.norm(e, axis=1).mean())
-        else:
-            avg_edge = 0.0
         flat_indices = self.indices if self.indices.ndim == 1 else self.indices.flatten()
         self._flat_indices = flat_indices
         wn = self._winding
@@ -171,8 +171,8 @@ class Mesh:
             wn[1].ptr if wn else 0,
             wn[2].ptr if wn else 0,
             len(self._points),
-            tri.shape[0],
-            avg_edge,
+            self._host_indices.size // 3,
+            self.avg_edge_length,
             0,
         )
         raw = np.frombuffer(bytes(desc), dtype=np.uint8)
@@ -206,8 +206,9 @@ class Mesh:
         """Update the face BVH (and winding-number data) after the vertex positions changed."""
         pts = host_vec3(self._points)
         lowers, uppers = self._face_bounds(pts)
-        self._lowers.assign(lowers)
-        self._uppers.assign(uppers)
+        if not self.device.is_cpu:  # on the CPU the kernels read the host arrays themselves
+            self._lowers.assign(lowers)
+            self._uppers.assign(uppers)
         self._tree.refit(lowers, uppers)
         if self.support_winding_number:
             self._update_winding(pts)

@@ -72,7 +72,7 @@ WEFT_FN bvh_query_t bvh_query_make(uint64 id, int32 kind, const geo::v3& a, cons
     q.kind = kind;
     q.a = a;
     q.b = b;
-    q.radius = fmaxf(radius, 0.0f);
+    q.radius = geo::fmax_(radius, 0.0f);
     q.leaf_next = q.leaf_end = 0;
     int32 start = bvh_start_node(reinterpret_cast<const bvh_t*>(id), root);
     q.count = start >= 0 ? 1 : 0;

@@ -15,6 +15,11 @@ struct v3 {
     float32 x, y, z;
 };
 
+// min / max as plain comparisons: one instruction each (fminf / fmaxf are library calls under
+// the kernels' IEEE flags, for NaN rules the queries never need).
+WEFT_FN float32 fmin_(float32 a, float32 b) { return a < b ? a : b; }
+WEFT_FN float32 fmax_(float32 a, float32 b) { return a > b ? a : b; }
+
 WEFT_FN v3 make(float32 x, float32 y, float32 z) { return v3{x, y, z}; }
 WEFT_FN v3 from(const vec_t<3, float32>& a) { return v3{a.c[0], a.c[1], a.c[2]}; }
 WEFT_FN vec_t<3, float32> to_vec(const v3& a) {
@@ -45,23 +50,23 @@ WEFT_FN v3 normalized(const v3& a) {
     float32 l = length(a);
     return l > 0.0f ? a * (1.0f / l) : v3{0.0f, 0.0f, 0.0f};
 }
-WEFT_FN v3 vmin(const v3& a, const v3& b) { return v3{fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z)}; }
-WEFT_FN v3 vmax(const v3& a, const v3& b) { return v3{fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z)}; }
+WEFT_FN v3 vmin(const v3& a, const v3& b) { return v3{fmin_(a.x, b.x), fmin_(a.y, b.y), fmin_(a.z, b.z)}; }
+WEFT_FN v3 vmax(const v3& a, const v3& b) { return v3{fmax_(a.x, b.x), fmax_(a.y, b.y), fmax_(a.z, b.z)}; }
 WEFT_FN float32 comp(const v3& a, int i) { return i == 0 ? a.x : i == 1 ? a.y : a.z; }
 
 // Squared distance from p to the box [lo, hi] (0 inside).
 WEFT_FN float32 box_distance_sq(const v3& p, const v3& lo, const v3& hi) {
-    float32 dx = fmaxf(fmaxf(lo.x - p.x, 0.0f), p.x - hi.x);
-    float32 dy = fmaxf(fmaxf(lo.y - p.y, 0.0f), p.y - hi.y);
-    float32 dz = fmaxf(fmaxf(lo.z - p.z, 0.0f), p.z - hi.z);
+    float32 dx = fmax_(fmax_(lo.x - p.x, 0.0f), p.x - hi.x);
+    float32 dy = fmax_(fmax_(lo.y - p.y, 0.0f), p.y - hi.y);
+    float32 dz = fmax_(fmax_(lo.z - p.z, 0.0f), p.z - hi.z);
     return dx * dx + dy * dy + dz * dz;
 }
 
 // Squared distance from p to the farthest corner of the box [lo, hi].
 WEFT_FN float32 box_far_distance_sq(const v3& p, const v3& lo, const v3& hi) {
-    float32 dx = fmaxf(fabsf(p.x - lo.x), fabsf(p.x - hi.x));
-    float32 dy = fmaxf(fabsf(p.y - lo.y), fabsf(p.y - hi.y));
-    float32 dz = fmaxf(fabsf(p.z - lo.z), fabsf(p.z - hi.z));
+    float32 dx = fmax_(fabsf(p.x - lo.x), fabsf(p.x - hi.x));
+    float32 dy = fmax_(fabsf(p.y - lo.y), fabsf(p.y - hi.y));
+    float32 dz = fmax_(fabsf(p.z - lo.z), fabsf(p.z - hi.z));
     return dx * dx + dy * dy + dz * dz;
 }
 
@@ -87,12 +92,76 @@ WEFT_FN bool ray_box(const v3& start, const v3& dir, const v3& lo, const v3& hi,
             ta = tb;
             tb = s;
         }
-        t0 = fmaxf(t0, ta);
-        t1 = fminf(t1, tb);
+        t0 = fmax_(t0, ta);
+        t1 = fmin_(t1, tb);
         if (t0 > t1) return false;
     }
     *t_enter = t0;
     return true;
+}
+
+// A ray prepared once for many box and triangle tests: reciprocal direction (with the axes it
+// is parallel to flagged, so no 0 * inf appears) and the shear of the watertight triangle test.
+struct ray_t {
+    v3 start, dir, inv;
+    v3 org_inv;  // start * inv: a slab's entry is lo * inv - org_inv (one fused multiply-add)
+    bool parallel[3];
+    bool any_parallel;
+    int kx, ky, kz;
+    float32 sx, sy, sz;
+    bool valid;  // a zero direction meets nothing
+};
+
+WEFT_FN ray_t make_ray(const v3& start, const v3& dir) {
+    ray_t r;
+    r.start = start;
+    r.dir = dir;
+    for (int k = 0; k < 3; ++k) r.parallel[k] = comp(dir, k) == 0.0f;
+    r.inv = v3{r.parallel[0] ? 0.0f : 1.0f / dir.x, r.parallel[1] ? 0.0f : 1.0f / dir.y, r.parallel[2] ? 0.0f : 1.0f / dir.z};
+    r.org_inv = v3{start.x * r.inv.x, start.y * r.inv.y, start.z * r.inv.z};
+    r.any_parallel = r.parallel[0] || r.parallel[1] || r.parallel[2];
+    float32 ax = fabsf(dir.x), ay = fabsf(dir.y), az = fabsf(dir.z);
+    r.kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
+    r.kx = r.kz == 2 ? 0 : r.kz + 1;
+    r.ky = r.kx == 2 ? 0 : r.kx + 1;
+    if (comp(dir, r.kz) < 0.0f) {
+        int t = r.kx;
+        r.kx = r.ky;
+        r.ky = t;
+    }
+    float32 dz = comp(dir, r.kz);
+    r.valid = dz != 0.0f;
+    r.sx = r.valid ? comp(dir, r.kx) / dz : 0.0f;
+    r.sy = r.valid ? comp(dir, r.ky) / dz : 0.0f;
+    r.sz = r.valid ? 1.0f / dz : 0.0f;
+    return r;
+}
+
+// The prepared ray against the box [lo, hi] for t in [0, max_t]; *t_enter as in ray_box.
+WEFT_FN bool ray_box(const ray_t& r, const v3& lo, const v3& hi, float32 max_t, float32* t_enter) {
+    if (!r.any_parallel) {  // the usual case, branch-free
+        float32 ax = fmaf(lo.x, r.inv.x, -r.org_inv.x), bx = fmaf(hi.x, r.inv.x, -r.org_inv.x);
+        float32 ay = fmaf(lo.y, r.inv.y, -r.org_inv.y), by = fmaf(hi.y, r.inv.y, -r.org_inv.y);
+        float32 az = fmaf(lo.z, r.inv.z, -r.org_inv.z), bz = fmaf(hi.z, r.inv.z, -r.org_inv.z);
+        float32 t0 = fmax_(fmax_(fmin_(ax, bx), fmin_(ay, by)), fmax_(fmin_(az, bz), 0.0f));
+        float32 t1 = fmin_(fmin_(fmax_(ax, bx), fmax_(ay, by)), fmin_(fmax_(az, bz), max_t));
+        *t_enter = t0;
+        return t0 <= t1 * 1.00000024f;  // 2 ulp of slack: the products round (Ize 2013)
+    }
+    float32 t0 = 0.0f, t1 = max_t;
+    for (int k = 0; k < 3; ++k) {
+        float32 o = comp(r.start, k), l = comp(lo, k), h = comp(hi, k);
+        if (r.parallel[k]) {
+            if (o < l || o > h) return false;
+            continue;
+        }
+        float32 inv = comp(r.inv, k);
+        float32 ta = (l - o) * inv, tb = (h - o) * inv;
+        t0 = fmax_(t0, fmin_(ta, tb));
+        t1 = fmin_(t1, fmax_(ta, tb));
+    }
+    *t_enter = t0;
+    return t0 <= t1;
 }
 
 // The point of triangle (a, b, c) closest to p, as barycentrics (u, v) of a and b (the weight of c
@@ -170,28 +239,21 @@ WEFT_FN void adj_closest_point_triangle(const v3& a, const v3& b, const v3& c, i
 // next to its longest edge squared); such faces are skipped by the point queries.
 WEFT_FN bool triangle_degenerate(const v3& a, const v3& b, const v3& c) {
     v3 e0 = b - a, e1 = c - a, e2 = c - b;
-    float32 longest = fmaxf(dot(e0, e0), fmaxf(dot(e1, e1), dot(e2, e2)));
+    float32 longest = fmax_(dot(e0, e0), fmax_(dot(e1, e1), dot(e2, e2)));
     return length(cross(e0, e1)) <= 1.0e-6f * longest;
 }
 
-// Watertight ray-triangle intersection (Woop, Benthin, Wald 2013): a ray through a shared edge
+// Watertight ray-triangle intersection (Woop, Benthin, Wald 2013), for a prepared ray: a ray through a shared edge
 // or vertex hits at least one of the triangles. On a hit with t in [t_min, t_max] returns true
 // with t, the barycentrics (u, v) of a and b, and the sign of det (> 0: the ray meets the side
 // the face's normal cross(b - a, c - a) points away from, i.e. the front).
-WEFT_FN bool ray_triangle(const v3& start, const v3& dir, const v3& a, const v3& b, const v3& c, float32 t_min, float32 t_max,
-                          float32* t, float32* u, float32* v, float32* sign) {
-    // permute so that the largest direction component is z
-    float32 ax = fabsf(dir.x), ay = fabsf(dir.y), az = fabsf(dir.z);
-    int kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
-    int kx = kz == 2 ? 0 : kz + 1, ky = kx == 2 ? 0 : kx + 1;
-    if (comp(dir, kz) < 0.0f) {
-        int s = kx;
-        kx = ky;
-        ky = s;
-    }
-    float32 dz = comp(dir, kz);
-    if (dz == 0.0f) return false;
-    float32 sx = comp(dir, kx) / dz, sy = comp(dir, ky) / dz, sz = 1.0f / dz;
+WEFT_FN bool ray_triangle(const ray_t& r, const v3& a, const v3& b, const v3& c, float32 t_min, float32 t_max, float32* t, float32* u,
+                          float32* v, float32* sign) {
+    if (!r.valid) return false;
+    const v3& start = r.start;
+    const v3& dir = r.dir;
+    int kx = r.kx, ky = r.ky, kz = r.kz;
+    float32 sx = r.sx, sy = r.sy, sz = r.sz;
     v3 pa = a - start, pb = b - start, pc = c - start;
     float32 ax_ = comp(pa, kx) - sx * comp(pa, kz), ay_ = comp(pa, ky) - sy * comp(pa, kz);
     float32 bx_ = comp(pb, kx) - sx * comp(pb, kz), by_ = comp(pb, ky) - sy * comp(pb, kz);

@@ -141,52 +141,68 @@ WEFT_FN bool mesh_closest(const mesh_t* m, const geo::v3& p, float32 max_dist, i
     return found;
 }
 
-// Closest ray hit with t in [0, max_t]: face, t, barycentrics, front (+1) / back (-1).
+// Closest ray hit with t in [0, max_t]: face, t, barycentrics, front (+1) / back (-1). Nearer
+// child first; nodes on the stack keep their entry distance and are dropped once a closer hit
+// is known.
 WEFT_FN bool mesh_ray_closest(const mesh_t* m, const geo::v3& start, const geo::v3& dir, float32 max_t, int32 root, int32& face,
                               float32& t, float32& u, float32& v, float32& sign) {
     const bvh_t& bvh = m->bvh;
+    geo::ray_t ray = geo::make_ray(start, dir);
     float32 best = max_t;
     bool found = false;
     int32 stack[WEFT_BVH_STACK];
+    float32 stack_t[WEFT_BVH_STACK];
     int32 count = 0;
-    int32 start_node = bvh_start_node(&bvh, root);
-    if (start_node >= 0) stack[count++] = start_node;
-    while (count) {
-        const bvh_node_t& n = bvh.nodes[stack[--count]];
-        float32 te;
-        if (!geo::ray_box(start, dir, node_lo(n), node_hi(n), best, &te)) continue;
+    int32 ni = bvh_start_node(&bvh, root);
+    float32 te;
+    if (ni < 0 || !geo::ray_box(ray, node_lo(bvh.nodes[ni]), node_hi(bvh.nodes[ni]), best, &te)) return false;
+    for (;;) {
+        const bvh_node_t& n = bvh.nodes[ni];
         if (n.b < 0) {
             for (int32 k = n.a; k < n.a - n.b; ++k) {
                 int32 f = bvh.prims[k];
                 geo::v3 a, b, c;
                 mesh_face(m, f, a, b, c);
                 float32 ft, fu, fv, fs;
-                if (geo::ray_triangle(start, dir, a, b, c, 0.0f, best, &ft, &fu, &fv, &fs) && (!found || ft < best)) {
+                if (geo::ray_triangle(ray, a, b, c, 0.0f, best, &ft, &fu, &fv, &fs) && (!found || ft < best)) {
                     best = ft, face = f, u = fu, v = fv, sign = fs, found = true;
                 }
             }
-            continue;
+        } else {
+            float32 ta, tb;
+            bool ha = geo::ray_box(ray, node_lo(bvh.nodes[n.a]), node_hi(bvh.nodes[n.a]), best, &ta);
+            bool hb = geo::ray_box(ray, node_lo(bvh.nodes[n.b]), node_hi(bvh.nodes[n.b]), best, &tb);
+            if (ha && hb) {
+                bool a_first = ta <= tb;
+                if (count < WEFT_BVH_STACK) {
+                    stack[count] = a_first ? n.b : n.a;
+                    stack_t[count++] = a_first ? tb : ta;
+                }
+                ni = a_first ? n.a : n.b;
+                continue;
+            }
+            if (ha || hb) {
+                ni = ha ? n.a : n.b;
+                continue;
+            }
         }
-        if (count + 2 > WEFT_BVH_STACK) continue;
-        float32 ta = INFINITY, tb = INFINITY;
-        bool ha = geo::ray_box(start, dir, node_lo(bvh.nodes[n.a]), node_hi(bvh.nodes[n.a]), best, &ta);
-        bool hb = geo::ray_box(start, dir, node_lo(bvh.nodes[n.b]), node_hi(bvh.nodes[n.b]), best, &tb);
-        if (ha && hb) {
-            stack[count++] = ta <= tb ? n.b : n.a;
-            stack[count++] = ta <= tb ? n.a : n.b;
-        } else if (ha) {
-            stack[count++] = n.a;
-        } else if (hb) {
-            stack[count++] = n.b;
+        // next: the nearest pending node that can still beat the best hit
+        for (;;) {
+            if (count == 0) {
+                t = best;
+                return found;
+            }
+            --count;
+            if (stack_t[count] <= best) break;
         }
+        ni = stack[count];
     }
-    t = best;
-    return found;
 }
 
-// Number of faces the ray meets at t >= 0 (stop_at_first: whether any meets it within max_t).
+// Number of faces the ray meets at t in [0, max_t] (stop_at_first: whether any does).
 WEFT_FN int32 mesh_ray_count(const mesh_t* m, const geo::v3& start, const geo::v3& dir, float32 max_t, int32 root, bool stop_at_first) {
     const bvh_t& bvh = m->bvh;
+    geo::ray_t ray = geo::make_ray(start, dir);
     int32 hits = 0;
     int32 stack[WEFT_BVH_STACK];
     int32 count = 0;
@@ -195,13 +211,13 @@ WEFT_FN int32 mesh_ray_count(const mesh_t* m, const geo::v3& start, const geo::v
     while (count) {
         const bvh_node_t& n = bvh.nodes[stack[--count]];
         float32 te;
-        if (!geo::ray_box(start, dir, node_lo(n), node_hi(n), max_t, &te)) continue;
+        if (!geo::ray_box(ray, node_lo(n), node_hi(n), max_t, &te)) continue;
         if (n.b < 0) {
             for (int32 k = n.a; k < n.a - n.b; ++k) {
                 geo::v3 a, b, c;
                 mesh_face(m, bvh.prims[k], a, b, c);
                 float32 ft, fu, fv, fs;
-                if (geo::ray_triangle(start, dir, a, b, c, 0.0f, max_t, &ft, &fu, &fv, &fs)) {
+                if (geo::ray_triangle(ray, a, b, c, 0.0f, max_t, &ft, &fu, &fv, &fs)) {
                     ++hits;
                     if (stop_at_first) return hits;
                 }
@@ -248,7 +264,7 @@ WEFT_FN float32 mesh_sign_parity(const mesh_t* m, const geo::v3& p, int32 n_samp
 
 WEFT_FN float32 corner_angle(const geo::v3& at, const geo::v3& x, const geo::v3& y) {
     geo::v3 e0 = geo::normalized(x - at), e1 = geo::normalized(y - at);
-    return acosf(fminf(fmaxf(geo::dot(e0, e1), -1.0f), 1.0f));
+    return acosf(geo::fmin_(geo::fmax_(geo::dot(e0, e1), -1.0f), 1.0f));
 }
 
 // Angle-weighted pseudo normal at the closest point q (faces within epsilon of it share the
@@ -438,7 +454,7 @@ WEFT_FN mesh_query_point_t mesh_query_furthest_point_no_sign(uint64 id, const ve
             mesh_face(m, f, a, b, c);
             if (geo::triangle_degenerate(a, b, c)) continue;
             float32 da = geo::length_sq(a - p), db = geo::length_sq(b - p), dc = geo::length_sq(c - p);
-            float32 d = fmaxf(da, fmaxf(db, dc));
+            float32 d = geo::fmax_(da, geo::fmax_(db, dc));
             if (d > best) {
                 best = d;
                 r = mesh_point_result(true, 0.0f, f, da == d ? 1.0f : 0.0f, da != d && db == d ? 1.0f : 0.0f);
