@@ -205,6 +205,9 @@ from .geometry.marching_cubes import MarchingCubes
 from .geometry.bvh import Bvh, BvhConstructor, is_cubql_available
 from .geometry.mesh import Mesh
 from .geometry.query_types import BvhQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
+from .geometry.hash_grid import HashGrid
+from .geometry.query_types import HashGridQuery
+from .builtins.hash_grid import hash_grid_point_id, hash_grid_query, hash_grid_query_next
 from .builtins.geometry import (
     bvh_get_group_root,
     bvh_query_aabb,

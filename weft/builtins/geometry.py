@@ -137,6 +137,9 @@ mesh_get_group_root = _query(
     "mesh_get_group_root", "The root node of a face group's subtree (-1: no such group)", ("id", u64, "group", i32), i32
 )
 
+# `for index in query`: the type of an iteration query -> the builtin advancing it
+QUERY_ITERATORS = {qt.BvhQuery: bvh_query_next, qt.MeshQueryAABB: mesh_query_next}
+
 # Warp's older forms with output arguments: (inputs..., then the names receiving the fields).
 LEGACY_OUTPUTS = {
     mesh_query_point: (3, ("sign", "face", "u", "v")),

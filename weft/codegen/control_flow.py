@@ -14,6 +14,8 @@ from .. import config
 from .. import types as wt
 from ..builtins import scalar as sb
 from ..builtins.geometry import LEGACY_OUTPUTS as legacy_outputs
+from ..builtins.geometry import QUERY_ITERATORS as _geometry_iterators
+from ..builtins.hash_grid import QUERY_ITERATORS as _hash_grid_iterators
 from ..builtins.registry import Builtin
 from . import intrinsics as intr
 from . import ir
@@ -24,6 +26,10 @@ from .ast_scans import has_jump as _has_jump
 from .ast_scans import has_return as _has_return
 from .ast_scans import walk_no_nested_loops as _walk_no_nested_loops
 from .errors import UnsupportedConstruct, WarpCodegenTypeError
+from .statics import Static
+
+# `for index in query`: the type of an iteration query -> the builtin advancing it
+QUERY_ITERATORS = {**_geometry_iterators, **_hash_grid_iterators}
 
 
 class StaticTuple:
@@ -206,7 +212,11 @@ class ControlFlow:
         if backwards:  # reversed(range(...)): the same values, last first
             it = it.args[0]
         if not (isinstance(it, ast.Call) and self.static_value(it.func) is range):
-            raise self.error("kernels can only loop over range(...) or reversed(range(...))", it, UnsupportedConstruct)
+            query = self.expr(it) if not backwards and isinstance(it, (ast.Call, ast.Name)) else None
+            if isinstance(query, ir.Var) and query.type in QUERY_ITERATORS:
+                return self.query_loop(node, query)
+            msg = "kernels can only loop over range(...), reversed(range(...)) or a geometry query"
+            raise self.error(msg, it, UnsupportedConstruct)
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error("range() takes 1 to 3 positional arguments", it)
         bounds = [self.expr(a) for a in it.args]
@@ -229,6 +239,25 @@ class ControlFlow:
                 raise self.error("range() step must not be zero", it)
         bounds = [self.as_int32(b) for b in bounds]
         self.dynamic_loop(node, "range", bounds=bounds)
+
+    def query_loop(self, node, query):
+        """``for index in query`` over a geometry query (``wp.hash_grid_query(...)``,
+        ``wp.bvh_query_aabb(...)``, ``wp.mesh_query_aabb(...)``, or a variable holding one):
+        lowered as ``while next(query, i): index = i; body`` with hidden names for the query, the
+        index and the builtin advancing the query."""
+        k = self.loop_counter + 1
+        q, i, f = f"$query{k}", f"$index{k}", f"$next{k}"
+        self.env[q], self.env[i], self.env[f] = query, self.const(0, wt.int32), Static(QUERY_ITERATORS[query.type])
+        load = ast.Load()
+        args = [ast.Name(id=q, ctx=load), ast.Name(id=i, ctx=load)]
+        test = ast.Call(func=ast.Name(id=f, ctx=load), args=args, keywords=[])
+        bind = ast.Assign(targets=[ast.Name(id=node.target.id, ctx=ast.Store())], value=ast.Name(id=i, ctx=load))
+        loop = ast.While(test=test, body=[bind, *node.body], orelse=[])
+        for n in (test, *test.args, test.func, bind, *bind.targets, bind.value, loop):
+            ast.copy_location(n, node)
+        self.dynamic_loop(loop, "while", carried=(q, i))
+        for n in (q, i, f):
+            self.env.pop(n, None)
 
     def reversed_bounds(self, bounds, node):
         """``(start, stop, step)`` of ``reversed(range(start, stop, step))``: with n values,
@@ -347,9 +376,9 @@ class ControlFlow:
                         names.add(a.id)
         return names
 
-    def dynamic_loop(self, node, kind, bounds=None):
+    def dynamic_loop(self, node, kind, bounds=None, carried=()):
         brk, cont = self.new_loop_flags()
-        assigned = _assigned_names(node.body) | self.names_rebound_by_calls(node.body)
+        assigned = _assigned_names(node.body) | self.names_rebound_by_calls(node.body) | set(carried)
         if kind == "while":  # `while wp.bvh_query_next(query, i)`: the test rebinds names each iteration too
             assigned |= self.names_rebound_by_calls([ast.Expr(node.test)])
         assigned |= {  # `v[0] = x`, `s.f = x`, `f(ref_param=x)` rebind value-type locals; arrays are written in place

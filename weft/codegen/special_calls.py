@@ -568,3 +568,7 @@ for _b in (geo.bvh_query_next, geo.mesh_query_next, geo.mesh_query_aabb_next):
     register_special(_b, _call_with_inout(_b))
 for _b, (_n_in, _fields) in geo.LEGACY_OUTPUTS.items():
     register_special(_b, _call_with_legacy_outputs(_b, _n_in, _fields))
+
+from ..builtins import hash_grid as hg  # noqa: E402
+
+register_special(hg.hash_grid_query_next, _call_with_inout(hg.hash_grid_query_next))

@@ -1,5 +1,6 @@
 """The kernel-side types of geometry queries: ``wp.MeshQueryPoint``, ``wp.MeshQueryRay``,
-``wp.BvhQuery``, ``wp.MeshQueryAABB`` and the struct ``wp.mesh_get`` returns.
+``wp.BvhQuery``, ``wp.MeshQueryAABB``, ``wp.HashGridQuery`` (one per coordinate precision) and
+the struct ``wp.mesh_get`` returns.
 
 Each is a weft struct type whose C++ definition lives in ``native/geometry/*.h`` (fields named
 ``f_<field>`` as weft structs name them), so kernels read ``query.face`` like any struct field and
@@ -81,3 +82,51 @@ MeshQueryRay = NativeStruct(MeshQueryRay, "weft::mesh_query_ray_t")
 BvhQuery = NativeStruct(BvhQuery, "weft::bvh_query_t")
 MeshQueryAABB = NativeStruct(MeshQueryAABB, "weft::mesh_query_aabb_t")
 MeshView = NativeStruct(Mesh, "weft::mesh_view_t")
+
+
+class _HashGridQueryFamily(NativeStruct):
+    """``wp.HashGridQuery``: the float32 query type; ``wp.HashGridQuery[dtype]`` names the query
+    of a float16 / float32 / float64 grid (each a native struct of its own, all shown as
+    ``HashGridQuery``)."""
+
+    def __init__(self, cls, cname: str, dtype):
+        super().__init__(cls, cname)
+        self.__name__ = "HashGridQuery"
+        self.dtype = dtype
+
+    def __getitem__(self, dtype):
+        return hash_grid_query_type(dtype)
+
+    def __repr__(self):
+        return f"<weft native struct HashGridQuery[{self.dtype.__name__}]>"
+
+
+class HashGridQuery:
+    """An iteration over the candidate neighbours of a point in a ``wp.HashGrid``
+    (``wp.hash_grid_query``), advanced by ``wp.hash_grid_query_next``; opaque."""
+
+
+class HashGridQueryH:
+    """``wp.HashGridQuery[wp.float16]``."""
+
+
+class HashGridQueryD:
+    """``wp.HashGridQuery[wp.float64]``."""
+
+
+HashGridQuery = _HashGridQueryFamily(HashGridQuery, "weft::hash_grid_query_f", wt.float32)
+HashGridQueryH = _HashGridQueryFamily(HashGridQueryH, "weft::hash_grid_query_h", wt.float16)
+HashGridQueryD = _HashGridQueryFamily(HashGridQueryD, "weft::hash_grid_query_d", wt.float64)
+_HASH_GRID_QUERIES = {wt.float16: HashGridQueryH, wt.float32: HashGridQuery, wt.float64: HashGridQueryD}
+
+
+def hash_grid_query_type(dtype):
+    """The query type of a hash grid of coordinate type ``dtype`` (float16, float32, float64).
+
+    Raises:
+        TypeError: another type.
+    """
+    query = _HASH_GRID_QUERIES.get(wt.float32 if dtype is float else dtype)
+    if query is None:
+        raise TypeError(f"Unsupported dtype {dtype} for HashGridQuery. Supported types: float16, float32, float64")
+    return query

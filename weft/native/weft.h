@@ -20,6 +20,7 @@
 #include "random.h"
 #include "noise.h"
 #include "geometry/mesh.h"
+#include "geometry/hashgrid.h"
 #include "intersect.h"
 
 namespace weft {
