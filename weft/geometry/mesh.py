@@ -101,7 +101,7 @@ class Mesh:
         if leaf_size < 1:
             raise ValueError(f"bvh_leaf_size must be greater than or equal to 1, current value: {leaf_size}")
         self.device = points.device
-        self._points, self.indices, self.velocities, self.groups = points, indices, velocities, groups
+        self._points, self.indices, self._velocities, self.groups = points, indices, velocities, groups
         self.support_winding_number = bool(support_winding_number)
         self._host_indices = np.ascontiguousarray(indices.numpy(), dtype=np.int32).reshape(-1)
         num_tris = self._host_indices.size // 3
@@ -165,7 +165,7 @@ class Mesh:
         desc = mesh_t(
             self._tree.descriptor(self._lowers.ptr, self._uppers.ptr),
             self._points.__ctype__(),
-            self.velocities.__ctype__() if self.velocities is not None else _empty_array_t(),
+            self._velocities.__ctype__() if self._velocities is not None else _empty_array_t(),
             flat_indices.__ctype__(),
             wn[0].ptr if wn else 0,
             wn[1].ptr if wn else 0,
@@ -201,6 +201,25 @@ class Mesh:
             )
         self._points = points
         self.refit()
+
+    @property
+    def velocities(self):
+        """The vertex velocities (``wp.vec3`` array or None); assigning a new array takes effect
+        in kernels at once (no refit needed), as in Warp."""
+        return self._velocities
+
+    @velocities.setter
+    def velocities(self, velocities):
+        if velocities is None or velocities.dtype != _vec3 or not velocities.is_contiguous:
+            raise RuntimeError("Mesh velocities should be a contiguous array of type wp.vec3")
+        if velocities.device != self.device:
+            raise RuntimeError("Mesh velocities must live on the mesh's device")
+        if velocities.ndim != 1 or len(velocities) != len(self._points):
+            raise RuntimeError(
+                f"The new velocities array has shape {velocities.shape}; the mesh has {len(self._points)} vertices"
+            )
+        self._velocities = velocities
+        self._write_descriptor(host_vec3(self._points))
 
     def refit(self):
         """Update the face BVH (and winding-number data) after the vertex positions changed."""
