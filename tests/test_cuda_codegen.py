@@ -195,8 +195,39 @@ def k_generic(x: wp.array(dtype=typing.Any), y: wp.array(dtype=typing.Any)):
     y[i] = x[i] + x[i]
 
 
+@wp.kernel
+def k_mesh_bvh(mesh: wp.uint64, bvh: wp.uint64, ps: wp.array(dtype=wp.vec3), out: wp.array(dtype=float)):
+    i = wp.tid()
+    p = ps[i]
+    q = wp.mesh_query_point_sign_winding_number(mesh, p, 10.0)
+    q2 = wp.mesh_query_point_sign_normal(mesh, p, 10.0)
+    q3 = wp.mesh_query_point_sign_parity(mesh, p, 10.0, 3)
+    f = wp.mesh_query_furthest_point_no_sign(mesh, p, 0.0)
+    x = wp.mesh_eval_position(mesh, q.face, q.u, q.v) + wp.mesh_eval_velocity(mesh, q2.face, q2.u, q2.v)
+    r = wp.mesh_query_ray(mesh, p, wp.vec3(0.0, 0.0, 1.0), 10.0)
+    n = wp.mesh_query_ray_count_intersections(mesh, p, wp.vec3(1.0, 0.0, 0.0))
+    hit = wp.mesh_query_ray_anyhit(mesh, p, wp.vec3(0.0, 1.0, 0.0), 10.0)
+    total = r.t + q.sign + q3.sign + float(n + f.face) + wp.length(x - p) + wp.where(hit, 1.0, 0.0)
+    total += wp.length(wp.mesh_eval_face_normal(mesh, 0) + wp.mesh_get_point(mesh, 0)) + float(wp.mesh_get_index(mesh, 0))
+    m = wp.mesh_get(mesh)
+    total += m.points[0][0]
+    face = int(0)
+    aabb = wp.mesh_query_aabb(mesh, p - wp.vec3(0.1), p + wp.vec3(0.1))
+    while wp.mesh_query_next(aabb, face):
+        total += 1.0
+    item = int(0)
+    query = wp.bvh_query_ray(bvh, p, wp.vec3(1.0, 0.0, 0.0), wp.bvh_get_group_root(bvh, 0))
+    while wp.bvh_query_next(query, item, 5.0):
+        total += float(item)
+    query = wp.bvh_query_capsule(wp.mesh_get_bvh(mesh), p, wp.vec3(1.0, 0.0, 0.0), 0.1)
+    while wp.bvh_query_next(query, item):
+        total += 1.0
+    out[i] = total
+
+
 ALL = [
     k_scalar,
+    k_mesh_bvh,
     k_geometry,
     k_struct,
     k_atomics,
