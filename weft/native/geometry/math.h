@@ -104,7 +104,6 @@ WEFT_FN bool ray_box(const v3& start, const v3& dir, const v3& lo, const v3& hi,
 // is parallel to flagged, so no 0 * inf appears) and the shear of the watertight triangle test.
 struct ray_t {
     v3 start, dir, inv;
-    v3 org_inv;  // start * inv: a slab's entry is lo * inv - org_inv (one fused multiply-add)
     bool parallel[3];
     bool any_parallel;
     int kx, ky, kz;
@@ -118,7 +117,6 @@ WEFT_FN ray_t make_ray(const v3& start, const v3& dir) {
     r.dir = dir;
     for (int k = 0; k < 3; ++k) r.parallel[k] = comp(dir, k) == 0.0f;
     r.inv = v3{r.parallel[0] ? 0.0f : 1.0f / dir.x, r.parallel[1] ? 0.0f : 1.0f / dir.y, r.parallel[2] ? 0.0f : 1.0f / dir.z};
-    r.org_inv = v3{start.x * r.inv.x, start.y * r.inv.y, start.z * r.inv.z};
     r.any_parallel = r.parallel[0] || r.parallel[1] || r.parallel[2];
     float32 ax = fabsf(dir.x), ay = fabsf(dir.y), az = fabsf(dir.z);
     r.kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
@@ -140,13 +138,18 @@ WEFT_FN ray_t make_ray(const v3& start, const v3& dir) {
 // The prepared ray against the box [lo, hi] for t in [0, max_t]; *t_enter as in ray_box.
 WEFT_FN bool ray_box(const ray_t& r, const v3& lo, const v3& hi, float32 max_t, float32* t_enter) {
     if (!r.any_parallel) {  // the usual case, branch-free
-        float32 ax = fmaf(lo.x, r.inv.x, -r.org_inv.x), bx = fmaf(hi.x, r.inv.x, -r.org_inv.x);
-        float32 ay = fmaf(lo.y, r.inv.y, -r.org_inv.y), by = fmaf(hi.y, r.inv.y, -r.org_inv.y);
-        float32 az = fmaf(lo.z, r.inv.z, -r.org_inv.z), bz = fmaf(hi.z, r.inv.z, -r.org_inv.z);
+        float32 ax = (lo.x - r.start.x) * r.inv.x, bx = (hi.x - r.start.x) * r.inv.x;
+        float32 ay = (lo.y - r.start.y) * r.inv.y, by = (hi.y - r.start.y) * r.inv.y;
+        float32 az = (lo.z - r.start.z) * r.inv.z, bz = (hi.z - r.start.z) * r.inv.z;
         float32 t0 = fmax_(fmax_(fmin_(ax, bx), fmin_(ay, by)), fmax_(fmin_(az, bz), 0.0f));
         float32 t1 = fmin_(fmin_(fmax_(ax, bx), fmax_(ay, by)), fmin_(fmax_(az, bz), max_t));
         *t_enter = t0;
-        return t0 <= t1 * 1.00000024f;  // 2 ulp of slack: the products round (Ize 2013)
+        // (b - o) * inv rounds three times (difference, reciprocal, product): each slab bound is
+        // within gamma(3) of the exact one, so t1 * (1 + 2 gamma(3)) keeps every box the exact ray
+        // meets (Ize 2013; PBRT 6.1.2). Without it a ray through the shared side of two flat boxes
+        // (the bounds of coplanar faces) rounds out of both and leaks through the mesh; the earlier
+        // form lo * inv - start * inv (one fma) has no relative bound when |start| >> |lo - start|.
+        return t0 <= t1 * 1.00000036f;
     }
     float32 t0 = 0.0f, t1 = max_t;
     for (int k = 0; k < 3; ++k) {
@@ -161,7 +164,7 @@ WEFT_FN bool ray_box(const ray_t& r, const v3& lo, const v3& hi, float32 max_t, 
         t1 = fmin_(t1, fmax_(ta, tb));
     }
     *t_enter = t0;
-    return t0 <= t1;
+    return t0 <= t1 * 1.00000036f;  // as above
 }
 
 // The point of triangle (a, b, c) closest to p, as barycentrics (u, v) of a and b (the weight of c
