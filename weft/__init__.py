@@ -208,6 +208,31 @@ from .geometry.query_types import BvhQuery, MeshQueryAABB, MeshQueryPoint, MeshQ
 from .geometry.hash_grid import HashGrid
 from .geometry.query_types import HashGridQuery
 from .builtins.hash_grid import hash_grid_point_id, hash_grid_query, hash_grid_query_next
+from .geometry.volume import Volume
+from .builtins.volume import (
+    volume_index_to_world,
+    volume_index_to_world_dir,
+    volume_lookup,
+    volume_lookup_f,
+    volume_lookup_i,
+    volume_lookup_index,
+    volume_lookup_v,
+    volume_sample,
+    volume_sample_f,
+    volume_sample_grad,
+    volume_sample_grad_f,
+    volume_sample_grad_index,
+    volume_sample_i,
+    volume_sample_index,
+    volume_sample_v,
+    volume_store,
+    volume_store_f,
+    volume_store_i,
+    volume_store_v,
+    volume_voxel_count,
+    volume_world_to_index,
+    volume_world_to_index_dir,
+)
 from .builtins.geometry import (
     bvh_get_group_root,
     bvh_query_aabb,

@@ -572,3 +572,51 @@ for _b, (_n_in, _fields) in geo.LEGACY_OUTPUTS.items():
 from ..builtins import hash_grid as hg  # noqa: E402
 
 register_special(hg.hash_grid_query_next, _call_with_inout(hg.hash_grid_query_next))
+
+from ..builtins import volume as vol  # noqa: E402
+
+
+def _call_volume(builtin):
+    """``wp.volume_sample(id, uvw, mode, dtype=wp.vec3)``, ``wp.volume_sample_grad(id, uvw, mode,
+    grad, dtype=float)``, ``wp.volume_sample_grad_f(id, uvw, mode, grad)``...: a ``dtype`` argument
+    (a type known when the kernel is built) is passed as a zero value of that type, selecting the
+    overload; a ``grad`` argument that is a plain variable is rebound to the gradient the builtin
+    returns (``builtin.inout``; Warp writes it in place). Returns the sampled value."""
+    names = [n for n, _ in builtin.overloads[0].params]
+    inout = getattr(builtin, "inout", ())
+
+    def handler(lw: Lowerer, node):
+        if len(node.args) > len(names):
+            raise lw.error(f"wp.{builtin.name}() takes {len(names)} arguments ({', '.join(names)})", node)
+        given = dict(zip(names, node.args))
+        for k in node.keywords:
+            if k.arg not in names or k.arg in given:
+                raise lw.error(f"wp.{builtin.name}(): unexpected or repeated argument '{k.arg}'", node)
+            given[k.arg] = k.value
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise lw.error(f"wp.{builtin.name}() is missing argument(s) {', '.join(missing)}", node)
+        args = []
+        for n in names:
+            if n != "dtype":
+                args.append(lw.argument(given[n]))
+                continue
+            t = tr.annotation_type(_build_time_value(lw, given[n]))
+            if t is None or not any(ov.params[names.index("dtype")][1] == t for ov in builtin.overloads):
+                raise lw.error(f"unsupported volume type `{wt.type_repr(t or given[n])}`", node, WarpCodegenTypeError)
+            args.append(lw.call(intr.ZERO, [], t, node=node))
+        result = lw.call_builtin(builtin, args, node)
+        if not inout:
+            return result
+        types = result.type.types
+        for k, pos in enumerate(inout, start=1):
+            if isinstance(given[names[pos]], ast.Name):
+                new = lw.call(intr.TUPLE_GET, [result], types[k], attr=k, node=node)
+                lw.assign_to(ast.Name(id=given[names[pos]].id, ctx=ast.Store()), new)
+        return lw.call(intr.TUPLE_GET, [result], types[0], attr=0, node=node)
+
+    return handler
+
+
+for _b in {*vol.DTYPE_BUILTINS, *vol.INOUT_BUILTINS}:
+    register_special(_b, _call_volume(_b))

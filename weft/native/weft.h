@@ -21,6 +21,7 @@
 #include "noise.h"
 #include "geometry/mesh.h"
 #include "geometry/hashgrid.h"
+#include "geometry/volume.h"
 #include "intersect.h"
 
 namespace weft {
