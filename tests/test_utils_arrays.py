@@ -1,6 +1,8 @@
 """weft.utils array utilities against NumPy: array_sum, array_inner, array_scan, radix_sort_pairs,
 runlength_encode, array_cast."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -399,6 +401,7 @@ def test_create_warp_function_makes_a_func_kernels_and_python_call():
         assert r.returncode == 0, r.stderr
         keys.add(r.stdout.strip())
     assert len(keys) == 1 and fn.key in keys
+    assert re.fullmatch(r"func_[0-9a-f]{16}", fn.key)  # Warp's form of the key
 
 
 def test_transform_expand():

@@ -603,8 +603,9 @@ _created: dict = {}  # id(python function) -> (the function, its weft Function, 
 def create_warp_function(func):
     """A weft func made from the Python function or lambda ``func`` (kernels call it; Python
     calls run it for concrete argument types), with the weft module it belongs to: ``(func,
-    module)``, as ``warp.utils.create_warp_function``. The func's key is its qualified name and a
-    digest of its code, the same in every process; the same function object gives the same func.
+    module)``, as ``warp.utils.create_warp_function``. The func's key is Warp's ``func_<16 hex
+    digits>``, a digest of the function's qualified name and code, the same in every process; the
+    same function object gives the same func.
     """
     import hashlib
     import marshal
@@ -614,10 +615,9 @@ def create_warp_function(func):
 
     found = _created.get(id(func))
     if found is None or found[0] is not func:
-        digest = hashlib.sha256(marshal.dumps(func.__code__)).hexdigest()[:8]
-        name = func.__qualname__.replace("<lambda>", "lambda").replace("<locals>.", "")
+        digest = hashlib.sha256(func.__qualname__.encode() + marshal.dumps(func.__code__)).hexdigest()[:16]
         module = get_module(func.__module__)
-        found = _created[id(func)] = (func, Function(func, module, key=f"{name}_{digest}"), module)
+        found = _created[id(func)] = (func, Function(func, module, key=f"func_{digest}"), module)
     return found[1], found[2]
 
 
