@@ -168,7 +168,25 @@ def _check_bounds_array(a, name):
         raise RuntimeError(f"{name} should be a contiguous array of type wp.vec3")
 
 
-class Bvh:
+class Releasable:
+    """``__new__`` / ``__del__`` of the geometry objects kernels know by ``id`` (as Warp's): an
+    object never initialised has ``id`` None, and deleting one releases its tree and descriptor
+    at once (the id becomes invalid)."""
+
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        instance.id = None
+        return instance
+
+    def __del__(self):
+        if not getattr(self, "id", None):
+            return
+        self.id = None
+        self.__dict__.pop("_descriptor", None)
+        self.__dict__.pop("_tree", None)
+
+
+class Bvh(Releasable):
     """A bounding volume hierarchy over ``len(lowers)`` boxes ``[lowers[i], uppers[i]]``.
 
     Args:
@@ -181,19 +199,6 @@ class Bvh:
     ``id`` is what kernels receive (a ``wp.uint64``); after changing ``lowers`` / ``uppers`` call
     ``refit()`` (same tree, new bounds) or ``rebuild()`` (a new tree).
     """
-
-    def __new__(cls, *args, **kwargs):
-        instance = super().__new__(cls)
-        instance.id = None  # a Bvh never initialised (or released) has no id; __del__ then does nothing
-        return instance
-
-    def __del__(self):
-        """Release the device memory of the tree and descriptor now (the id becomes invalid)."""
-        if not getattr(self, "id", None):
-            return
-        self.id = None
-        self.__dict__.pop("_descriptor", None)
-        self.__dict__.pop("_tree", None)
 
     def __init__(self, lowers, uppers, constructor=None, groups=None, leaf_size: int = 1):
         self.id = None

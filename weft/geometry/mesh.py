@@ -13,7 +13,7 @@ import numpy as np
 from .. import types as wt
 from ..scalar_types import array_t
 from . import native
-from .bvh import BvhConstructor, Tree, _vec3, bvh_t, host_vec3, resolve_constructor, to_device
+from .bvh import BvhConstructor, Releasable, Tree, _vec3, bvh_t, host_vec3, resolve_constructor, to_device
 
 
 class mesh_t(ctypes.Structure):
@@ -38,7 +38,7 @@ def _empty_array_t():
     return array_t()
 
 
-class Mesh:
+class Mesh(Releasable):
     """A triangle mesh for closest-point, inside/outside, ray and overlap queries in kernels.
 
     Args:
@@ -54,19 +54,6 @@ class Mesh:
     ``id`` is what kernels receive. After moving ``points`` in place call ``refit()``; assigning
     ``mesh.points = new_points`` (same vertex count) refits too.
     """
-
-    def __new__(cls, *args, **kwargs):
-        instance = super().__new__(cls)
-        instance.id = None  # a Mesh never initialised (or released) has no id; __del__ then does nothing
-        return instance
-
-    def __del__(self):
-        """Release the device memory of the tree and descriptor now (the id becomes invalid)."""
-        if not getattr(self, "id", None):
-            return
-        self.id = None
-        self.__dict__.pop("_descriptor", None)
-        self.__dict__.pop("_tree", None)
 
     def __init__(
         self,

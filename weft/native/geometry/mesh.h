@@ -84,6 +84,15 @@ WEFT_MESH_SELECT_ADJOINTS(mesh_query_point_t)
 WEFT_MESH_SELECT_ADJOINTS(mesh_query_ray_t)
 WEFT_MESH_SELECT_ADJOINTS(mesh_view_t)
 
+// Push an inner node's children (left on top) when the stack has room (build.cpp keeps trees
+// shallower than the stack).
+WEFT_FN void push_children(const bvh_node_t& n, int32* stack, int32& count) {
+    if (count + 2 <= WEFT_BVH_STACK) {
+        stack[count++] = n.b;
+        stack[count++] = n.a;
+    }
+}
+
 WEFT_FN const mesh_t* mesh_of(uint64 id) { return reinterpret_cast<const mesh_t*>(id); }
 
 WEFT_FN void mesh_face(const mesh_t* m, int32 face, geo::v3& a, geo::v3& b, geo::v3& c) {
@@ -222,9 +231,8 @@ WEFT_FN int32 mesh_ray_count(const mesh_t* m, const geo::v3& start, const geo::v
                     if (stop_at_first) return hits;
                 }
             }
-        } else if (count + 2 <= WEFT_BVH_STACK) {
-            stack[count++] = n.b;
-            stack[count++] = n.a;
+        } else {
+            push_children(n, stack, count);
         }
     }
     return hits;
@@ -281,10 +289,7 @@ WEFT_FN float32 mesh_sign_normal(const mesh_t* m, const geo::v3& p, const geo::v
         const bvh_node_t& n = bvh.nodes[stack[--count]];
         if (geo::box_distance_sq(p, node_lo(n), node_hi(n)) > reach * reach) continue;
         if (n.b >= 0) {
-            if (count + 2 <= WEFT_BVH_STACK) {
-                stack[count++] = n.b;
-                stack[count++] = n.a;
-            }
+            push_children(n, stack, count);
             continue;
         }
         for (int32 k = n.a; k < n.a - n.b; ++k) {
@@ -322,10 +327,7 @@ WEFT_FN float32 mesh_winding_number(const mesh_t* m, const geo::v3& p, float32 a
             continue;
         }
         if (n.b >= 0) {
-            if (count + 2 <= WEFT_BVH_STACK) {
-                stack[count++] = n.b;
-                stack[count++] = n.a;
-            }
+            push_children(n, stack, count);
             continue;
         }
         for (int32 k = n.a; k < n.a - n.b; ++k) {
@@ -442,10 +444,7 @@ WEFT_FN mesh_query_point_t mesh_query_furthest_point_no_sign(uint64 id, const ve
         const bvh_node_t& n = bvh.nodes[stack[--count]];
         if (!(geo::box_far_distance_sq(p, node_lo(n), node_hi(n)) > best)) continue;
         if (n.b >= 0) {
-            if (count + 2 <= WEFT_BVH_STACK) {
-                stack[count++] = n.b;
-                stack[count++] = n.a;
-            }
+            push_children(n, stack, count);
             continue;
         }
         for (int32 k = n.a; k < n.a - n.b; ++k) {
