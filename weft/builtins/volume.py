@@ -45,7 +45,9 @@ def _volume(name, doc):
 _ID_UVW = ("id", u64, "uvw", v3, "sampling_mode", i32)
 _IJK = ("id", u64, "i", i32, "j", i32, "k", i32)
 
-volume_sample = _volume("volume_sample", "Sample a volume of type dtype at the index-space point uvw (CLOSEST or LINEAR)")
+volume_sample = _volume(
+    "volume_sample", "Sample a volume of type dtype at the index-space point uvw (CLOSEST or LINEAR)"
+)
 volume_sample_grad = _volume(
     "volume_sample_grad", "Sample a volume of type dtype and its spatial gradient (written to grad) at uvw"
 )
@@ -82,8 +84,11 @@ volume_sample_f = _one("volume_sample_f", "Sample a float32 volume at uvw", _ID_
 volume_sample_v = _one("volume_sample_v", "Sample a vec3f volume at uvw", _ID_UVW, v3, True)
 volume_sample_i = _one("volume_sample_i", "The int32 value of the voxel nearest to uvw", ("id", u64, "uvw", v3), i32)
 volume_sample_grad_f = _one(
-    "volume_sample_grad_f", "Sample a float32 volume and its gradient (written to grad) at uvw",
-    (*_ID_UVW, "grad", v3), wt.TupleType([f32, v3]), True,
+    "volume_sample_grad_f",
+    "Sample a float32 volume and its gradient (written to grad) at uvw",
+    (*_ID_UVW, "grad", v3),
+    wt.TupleType([f32, v3]),
+    True,
 )
 volume_sample_grad_f.inout = (3,)
 volume_lookup_f = _one("volume_lookup_f", "The float32 value at the voxel (i, j, k)", _IJK, f32)

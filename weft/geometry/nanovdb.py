@@ -264,7 +264,7 @@ def grid_bytes_needed(layout: Layout, cap: Capacity) -> int:
     return _align(GRID_SIZE + TREE_SIZE + root + nodes, 32)
 
 
-def build_grid(spec: GridSpec, origins: np.ndarray, masks: np.ndarray = None, capacity: Capacity = None):
+def build_grid(spec: GridSpec, origins: np.ndarray, masks: np.ndarray | None = None, capacity: Capacity | None = None):
     """A grid whose leaves have the given origins (multiples of 8, unique) and active masks
     ((n, 8) uint64, None: all active); every stored value is the background.
 
@@ -302,19 +302,51 @@ def build_grid(spec: GridSpec, origins: np.ndarray, masks: np.ndarray = None, ca
 
     _write_leaves(buf, lay, spec.background, leaf0, masks, leaf_lo, leaf_hi, counts)
     lower = _Level(lower0, lay.lower_size, lay.lower_table, LOWER_CHILD_MASK, 4096)
-    _write_internal(buf, lay, spec.background, lower, n_lower, _bounds_of(leaf_lo, leaf_hi, used, lower_of_leaf, n_lower),
-                    lower_slot(origins), lower_of_leaf, leaf0, lay.leaf_size)
+    _write_internal(
+        buf,
+        lay,
+        spec.background,
+        lower,
+        n_lower,
+        _bounds_of(leaf_lo, leaf_hi, used, lower_of_leaf, n_lower),
+        lower_slot(origins),
+        lower_of_leaf,
+        leaf0,
+        lay.leaf_size,
+    )
     upper = _Level(upper0, lay.upper_size, lay.upper_table, UPPER_CHILD_MASK, 32768)
-    _write_internal(buf, lay, spec.background, upper, n_upper, _bounds_of(leaf_lo, leaf_hi, used, upper_of_leaf, n_upper),
-                    upper_slot(origins[lo_starts]), upper_of_lower, lower0, lay.lower_size)
+    _write_internal(
+        buf,
+        lay,
+        spec.background,
+        upper,
+        n_upper,
+        _bounds_of(leaf_lo, leaf_hi, used, upper_of_leaf, n_upper),
+        upper_slot(origins[lo_starts]),
+        upper_of_lower,
+        lower0,
+        lay.lower_size,
+    )
     lo, hi = _bounds_of(leaf_lo, leaf_hi, used, np.zeros(n_leaf, np.int64), 1)
     _write_root(buf, lay, spec.background, root, keys[up_starts], upper0, lo[0], hi[0])
     voxels = int(counts.sum())
     index_count = voxels if lay.leaf_kind.startswith("on") else 512 * n_leaf
-    struct.pack_into("<QQQQIIIIIIQ", buf, tree,
-                     leaf0 - tree if n_leaf else 0, lower0 - tree if n_lower else 0,
-                     upper0 - tree if n_upper else 0, root - tree,
-                     n_leaf, n_lower, n_upper, n_leaf, n_lower, n_upper, voxels)  # tile counts: as NanoVDB 32.6+
+    struct.pack_into(
+        "<QQQQIIIIIIQ",
+        buf,
+        tree,
+        leaf0 - tree if n_leaf else 0,
+        lower0 - tree if n_lower else 0,
+        upper0 - tree if n_upper else 0,
+        root - tree,
+        n_leaf,
+        n_lower,
+        n_upper,
+        n_leaf,
+        n_lower,
+        n_upper,
+        voxels,
+    )  # tile counts: as NanoVDB 32.6+
     _write_grid_header(buf, spec, size, (lo[0], hi[0]) if used.any() else None, 1 + index_count if lay.is_index else 0)
     return buf, order
 
@@ -420,12 +452,12 @@ def _write_grid_header(buf, spec: GridSpec, size, bounds, index_count):
     lay = spec.layout
     m, t = spec.matrix, spec.translation
     inv = np.linalg.inv(m)
-    struct.pack_into("<QQIIIIQ", buf, 0, MAGIC_GRID, 0xFFFFFFFFFFFFFFFF, VERSION,
-                     FLAG_HAS_BBOX | FLAG_BREADTH_FIRST, 0, 1, size)
+    struct.pack_into(
+        "<QQIIIIQ", buf, 0, MAGIC_GRID, 0xFFFFFFFFFFFFFFFF, VERSION, FLAG_HAS_BBOX | FLAG_BREADTH_FIRST, 0, 1, size
+    )
     name = spec.name[:255]
     buf[40 : 40 + len(name)] = np.frombuffer(name, dtype=np.uint8)
-    struct.pack_into("<9f9f3ff9d9d3dd", buf, 296, *m.ravel(), *inv.ravel(), *t, 1.0,
-                     *m.ravel(), *inv.ravel(), *t, 1.0)
+    struct.pack_into("<9f9f3ff9d9d3dd", buf, 296, *m.ravel(), *inv.ravel(), *t, 1.0, *m.ravel(), *inv.ravel(), *t, 1.0)
     wlo = whi = np.zeros(3)
     if bounds is not None:  # the world bounds of the index bounds' corners (voxels are unit cubes)
         lo, hi = np.asarray(bounds[0], np.float64), np.asarray(bounds[1], np.float64) + 1.0
@@ -481,8 +513,24 @@ def read_header(buf, offset: int = 0) -> GridHeader:
     vsize = struct.unpack_from("<3d", b, 608)
     gclass, gtype, boff, bcount = struct.unpack_from("<IIqI", b, 632)
     leaf, _, _, _, nleaf, nlower, nupper, _, _, _, voxels = struct.unpack_from("<QQQQIIIIIIQ", b, GRID_SIZE)
-    return GridHeader(magic, version, gidx, gcount, gsize, name, mat, vec, vsize, gclass, gtype, boff, bcount,
-                      GRID_SIZE + leaf, (nleaf, nlower, nupper), voxels)
+    return GridHeader(
+        magic,
+        version,
+        gidx,
+        gcount,
+        gsize,
+        name,
+        mat,
+        vec,
+        vsize,
+        gclass,
+        gtype,
+        boff,
+        bcount,
+        GRID_SIZE + leaf,
+        (nleaf, nlower, nupper),
+        voxels,
+    )
 
 
 def check_grid(buf, offset: int = 0) -> GridHeader:
@@ -497,7 +545,7 @@ def check_grid(buf, offset: int = 0) -> GridHeader:
     return h
 
 
-def leaf_origins(buf, h: GridHeader, offset: int = 0, count: int = None) -> np.ndarray:
+def leaf_origins(buf, h: GridHeader, offset: int = 0, count: int | None = None) -> np.ndarray:
     """The origin (multiple of 8) of each of the first ``count`` leaves, in storage order."""
     n = h.node_counts[0] if count is None else min(count, h.node_counts[0])
     lay = h.layout
@@ -507,7 +555,7 @@ def leaf_origins(buf, h: GridHeader, offset: int = 0, count: int = None) -> np.n
     return (mins & ~7).astype(np.int32)
 
 
-def leaf_masks(buf, h: GridHeader, offset: int = 0, count: int = None) -> np.ndarray:
+def leaf_masks(buf, h: GridHeader, offset: int = 0, count: int | None = None) -> np.ndarray:
     n = h.node_counts[0] if count is None else min(count, h.node_counts[0])
     return np.array(_strided(buf, offset + h.leaf_offset + LEAF_VALUE_MASK, n, h.layout.leaf_size, np.uint64, (8,)))
 
@@ -551,9 +599,11 @@ CODECS = {"none": 0, "zip": 1, "blosc": 2}
 
 def _blosc():
     try:
-        import blosc  # noqa: PLC0415
+        import blosc
     except ImportError as err:
-        raise RuntimeError(f"NanoVDB blosc compression needs the blosc Python module, which could not be imported: {err}") from err
+        raise RuntimeError(
+            f"NanoVDB blosc compression needs the blosc Python module, which could not be imported: {err}"
+        ) from err
     return blosc
 
 
@@ -625,10 +675,8 @@ def write_file(path, data: np.ndarray, codec: str = "none"):
         pos += h.grid_size
     with open(path, "wb") as f:
         f.write(struct.pack("<QIHH", MAGIC_GRID_OLD, FILE_VERSION, first.grid_count, code))
-        for meta in metas:
-            f.write(meta)
-        for blob in blobs:
-            f.write(blob)
+        f.writelines(metas)
+        f.writelines(blobs)
     return path
 
 

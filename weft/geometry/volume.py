@@ -185,7 +185,13 @@ class Volume:
         """The grid's name, size, index and count in its sequence, value type and transform."""
         h = self._header()
         return Volume.GridInfo(
-            h.name, h.grid_size, h.grid_index, h.grid_count, h.type_str, _vec3(*h.vecf.tolist()), _mat33(*h.matf.ravel().tolist())
+            h.name,
+            h.grid_size,
+            h.grid_index,
+            h.grid_count,
+            h.type_str,
+            _vec3(*h.vecf.tolist()),
+            _mat33(*h.matf.ravel().tolist()),
         )
 
     @property
@@ -311,7 +317,8 @@ class Volume:
     def feature_array(self, feature_index: int, dtype=None):
         """A blind data array as a weft array (aliasing the grid), of ``dtype`` (default: from
         the metadata, bytes for unknown types)."""
-        from ..type_queries import type_repr, type_size_in_bytes
+        from ..type_queries import type_size_in_bytes
+        from ..types import type_repr
 
         info = self.get_feature_array_info(feature_index)
         if dtype is None:
@@ -425,8 +432,9 @@ class Volume:
         return np.array(transform, dtype=np.float32).reshape(3, 3)
 
     @classmethod
-    def allocate(cls, min, max, voxel_size, bg_value=0.0, translation=(0.0, 0.0, 0.0), points_in_world_space=False,
-                 device=None) -> Volume:
+    def allocate(
+        cls, min, max, voxel_size, bg_value=0.0, translation=(0.0, 0.0, 0.0), points_in_world_space=False, device=None
+    ) -> Volume:
         """A volume whose tiles cover the voxels [min, max] (inclusive; world coordinates when
         ``points_in_world_space``), all values ``bg_value`` (which also sets the value type)."""
         voxel_size = cls._normalize_voxel_size(voxel_size)
@@ -458,9 +466,21 @@ class Volume:
         return volume
 
     @classmethod
-    def allocate_by_tiles(cls, tile_points, voxel_size=None, bg_value=0.0, translation=(0.0, 0.0, 0.0), device=None,
-                          transform=None, rebuildable=False, max_tiles=None, max_lower_nodes=None,
-                          max_upper_nodes=None, status=None, point_mask=None) -> Volume:
+    def allocate_by_tiles(
+        cls,
+        tile_points,
+        voxel_size=None,
+        bg_value=0.0,
+        translation=(0.0, 0.0, 0.0),
+        device=None,
+        transform=None,
+        rebuildable=False,
+        max_tiles=None,
+        max_lower_nodes=None,
+        max_upper_nodes=None,
+        status=None,
+        point_mask=None,
+    ) -> Volume:
         """A volume with an active tile (8^3 voxels, all ``bg_value``) for each point.
 
         Args:
@@ -482,20 +502,56 @@ class Volume:
         """
         from . import volume_build as vb
 
-        return vb.allocate(cls, "tiles", tile_points, voxel_size, bg_value, translation, device, transform,
-                           rebuildable, (max_tiles, max_lower_nodes, max_upper_nodes), status, point_mask)
+        return vb.allocate(
+            cls,
+            "tiles",
+            tile_points,
+            voxel_size,
+            bg_value,
+            translation,
+            device,
+            transform,
+            rebuildable,
+            (max_tiles, max_lower_nodes, max_upper_nodes),
+            status,
+            point_mask,
+        )
 
     @classmethod
-    def allocate_by_voxels(cls, voxel_points, voxel_size=None, translation=(0.0, 0.0, 0.0), device=None,
-                           transform=None, rebuildable=False, max_active_voxels=None, max_leaf_nodes=None,
-                           max_lower_nodes=None, max_upper_nodes=None, status=None, point_mask=None) -> Volume:
+    def allocate_by_voxels(
+        cls,
+        voxel_points,
+        voxel_size=None,
+        translation=(0.0, 0.0, 0.0),
+        device=None,
+        transform=None,
+        rebuildable=False,
+        max_active_voxels=None,
+        max_leaf_nodes=None,
+        max_lower_nodes=None,
+        max_upper_nodes=None,
+        status=None,
+        point_mask=None,
+    ) -> Volume:
         """An index volume with an active voxel for each point (arguments as ``allocate_by_tiles``;
         ``max_active_voxels`` and ``max_leaf_nodes`` are the voxel capacities)."""
         from . import volume_build as vb
 
         caps = (max_active_voxels, max_leaf_nodes, max_lower_nodes, max_upper_nodes)
-        return vb.allocate(cls, "voxels", voxel_points, voxel_size, None, translation, device, transform,
-                           rebuildable, caps, status, point_mask)
+        return vb.allocate(
+            cls,
+            "voxels",
+            voxel_points,
+            voxel_size,
+            None,
+            translation,
+            device,
+            transform,
+            rebuildable,
+            caps,
+            status,
+            point_mask,
+        )
 
     def rebuild(self, points, status=None, point_mask=None):
         """Lay out a new topology from ``points`` (tile or voxel points, as the volume was

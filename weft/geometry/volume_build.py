@@ -27,8 +27,10 @@ def _points(points, name, device):
     from ..array import array
 
     ok = isinstance(points, array) and points.is_contiguous and type_scalar_type(points.dtype) in (wt.float32, wt.int32)
-    ok = ok and ((points.ndim == 1 and type_size(points.dtype) == 3) or (
-        points.ndim == 2 and points.shape[1] == 3 and type_size(points.dtype) == 1))
+    ok = ok and (
+        (points.ndim == 1 and type_size(points.dtype) == 3)
+        or (points.ndim == 2 and points.shape[1] == 3 and type_size(points.dtype) == 1)
+    )
     if not ok:
         raise RuntimeError(
             f"{name} must be contiguous and either a 1D Warp array of vec3f or vec3i or a 2D n-by-3 array of int32 or float32."
@@ -42,7 +44,12 @@ def _mask(point_mask, count):
 
     if point_mask is None:
         return None
-    if not isinstance(point_mask, array) or point_mask.dtype != wt.int32 or point_mask.ndim != 1 or not point_mask.is_contiguous:
+    if (
+        not isinstance(point_mask, array)
+        or point_mask.dtype != wt.int32
+        or point_mask.ndim != 1
+        or not point_mask.is_contiguous
+    ):
         raise RuntimeError("point_mask must be a contiguous 1D Warp array with dtype int32")
     if point_mask.shape[0] < count:
         raise RuntimeError(f"point_mask must have at least {count} entries")
@@ -227,7 +234,12 @@ def fill_dense(volume, values: np.ndarray):
     n = len(origins)
     idx = origins[:, None, :] + nv.LEAF_OFFSETS[None]
     dense = values[idx[..., 0], idx[..., 1], idx[..., 2]].astype(lay.scalar)
-    view = np.ndarray((n, 512 * lay.components), dtype=np.dtype(lay.scalar), buffer=buf,
-                      offset=h.leaf_offset + lay.leaf_table, strides=(lay.leaf_size, np.dtype(lay.scalar).itemsize))
+    view = np.ndarray(
+        (n, 512 * lay.components),
+        dtype=np.dtype(lay.scalar),
+        buffer=buf,
+        offset=h.leaf_offset + lay.leaf_table,
+        strides=(lay.leaf_size, np.dtype(lay.scalar).itemsize),
+    )
     view[...] = dense.reshape(n, -1)
     volume._buffer.assign(buf)
