@@ -448,10 +448,37 @@ def _write_root(buf, lay, background, root, keys, upper0, lo, hi):
         struct.pack_into("<QqI", buf, tile, int(keys[t]), upper0 + t * lay.upper_size - root, 0)
 
 
+def inverse3(m: np.ndarray) -> np.ndarray:
+    """The inverse of a 3x3 matrix as the adjugate times 1 / det (in double; NanoVDB's rounding,
+    so written maps match theirs bit for bit)."""
+    m = np.asarray(m, dtype=np.float64)
+    adj = np.array(
+        [
+            [
+                m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1],
+                m[0, 2] * m[2, 1] - m[0, 1] * m[2, 2],
+                m[0, 1] * m[1, 2] - m[0, 2] * m[1, 1],
+            ],
+            [
+                m[1, 2] * m[2, 0] - m[1, 0] * m[2, 2],
+                m[0, 0] * m[2, 2] - m[0, 2] * m[2, 0],
+                m[0, 2] * m[1, 0] - m[0, 0] * m[1, 2],
+            ],
+            [
+                m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0],
+                m[0, 1] * m[2, 0] - m[0, 0] * m[2, 1],
+                m[0, 0] * m[1, 1] - m[0, 1] * m[1, 0],
+            ],
+        ]
+    )
+    det = m[0, 0] * adj[0, 0] + m[0, 1] * adj[1, 0] + m[0, 2] * adj[2, 0]
+    return adj * (1.0 / det)
+
+
 def _write_grid_header(buf, spec: GridSpec, size, bounds, index_count):
     lay = spec.layout
     m, t = spec.matrix, spec.translation
-    inv = np.linalg.inv(m)
+    inv = inverse3(m)
     struct.pack_into(
         "<QQIIIIQ", buf, 0, MAGIC_GRID, 0xFFFFFFFFFFFFFFFF, VERSION, FLAG_HAS_BBOX | FLAG_BREADTH_FIRST, 0, 1, size
     )

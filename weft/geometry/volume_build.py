@@ -90,7 +90,7 @@ def index_coords(points: np.ndarray, world: bool, matrix, translation) -> np.nda
     """Index-space voxel coordinates of points (world points: inverse map, then nearest voxel)."""
     if not world:
         return points.astype(np.int32)
-    inv = np.linalg.inv(np.asarray(matrix, np.float64)).astype(np.float32)
+    inv = nv.inverse3(matrix).astype(np.float32)  # the float inverse map a grid stores
     local = (points - np.asarray(translation, np.float32)) @ inv.T
     return np.floor(local + np.float32(0.5)).astype(np.int32)
 
