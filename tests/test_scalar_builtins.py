@@ -921,11 +921,13 @@ def takes_float(overload) -> bool:
 def scalar_overloads() -> dict:
     """User-visible builtins (group not "internal") -> their overloads that take scalars only.
     Random numbers and noise (group "random") have their own statistical and gradient tests
-    in test_random.py."""
+    in test_random.py; geometry queries (groups "geometry" and "volumes": ids of meshes, BVHs,
+    hash grids and volumes) theirs in test_mesh_queries.py, test_bvh_queries.py, test_hash_grid.py and
+    test_volume.py."""
     found = {}
     for name, b in registry.items():
         ovs = [ov for ov in b.overloads if is_scalar_overload(ov)]
-        if b.group not in ("internal", "random") and ovs:
+        if b.group not in ("internal", "random", "geometry", "volumes") and ovs:
             found[name] = ovs
     return found
 
