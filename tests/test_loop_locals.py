@@ -5,10 +5,9 @@ against central differences). A read after an enclosing loop still raises."""
 
 import numpy as np
 import pytest
+from fd_check import run, tape_vs_fd
 
 import weft as wp
-
-from fd_check import run, tape_vs_fd
 
 F64 = wp.float64
 

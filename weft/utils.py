@@ -681,7 +681,7 @@ def transform_expand(t):
     return transformation()(*values)
 
 
-from .graph_coloring import (  # noqa: E402 (Warp's graph coloring lives in wp.utils)
+from .graph_coloring import (  # noqa: E402, F401 (Warp's graph coloring lives in wp.utils)
     GraphColoringAlgorithm,
     graph_coloring_assign,
     graph_coloring_balance,
