@@ -204,7 +204,7 @@ from .runtime.stream import (
 from .geometry.marching_cubes import MarchingCubes
 from .geometry.bvh import Bvh, BvhConstructor, is_cubql_available
 from .geometry.mesh import Mesh
-from .geometry.query_types import BvhQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
+from .geometry.query_types import BvhQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
 from .geometry.hash_grid import HashGrid
 from .geometry.query_types import HashGridQuery
 from .builtins.hash_grid import hash_grid_point_id, hash_grid_query, hash_grid_query_next

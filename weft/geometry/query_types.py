@@ -81,6 +81,7 @@ MeshQueryPoint = NativeStruct(MeshQueryPoint, "weft::mesh_query_point_t")
 MeshQueryRay = NativeStruct(MeshQueryRay, "weft::mesh_query_ray_t")
 BvhQuery = NativeStruct(BvhQuery, "weft::bvh_query_t")
 MeshQueryAABB = NativeStruct(MeshQueryAABB, "weft::mesh_query_aabb_t")
+MeshQuery = MeshQueryAABB  # Warp's name for any mesh iteration query (AABB or sphere): one type here
 MeshView = NativeStruct(Mesh, "weft::mesh_view_t")
 
 
