@@ -91,8 +91,11 @@ def index_coords(points: np.ndarray, world: bool, matrix, translation) -> np.nda
     if not world:
         return points.astype(np.int32)
     inv = nv.inverse3(matrix).astype(np.float32)  # the float inverse map a grid stores
-    local = (points - np.asarray(translation, np.float32)) @ inv.T
-    return np.floor(local + np.float32(0.5)).astype(np.int32)
+    d = points - np.asarray(translation, np.float32)
+    out = np.empty(d.shape, dtype=np.int32)
+    for r in range(3):
+        out[:, r] = np.floor(d[:, 0] * inv[r, 0] + d[:, 1] * inv[r, 1] + d[:, 2] * inv[r, 2] + np.float32(0.5))
+    return out
 
 
 def value_layout(volume_cls, bg_value, kind="tiles"):
@@ -121,14 +124,39 @@ def value_layout(volume_cls, bg_value, kind="tiles"):
     return lay, np.array(values, dtype=lay.scalar).tobytes()
 
 
+def unique_rows(rows: np.ndarray, return_inverse: bool = False):
+    """``np.unique(rows, axis=0)`` for (n, 3) integer rows, fast: rows packed into one int64 key
+    when their ranges fit in 63 bits (always for leaf origins of points a grid can index),
+    lexicographic sorting otherwise. Rows come out sorted by x, then y, then z."""
+    rows = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+    if len(rows) == 0:
+        return (rows.astype(np.int32), np.zeros(0, np.int64)) if return_inverse else rows.astype(np.int32)
+    lo = rows.min(axis=0)
+    span = rows.max(axis=0) - lo + 1
+    bits = [int(s - 1).bit_length() for s in span]
+    if sum(bits) <= 63:
+        shifted = rows - lo
+        key = (shifted[:, 0] << (bits[1] + bits[2])) | (shifted[:, 1] << bits[2]) | shifted[:, 2]
+        keys, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        out = rows[first].astype(np.int32)
+    else:
+        order = np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))
+        s = rows[order]
+        new = np.ones(len(s), dtype=bool)
+        new[1:] = np.any(s[1:] != s[:-1], axis=1)
+        out = s[new].astype(np.int32)
+        inverse = np.empty(len(rows), dtype=np.int64)
+        inverse[order] = np.cumsum(new) - 1
+    return (out, inverse.reshape(-1)) if return_inverse else out
+
+
 def _topology(kind, coords):
     """Leaf origins and masks of tile points (whole leaves) or voxel points (one bit each)."""
     origins = coords & ~7
     if kind == "tiles":
-        return np.unique(origins, axis=0), None
-    leaves, which = np.unique(origins, axis=0, return_inverse=True)
-    which = which.reshape(-1)
-    local = coords - origins
+        return unique_rows(origins), None
+    leaves, which = unique_rows(origins, return_inverse=True)
+    local = (coords - origins).astype(np.int64)
     n = (local[:, 0] << 6) | (local[:, 1] << 3) | local[:, 2]
     masks = np.zeros((len(leaves), 8), dtype=np.uint64)
     np.bitwise_or.at(masks, (which, n >> 6), np.uint64(1) << (n & 63).astype(np.uint64))
@@ -137,7 +165,7 @@ def _topology(kind, coords):
 
 def _node_counts(origins):
     keys = nv.root_keys(origins)
-    lowers = len(np.unique(np.stack([keys, nv.upper_slot(origins)], axis=1), axis=0)) if len(origins) else 0
+    lowers = len(unique_rows(origins & ~127))
     return len(origins), lowers, len(np.unique(keys))
 
 

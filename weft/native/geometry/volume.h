@@ -71,7 +71,7 @@ WEFT_FN constexpr layout_t make_layout(uint32 vs, uint32 va, uint32 ss, int32 ki
     return L;
 }
 
-WEFT_FN layout_t layout_of(uint32 type) {
+WEFT_FN constexpr layout_t layout_of(uint32 type) {
     switch (type) {
         case T_FLOAT: case T_INT32: case T_UINT32: return make_layout(4, 4, 4, LEAF_VALUES);
         case T_DOUBLE: case T_INT64: return make_layout(8, 8, 8, LEAF_VALUES);
@@ -126,7 +126,25 @@ struct hit_t {
     uint8* leaf;
 };
 
-WEFT_FN hit_t find(uint8* g, const layout_t& L, int32 i, int32 j, int32 k) {
+// The descent below an upper node / a lower node (`lower_out`: the lower node reached, if any).
+WEFT_FN hit_t find_in_lower(uint8* lower, const layout_t& L, int32 i, int32 j, int32 k) {
+    uint32 n = lower_slot(i, j, k);
+    uint8* e = lower + L.lower_table + n * L.table_stride;
+    if (!mask_bit(lower + LOWER_CHILD_MASK, n)) return {e, 1, nullptr};
+    uint8* leaf = lower + rd<int64>(e);
+    uint32 v = L.leaf_kind == LEAF_VALUES ? leaf_slot(i, j, k) * L.value_size : 0u;
+    return {leaf + L.leaf_table + v, 0, leaf};
+}
+WEFT_FN hit_t find_in_upper(uint8* upper, const layout_t& L, int32 i, int32 j, int32 k, uint8** lower_out) {
+    uint32 n = upper_slot(i, j, k);
+    uint8* e = upper + L.upper_table + n * L.table_stride;
+    if (!mask_bit(upper + UPPER_CHILD_MASK, n)) return {e, 2, nullptr};
+    uint8* lower = upper + rd<int64>(e);
+    *lower_out = lower;
+    return find_in_lower(lower, L, i, j, k);
+}
+// The upper node of a coordinate (null: a root tile's value or the background, in `h`).
+WEFT_FN uint8* find_upper(uint8* g, const layout_t& L, int32 i, int32 j, int32 k, hit_t& h) {
     uint8* root = root_of(g);
     uint32 tiles = rd<uint32>(root + 24);
     uint64 key = root_key(i, j, k);
@@ -134,43 +152,69 @@ WEFT_FN hit_t find(uint8* g, const layout_t& L, int32 i, int32 j, int32 k) {
     for (uint32 t = 0; t < tiles; ++t, tile += L.tile_size) {
         if (rd<uint64>(tile) != key) continue;
         int64 child = rd<int64>(tile + 8);
-        if (!child) return {tile + L.tile_value, 3, nullptr};
-        uint8* upper = root + child;
-        uint32 n = upper_slot(i, j, k);
-        uint8* e = upper + L.upper_table + n * L.table_stride;
-        if (!mask_bit(upper + UPPER_CHILD_MASK, n)) return {e, 2, nullptr};
-        uint8* lower = upper + rd<int64>(e);
-        n = lower_slot(i, j, k);
-        e = lower + L.lower_table + n * L.table_stride;
-        if (!mask_bit(lower + LOWER_CHILD_MASK, n)) return {e, 1, nullptr};
-        uint8* leaf = lower + rd<int64>(e);
-        uint32 v = L.leaf_kind == LEAF_VALUES ? leaf_slot(i, j, k) * L.value_size : 0u;
-        return {leaf + L.leaf_table + v, 0, leaf};
+        if (child) return root + child;
+        h = {tile + L.tile_value, 3, nullptr};
+        return nullptr;
     }
-    return {root + L.root_background, 4, nullptr};
+    h = {root + L.root_background, 4, nullptr};
+    return nullptr;
 }
 
-// A walker remembering the last leaf it reached: the 8 corners of a trilinear sample mostly share one.
+WEFT_FN hit_t find(uint8* g, const layout_t& L, int32 i, int32 j, int32 k) {
+    hit_t h;
+    uint8* upper = find_upper(g, L, i, j, k, h);
+    uint8* lower = nullptr;
+    return upper ? find_in_upper(upper, L, i, j, k, &lower) : h;
+}
+
+// A walker remembering the last leaf, lower and upper node it reached (NanoVDB's accessor):
+// the 8 corners of a trilinear sample mostly share a leaf, and neighbouring leaves a lower node.
+// CODE: the grid's value type when known at compile time (its layout then folds to constants),
+// 0 to read it from the grid.
+template <uint32 CODE = 0>
 struct accessor_t {
     uint8* grid;
-    layout_t L;
-    int32 ci, cj, ck;
-    uint8* leaf;
+    layout_t runtime_layout;
+    int32 key[3][3];  // origins of the cached leaf, lower and upper node
+    uint8* node[3];   // the cached nodes (null: none)
 
-    WEFT_FN accessor_t(uint64 id, const layout_t& layout) : grid(grid_of(id)), L(layout), ci(0), cj(0), ck(0), leaf(nullptr) {}
+    WEFT_FN explicit accessor_t(uint64 id)
+        : grid(grid_of(id)), runtime_layout(layout_of(CODE ? CODE : grid_type(id))), key{}, node{} {}
+
+    WEFT_FN layout_t L() const {
+        if constexpr (CODE != 0)
+            return layout_of(CODE);
+        else
+            return runtime_layout;
+    }
+    WEFT_FN bool cached(int32 level, int32 mask, int32 i, int32 j, int32 k) const {
+        return node[level] && (i & mask) == key[level][0] && (j & mask) == key[level][1] && (k & mask) == key[level][2];
+    }
+    WEFT_FN void remember(int32 level, uint8* p, int32 mask, int32 i, int32 j, int32 k) {
+        node[level] = p;
+        key[level][0] = i & mask;
+        key[level][1] = j & mask;
+        key[level][2] = k & mask;
+    }
 
     WEFT_FN hit_t find(int32 i, int32 j, int32 k) {
-        if (leaf && (i & ~7) == ci && (j & ~7) == cj && (k & ~7) == ck) {
-            uint32 v = L.leaf_kind == LEAF_VALUES ? leaf_slot(i, j, k) * L.value_size : 0u;
-            return {leaf + L.leaf_table + v, 0, leaf};
+        const layout_t lay = L();
+        if (cached(0, ~7, i, j, k)) {
+            uint32 v = lay.leaf_kind == LEAF_VALUES ? leaf_slot(i, j, k) * lay.value_size : 0u;
+            return {node[0] + lay.leaf_table + v, 0, node[0]};
         }
-        hit_t h = vdb::find(grid, L, i, j, k);
-        if (h.level == 0) {
-            leaf = h.leaf;
-            ci = i & ~7;
-            cj = j & ~7;
-            ck = k & ~7;
+        hit_t h;
+        if (cached(1, ~127, i, j, k)) {
+            h = find_in_lower(node[1], lay, i, j, k);
+        } else {
+            uint8* upper = cached(2, ~4095, i, j, k) ? node[2] : find_upper(grid, lay, i, j, k, h);
+            if (!upper) return h;
+            remember(2, upper, ~4095, i, j, k);
+            uint8* lower = nullptr;
+            h = find_in_upper(upper, lay, i, j, k, &lower);
+            if (lower) remember(1, lower, ~127, i, j, k);
         }
+        if (h.level == 0) remember(0, h.leaf, ~7, i, j, k);
         return h;
     }
 };
@@ -233,30 +277,48 @@ template <> struct grid_code<vec_t<4, float64>> { static constexpr uint32 value 
 template <typename S> struct weight_type { typedef float32 type; };
 template <> struct weight_type<float64> { typedef float64 type; };
 
+// The 8 values of the stencil at `b` (corner idx: x offset bit 2, y bit 1, z bit 0), one by one.
+template <typename T, typename R>
+WEFT_FN void read_corners(R& reader, const int32 b[3], T v[8]) {
+    for (int32 idx = 0; idx < 8; ++idx) v[idx] = reader.read(b[0] + ((idx >> 2) & 1), b[1] + ((idx >> 1) & 1), b[2] + (idx & 1));
+}
+
 // Reads the values a volume stores itself (a grid of type T; other grids read as zero).
 template <typename T>
 struct stored_reader {
-    accessor_t acc;
+    accessor_t<grid_code<T>::value> acc;
     bool valid;
-    WEFT_FN stored_reader(uint64 id) : acc(id, layout_of(grid_type(id))), valid(grid_type(id) == grid_code<T>::value) {}
+    WEFT_FN stored_reader(uint64 id) : acc(id), valid(grid_type(id) == grid_code<T>::value) {}
     WEFT_FN T read(int32 i, int32 j, int32 k) { return valid ? rd<T>(acc.find(i, j, k).value) : T{}; }
     WEFT_FN void adj_read(int32, int32, int32, const T&) {}
+    // A stencil inside one leaf (2 in 3 random samples) reads its 8 values at fixed offsets.
+    WEFT_FN void corners(const int32 b[3], T v[8]) {
+        if (valid && (b[0] & 7) != 7 && (b[1] & 7) != 7 && (b[2] & 7) != 7) {
+            hit_t h = acc.find(b[0], b[1], b[2]);
+            if (h.level == 0) {
+                constexpr uint32 offsets[8] = {0, 1, 8, 9, 64, 65, 72, 73};
+                for (int32 idx = 0; idx < 8; ++idx) v[idx] = rd<T>(h.value + offsets[idx] * uint32(sizeof(T)));
+                return;
+            }
+        }
+        read_corners(*this, b, v);
+    }
 };
 
 // Reads the values of an index grid (or a value grid's voxel order) from an array: voxel index
 // v > 0 reads data[v - 1], anything else the background.
 template <typename T>
 struct index_reader {
-    accessor_t acc;
+    accessor_t<> acc;
     const array_t<T>& data;
     const T& background;
     T* adj_background;
     WEFT_FN index_reader(uint64 id, const array_t<T>& d, const T& bg, T* adj_bg = nullptr)
-        : acc(id, layout_of(grid_type(id))), data(d), background(bg), adj_background(adj_bg) {}
+        : acc(id), data(d), background(bg), adj_background(adj_bg) {}
     WEFT_FN T* slot(T* base, int32 i, int32 j, int32 k) {
         hit_t h = acc.find(i, j, k);
-        if (h.level != 0 || !base || acc.L.leaf_kind == LEAF_NONE) return nullptr;
-        uint64 v = voxel_index(acc.grid, acc.L, h, i, j, k);
+        if (h.level != 0 || !base || acc.runtime_layout.leaf_kind == LEAF_NONE) return nullptr;
+        uint64 v = voxel_index(acc.grid, acc.runtime_layout, h, i, j, k);
         if (v == 0 || int64(v - 1) >= int64(data.shape[0])) return nullptr;
         return reinterpret_cast<T*>(reinterpret_cast<char*>(base) + int64(v - 1) * data.strides[0]);
     }
@@ -264,6 +326,7 @@ struct index_reader {
         T* p = slot(data.data, i, j, k);
         return p ? *p : background;
     }
+    WEFT_FN void corners(const int32 b[3], T v[8]) { read_corners(*this, b, v); }
     WEFT_FN void adj_read(int32 i, int32 j, int32 k, const T& adj) {
         T* p = slot(data.grad, i, j, k);
         if (p)
@@ -326,9 +389,11 @@ WEFT_FN T sample(R& reader, const vec_t<3, float32>& uvw, int32 mode, typename v
     W f[3], acc[VT::n > 0 ? VT::n : 1] = {};
     W gacc[VT::n][3] = {};
     stencil(uvw, base, f);
+    T values[8];
+    reader.corners(base, values);
     for (int32 idx = 0; idx < 8; ++idx) {
         corner_t<W> c = corner(idx, f);
-        T v = reader.read(base[0] + c.o[0], base[1] + c.o[1], base[2] + c.o[2]);
+        const T& v = values[idx];
         for (unsigned k = 0; k < VT::n; ++k) {
             W x = W(VT::at(v, k));
             acc[k] += c.w * x;
@@ -355,18 +420,19 @@ WEFT_FN void adj_sample(R& reader, const vec_t<3, float32>& uvw, int32 mode, vec
         return;
     }
     int32 base[3];
-    W f[3];
+    W f[3], g[3] = {};
     stencil(uvw, base, f);
+    T values[8];
+    reader.corners(base, values);
     for (int32 idx = 0; idx < 8; ++idx) {
         corner_t<W> c = corner(idx, f);
-        int32 i = base[0] + c.o[0], j = base[1] + c.o[1], k = base[2] + c.o[2];
-        T v = reader.read(i, j, k);
+        const T& v = values[idx];
         T adj_v{};
         W u[3] = {};
         for (unsigned m = 0; m < VT::n; ++m) {
             W x = W(VT::at(v, m)), a = W(VT::at(adj_ret, m)), av = c.w * a;
             for (int d = 0; d < 3; ++d) {
-                adj_uvw.c[d] += float32(c.dw[d] * x * a);
+                g[d] += c.dw[d] * x * a;
                 if (adj_grad) {
                     W ag = W(VT::g(*adj_grad, m, d));
                     u[d] += x * ag;
@@ -376,9 +442,10 @@ WEFT_FN void adj_sample(R& reader, const vec_t<3, float32>& uvw, int32 mode, vec
             VT::at(adj_v, m) = typename VT::scalar(av);
         }
         if (adj_grad)
-            for (int e = 0; e < 3; ++e) adj_uvw.c[e] += float32(u[0] * c.h[0][e] + u[1] * c.h[1][e] + u[2] * c.h[2][e]);
-        reader.adj_read(i, j, k, adj_v);
+            for (int e = 0; e < 3; ++e) g[e] += u[0] * c.h[0][e] + u[1] * c.h[1][e] + u[2] * c.h[2][e];
+        reader.adj_read(base[0] + c.o[0], base[1] + c.o[1], base[2] + c.o[2], adj_v);
     }
+    for (int d = 0; d < 3; ++d) adj_uvw.c[d] += float32(g[d]);
 }
 
 // The map's matrix (and translation) in float or double, as stored in the grid header.
