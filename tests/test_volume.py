@@ -600,9 +600,14 @@ def test_several_grids_in_one_buffer(tmp_path):
         g[24:28] = np.frombuffer(np.uint32(k).tobytes(), np.uint8)  # grid index
         g[28:32] = np.frombuffer(np.uint32(2).tobytes(), np.uint8)  # grid count
     both = V(wp.array(np.concatenate([a, b]), dtype=wp.uint8))
+    a_copy = wp.array(np.concatenate([a, b]), dtype=wp.uint8)
     second = both.load_next_grid()
     assert second.get_grid_info().grid_index == 1 and second.get_voxel_count() == 2 and both.get_voxel_count() == 1
     assert second.load_next_grid() is None
+    with pytest.raises(RuntimeError, match="already been created"):
+        V.load_from_address(second.id)
+    alias = V.load_from_address(a_copy.ptr, device=a_copy.device)  # one grid: its size from its header
+    assert alias.get_voxel_count() == 1 and alias.array().size == len(a)
     path = str(tmp_path / "two.nvdb")
     both.save_to_nvdb(path, codec="zip")
     with open(path, "rb") as f:

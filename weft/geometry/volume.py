@@ -159,9 +159,12 @@ class Volume:
 
     def __del__(self):
         """Release the volume's buffer now (the id becomes invalid)."""
-        if not getattr(self, "id", None):
+        vid = getattr(self, "id", None)
+        if not vid:
             return
         self.id = None
+        if _live.get(vid) is self:
+            del _live[vid]
         self.__dict__.pop("_buffer", None)
 
     # ----------------------------------------------------------------------- reading the buffer
