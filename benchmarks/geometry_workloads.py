@@ -41,7 +41,20 @@ def _geometry_kernels(wp):
         i = wp.tid()
         points[i] = rest[i] * (1.0 + s * wp.sin(rest[i][0] * 9.0))
 
-    return {"cast_rays": cast_rays, "wobble": wobble}
+    @wp.kernel
+    def count_neighbours(grid: wp.uint64, points: wp.array(dtype=wp.vec3), radius: float, counts: wp.array(dtype=int)):
+        tid = wp.tid()
+        i = wp.hash_grid_point_id(grid, tid)
+        p = points[i]
+        n = int(0)
+        query = wp.hash_grid_query(grid, p, radius)
+        index = int(0)
+        while wp.hash_grid_query_next(query, index):
+            if wp.length(points[index] - p) <= radius:
+                n += 1
+        counts[i] = n
+
+    return {"cast_rays": cast_rays, "wobble": wobble, "count_neighbours": count_neighbours}
 
 
 def geometry_section(wp, device, sync, Workload, kernels):
@@ -91,4 +104,35 @@ def geometry_section(wp, device, sync, Workload, kernels):
     ]
 
 
+def hash_grid_section(wp, device, sync, Workload, kernels):
+    """The hash grid rows: building over 100k random points, counting neighbours within a radius."""
+    k = kernels(wp, _geometry_kernels)
+    pts = np.random.default_rng(11).random((N_POINTS, 3)).astype(np.float32)
+    points = wp.array(pts, dtype=wp.vec3, device=device)
+    grid = wp.HashGrid(128, 128, 128, device=device)
+    grid.build(points, GRID_RADIUS)
+    counts = wp.zeros(N_POINTS, dtype=int, device=device)
+
+    def build():
+        grid.build(points, GRID_RADIUS)
+        sync()
+
+    def count():
+        wp.launch(k.count_neighbours, dim=N_POINTS, inputs=[grid.id, points, GRID_RADIUS, counts], device=device)
+        sync()
+
+    return [
+        Workload("hash grid build 100k", "wp.HashGrid(128, 128, 128).build(points, 0.04) of 100k random points in the unit cube", build),
+        Workload(
+            "hash grid neighbours 100k",
+            "one thread per point counting the points within 0.04 (about 27) through wp.hash_grid_query",
+            count,
+            check=lambda: float(counts.numpy().astype(np.float64).sum()),
+        ),
+    ]
+
+
+N_POINTS = 100_000
+GRID_RADIUS = 0.04
 ROWS = ("mesh build 200k tris", "mesh refit 200k tris", "raycast 512x512, 200k tris")
+GRID_ROWS = ("hash grid build 100k", "hash grid neighbours 100k")

@@ -902,6 +902,7 @@ SECTIONS = [
     (("cloth 128x128 fwd, taped", "cloth 128x128 backward"), _cloth_section),
     (("cold build, 9 kernels", "warm load, 9 kernels"), _build_section),
     (geometry_workloads.ROWS, lambda wp, device, sync: geometry_workloads.geometry_section(wp, device, sync, Workload, kernels)),
+    (geometry_workloads.GRID_ROWS, lambda wp, device, sync: geometry_workloads.hash_grid_section(wp, device, sync, Workload, kernels)),
 ]
 # the report order (the NumPy copy sits next to saxpy, whose bytes it moves)
 ROW_ORDER = [
@@ -931,6 +932,7 @@ ROW_ORDER = [
     "cold build, 9 kernels",
     "warm load, 9 kernels",
     *geometry_workloads.ROWS,
+    *geometry_workloads.GRID_ROWS,
 ]
 
 

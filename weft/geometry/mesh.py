@@ -107,18 +107,22 @@ class Mesh(Releasable):
 
     # -- the data kernels read --------------------------------------------------------------------
 
-    def _face_bounds(self, pts: np.ndarray):
-        """Each face's bounds (host arrays; on the CPU the ones kernels read) and the mean edge length."""
+    def _face_bounds(self, pts: np.ndarray, edges: bool = True):
+        """Each face's bounds (host arrays; on the CPU the ones kernels read); with ``edges``, the
+        mean edge length (``wp.mesh_query_point_sign_normal``'s epsilon unit) too."""
         num_tris = self._host_indices.size // 3
         if getattr(self, "_host_lowers", None) is None:
             self._host_lowers = np.zeros((num_tris, 3), dtype=np.float32)
             self._host_uppers = np.zeros_like(self._host_lowers)
         lowers, uppers = self._host_lowers, self._host_uppers
-        self.avg_edge_length = 0.0
         if num_tris:
-            self.avg_edge_length = native.library().weft_mesh_bounds(
-                pts.ctypes.data, self._host_indices.ctypes.data, num_tris, lowers.ctypes.data, uppers.ctypes.data
+            mean_edge = native.library().weft_mesh_bounds(
+                pts.ctypes.data, self._host_indices.ctypes.data, num_tris, lowers.ctypes.data, uppers.ctypes.data, int(edges)
             )
+            if edges:
+                self.avg_edge_length = mean_edge
+        elif edges:
+            self.avg_edge_length = 0.0
         return lowers, uppers
 
     def _update_winding(self, pts: np.ndarray):
@@ -187,7 +191,7 @@ class Mesh(Releasable):
                 f"The new points array has {len(points)} vertices; the mesh has {len(self._points)} (create a new wp.Mesh instead)"
             )
         self._points = points
-        self.refit()
+        self._update_bounds(edges=True)  # the new array: new descriptor, new mean edge length
 
     @property
     def velocities(self):
@@ -209,13 +213,19 @@ class Mesh(Releasable):
         self._write_descriptor(host_vec3(self._points))
 
     def refit(self):
-        """Update the face BVH (and winding-number data) after the vertex positions changed."""
+        """Update the face BVH (and winding-number data) after the vertex positions changed. The
+        mean edge length (the unit of ``mesh_query_point_sign_normal``'s ``epsilon``) stays the
+        one measured when the points array was given."""
+        self._update_bounds(edges=False)
+
+    def _update_bounds(self, edges: bool):
         pts = host_vec3(self._points)
-        lowers, uppers = self._face_bounds(pts)
+        lowers, uppers = self._face_bounds(pts, edges)
         if not self.device.is_cpu:  # on the CPU the kernels read the host arrays themselves
             self._lowers.assign(lowers)
             self._uppers.assign(uppers)
         self._tree.refit(lowers, uppers)
         if self.support_winding_number:
             self._update_winding(pts)
-        self._write_descriptor(pts)
+        if edges:
+            self._write_descriptor(pts)

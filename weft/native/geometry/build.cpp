@@ -24,9 +24,10 @@ struct Node {
     int b;
 };
 
-struct Ref {
-    float lo[3], hi[3], c[3];
+struct Ref {  // an item's bounds; its centre is kept doubled (lo + hi), 28 bytes a ref
+    float lo[3], hi[3];
     int id;
+    float c(int k) const { return lo[k] + hi[k]; }
 };
 
 struct Box {
@@ -81,7 +82,7 @@ struct Builder {
         int mid = begin + (end - begin) / 2;
         if (!(ext[axis] > 0.0f)) return mid;  // all centroids coincide: split by count
         if (median || end - begin <= 12) {
-            std::nth_element(refs + begin, refs + mid, refs + end, [axis](const Ref& x, const Ref& y) { return x.c[axis] < y.c[axis]; });
+            std::nth_element(refs + begin, refs + mid, refs + end, [axis](const Ref& x, const Ref& y) { return x.c(axis) < y.c(axis); });
             return mid;
         }
         // binned SAH along the axis of largest centroid extent (binning all three axes cost
@@ -95,9 +96,10 @@ struct Builder {
             const int k = axis;
             for (int i = begin; i < end; ++i) {
                 const Ref& r = refs[i];
-                int bin = std::min(BINS - 1, int((r.c[k] - cbox.lo[k]) * scale[k]));
+                int bin = std::min(BINS - 1, int((r.c(k) - cbox.lo[k]) * scale[k]));
                 bins[k][bin].grow(r.lo, r.hi);
-                cbins[bin].grow_point(r.c);
+                float rc[3] = {r.c(0), r.c(1), r.c(2)};
+                cbins[bin].grow_point(rc);
                 counts[k][bin]++;
             }
         }
@@ -129,7 +131,7 @@ struct Builder {
         float sc = scale[best_axis];
         float lo = cbox.lo[best_axis];
         Ref* p = std::partition(refs + begin, refs + end, [&](const Ref& r) {
-            return std::min(BINS - 1, int((r.c[best_axis] - lo) * sc)) <= best_bin;
+            return std::min(BINS - 1, int((r.c(best_axis) - lo) * sc)) <= best_bin;
         });
         int m = int(p - refs);
         if (m == begin || m == end) return mid;
@@ -146,7 +148,8 @@ struct Builder {
     void bounds(int begin, int end, Box& box, Box& cbox) {
         for (int i = begin; i < end; ++i) {
             box.grow(refs[i].lo, refs[i].hi);
-            cbox.grow_point(refs[i].c);
+            float rc[3] = {refs[i].c(0), refs[i].c(1), refs[i].c(2)};
+            cbox.grow_point(rc);
         }
     }
 
@@ -248,7 +251,6 @@ WEFT_EXPORT int weft_bvh_build(const float* lowers, const float* uppers, int n, 
         for (int k = 0; k < 3; ++k) {
             r.lo[k] = lowers[3 * i + k];
             r.hi[k] = uppers[3 * i + k];
-            r.c[k] = 0.5f * (r.lo[k] + r.hi[k]);
         }
         r.id = i;
     }
@@ -319,9 +321,9 @@ WEFT_EXPORT void weft_bvh_refit(Node* nodes, int root, int num_items, const int*
     refit_node(nodes, root, prims, lowers, uppers, num_items > PARALLEL_RANGE ? 0 : 2);
 }
 
-// Triangle bounds of a mesh (points: num_points x 3, indices: num_tris x 3); returns the mean
-// edge length (each face's three edges). Two threads for large meshes.
-WEFT_EXPORT double weft_mesh_bounds(const float* points, const int* indices, int num_tris, float* lowers, float* uppers) {
+// Triangle bounds of a mesh (points: num_points x 3, indices: num_tris x 3); with with_edges,
+// returns the mean edge length (each face's three edges), else 0. Two threads for large meshes.
+WEFT_EXPORT double weft_mesh_bounds(const float* points, const int* indices, int num_tris, float* lowers, float* uppers, int with_edges) {
     auto part = [=](int f0, int f1, double* edge_sum) {
         double sum = 0.0;
         for (int f = f0; f < f1; ++f) {
@@ -331,10 +333,12 @@ WEFT_EXPORT double weft_mesh_bounds(const float* points, const int* indices, int
                 p[j] = points + 3 * indices[3 * f + j];
                 box.grow_point(p[j]);
             }
-            for (int j = 0; j < 3; ++j) {
-                const float *x = p[j], *y = p[(j + 1) % 3];
-                float dx = y[0] - x[0], dy = y[1] - x[1], dz = y[2] - x[2];
-                sum += std::sqrt(dx * dx + dy * dy + dz * dz);
+            if (with_edges) {
+                for (int j = 0; j < 3; ++j) {
+                    const float *x = p[j], *y = p[(j + 1) % 3];
+                    float dx = y[0] - x[0], dy = y[1] - x[1], dz = y[2] - x[2];
+                    sum += std::sqrt(dx * dx + dy * dy + dz * dz);
+                }
             }
             std::memcpy(lowers + 3 * f, box.lo, sizeof box.lo);
             std::memcpy(uppers + 3 * f, box.hi, sizeof box.hi);
