@@ -63,6 +63,8 @@ class bvh_t(ctypes.Structure):
         ("prims", ctypes.c_uint64),
         ("item_lowers", ctypes.c_uint64),
         ("item_uppers", ctypes.c_uint64),
+        ("tri_points", ctypes.c_uint64),
+        ("tri_indices", ctypes.c_uint64),
         ("group_ids", ctypes.c_uint64),
         ("group_roots", ctypes.c_uint64),
         ("num_nodes", ctypes.c_int32),
@@ -148,12 +150,25 @@ class Tree:
         """The nodes as a host record array."""
         return self.host_nodes
 
-    def descriptor(self, lowers_ptr: int, uppers_ptr: int) -> bvh_t:
+    def refit_mesh(self, points: np.ndarray, indices: np.ndarray):
+        """New node bounds for a mesh's faces from its vertices (host arrays), in place on the CPU."""
+        nodes = self.host_nodes
+        native.library().weft_mesh_refit(
+            nodes.ctypes.data, self.root, self.num_items, self.host_prims.ctypes.data, points.ctypes.data, indices.ctypes.data
+        )
+        if not self.device.is_cpu:
+            self.nodes.assign(nodes.view(np.uint8).reshape(-1))
+
+    def descriptor(self, lowers_ptr: int, uppers_ptr: int, tri_points: int = 0, tri_indices: int = 0) -> bvh_t:
+        """The ``bvh_t`` kernels read: items are boxes (``lowers_ptr`` / ``uppers_ptr``) or, for a
+        mesh, triangles (``tri_points`` / ``tri_indices``)."""
         return bvh_t(
             self.nodes.ptr or 0,
             self.prims.ptr or 0,
             lowers_ptr or 0,
             uppers_ptr or 0,
+            tri_points or 0,
+            tri_indices or 0,
             self.group_ids.ptr or 0,
             self.group_roots.ptr or 0,
             self.num_nodes,

@@ -96,9 +96,7 @@ class Mesh(Releasable):
             raise RuntimeError("Mesh indices must lie in [0, len(points))")
         self._tree = Tree(self.device, constructor, leaf_size, None if groups is None else groups.numpy())
         pts = host_vec3(points)
-        lowers, uppers = self._face_bounds(pts)
-        self._tree.build(lowers, uppers)
-        self._lowers, self._uppers = to_device(lowers, self.device), to_device(uppers, self.device)
+        self._tree.build(*self._face_bounds(pts))  # the face boxes are the build's input only
         self._winding = None
         if self.support_winding_number:
             self._update_winding(pts)
@@ -108,13 +106,11 @@ class Mesh(Releasable):
     # -- the data kernels read --------------------------------------------------------------------
 
     def _face_bounds(self, pts: np.ndarray, edges: bool = True):
-        """Each face's bounds (host arrays; on the CPU the ones kernels read); with ``edges``, the
-        mean edge length (``wp.mesh_query_point_sign_normal``'s epsilon unit) too."""
+        """Each face's bounds (host arrays); with ``edges``, the mean edge length
+        (``wp.mesh_query_point_sign_normal``'s epsilon unit) too."""
         num_tris = self._host_indices.size // 3
-        if getattr(self, "_host_lowers", None) is None:
-            self._host_lowers = np.zeros((num_tris, 3), dtype=np.float32)
-            self._host_uppers = np.zeros_like(self._host_lowers)
-        lowers, uppers = self._host_lowers, self._host_uppers
+        lowers = np.zeros((num_tris, 3), dtype=np.float32)
+        uppers = np.zeros_like(lowers)
         if num_tris:
             mean_edge = native.library().weft_mesh_bounds(
                 pts.ctypes.data, self._host_indices.ctypes.data, num_tris, lowers.ctypes.data, uppers.ctypes.data, int(edges)
@@ -154,7 +150,7 @@ class Mesh(Releasable):
         self._flat_indices = flat_indices
         wn = self._winding
         desc = mesh_t(
-            self._tree.descriptor(self._lowers.ptr, self._uppers.ptr),
+            self._tree.descriptor(0, 0, self._points.ptr, flat_indices.ptr),  # items: the triangles
             self._points.__ctype__(),
             self._velocities.__ctype__() if self._velocities is not None else _empty_array_t(),
             flat_indices.__ctype__(),
@@ -220,11 +216,9 @@ class Mesh(Releasable):
 
     def _update_bounds(self, edges: bool):
         pts = host_vec3(self._points)
-        lowers, uppers = self._face_bounds(pts, edges)
-        if not self.device.is_cpu:  # on the CPU the kernels read the host arrays themselves
-            self._lowers.assign(lowers)
-            self._uppers.assign(uppers)
-        self._tree.refit(lowers, uppers)
+        if edges:
+            self._face_bounds(pts, edges=True)
+        self._tree.refit_mesh(pts, self._host_indices)
         if self.support_winding_number:
             self._update_winding(pts)
         if edges:

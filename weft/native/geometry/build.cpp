@@ -321,6 +321,43 @@ WEFT_EXPORT void weft_bvh_refit(Node* nodes, int root, int num_items, const int*
     refit_node(nodes, root, prims, lowers, uppers, num_items > PARALLEL_RANGE ? 0 : 2);
 }
 
+namespace {
+
+// refit_node for a mesh: a leaf's bounds come straight from its faces' vertices.
+void refit_mesh_node(Node* nodes, int ni, const int* prims, const float* points, const int* indices, int depth) {
+    Node& n = nodes[ni];
+    Box box;
+    if (n.b < 0) {
+        for (int k = n.a; k < n.a - n.b; ++k) {
+            const int* t = indices + 3 * prims[k];
+            box.grow_point(points + 3 * t[0]);
+            box.grow_point(points + 3 * t[1]);
+            box.grow_point(points + 3 * t[2]);
+        }
+    } else {
+        if (depth < 2) {
+            std::thread th([=] { refit_mesh_node(nodes, n.a, prims, points, indices, depth + 1); });
+            refit_mesh_node(nodes, n.b, prims, points, indices, depth + 1);
+            th.join();
+        } else {
+            refit_mesh_node(nodes, n.a, prims, points, indices, depth + 1);
+            refit_mesh_node(nodes, n.b, prims, points, indices, depth + 1);
+        }
+        box.grow(nodes[n.a].lo, nodes[n.a].hi);
+        box.grow(nodes[n.b].lo, nodes[n.b].hi);
+    }
+    std::memcpy(n.lo, box.lo, sizeof n.lo);
+    std::memcpy(n.hi, box.hi, sizeof n.hi);
+}
+
+}  // namespace
+
+// A mesh's face BVH refit from its vertices in one pass (no face boxes written or read).
+WEFT_EXPORT void weft_mesh_refit(Node* nodes, int root, int num_tris, const int* prims, const float* points, const int* indices) {
+    if (root < 0) return;
+    refit_mesh_node(nodes, root, prims, points, indices, num_tris > PARALLEL_RANGE ? 0 : 2);
+}
+
 // Triangle bounds of a mesh (points: num_points x 3, indices: num_tris x 3); with with_edges,
 // returns the mean edge length (each face's three edges), else 0. Two threads for large meshes.
 WEFT_EXPORT double weft_mesh_bounds(const float* points, const int* indices, int num_tris, float* lowers, float* uppers, int with_edges) {

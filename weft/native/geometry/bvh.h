@@ -23,8 +23,10 @@ struct bvh_node_t {
 struct bvh_t {
     bvh_node_t* nodes;
     int32* prims;
-    vec_t<3, float32>* item_lowers;
+    vec_t<3, float32>* item_lowers;  // boxes: the user's lowers / uppers (null for a mesh's faces)
     vec_t<3, float32>* item_uppers;
+    const vec_t<3, float32>* tri_points;  // a mesh's faces: their bounds come from the vertices
+    const int32* tri_indices;
     int32* group_ids;    // the distinct group ids, increasing
     int32* group_roots;  // the subtree root of group_ids[k]
     int32 num_nodes;
@@ -97,13 +99,29 @@ WEFT_FN bool bvh_query_hits_box(const bvh_query_t& q, const geo::v3& lo, const g
     }
 }
 
+// An item's bounds: its box, or the bounds of its triangle (meshes keep no face boxes: a refit
+// then touches only the vertices and the nodes).
+WEFT_FN void bvh_item_bounds(const bvh_t* bvh, int32 item, geo::v3& lo, geo::v3& hi) {
+    if (bvh->tri_indices) {
+        const int32* t = bvh->tri_indices + 3 * item;
+        geo::v3 a = geo::from(bvh->tri_points[t[0]]), b = geo::from(bvh->tri_points[t[1]]), c = geo::from(bvh->tri_points[t[2]]);
+        lo = geo::vmin(a, geo::vmin(b, c));
+        hi = geo::vmax(a, geo::vmax(b, c));
+    } else {
+        lo = geo::from(bvh->item_lowers[item]);
+        hi = geo::from(bvh->item_uppers[item]);
+    }
+}
+
 // The next item whose bounds the query meets: (found, advanced query, item index).
 WEFT_FN bool bvh_query_advance(bvh_query_t& q, int32& index, float32 max_t) {
     const bvh_t* bvh = reinterpret_cast<const bvh_t*>(q.id);
     for (;;) {
         while (q.leaf_next < q.leaf_end) {
             int32 item = bvh->prims[q.leaf_next++];
-            if (bvh_query_hits_box(q, geo::from(bvh->item_lowers[item]), geo::from(bvh->item_uppers[item]), max_t)) {
+            geo::v3 lo, hi;
+            bvh_item_bounds(bvh, item, lo, hi);
+            if (bvh_query_hits_box(q, lo, hi, max_t)) {
                 index = item;
                 return true;
             }
