@@ -927,10 +927,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
             return composite.struct_construct(self, target, [self.expr(a) for a in node.args], kwargs, node)
         if isinstance(target, reg.Builtin):
-            names = [n for n, _ in target.overloads[0].params]
-            args = self.call_args(node, names, target.defaults)
-            args += [self.const(target.defaults[n]) for n in names[len(args) :] if n in target.defaults]
-            return self.call_builtin(target, args, node)
+            return self.call_builtin(target, self.builtin_args(target, node), node)
         if getattr(target, "_weft_kind", None) == "func":
             return self.call_func(target, node)
         if isinstance(target, intr.GradOf):
@@ -956,6 +953,17 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if wt.is_scalar(value) or composite.is_composite(value):
             return Static(value)
         return None
+
+    def builtin_args(self, builtin, node):
+        """A builtin call's arguments: positional, keywords by parameter name, then the defaults of
+        the trailing parameters left out."""
+        names = [n for n, _ in builtin.overloads[0].params]
+        return self.with_defaults(builtin, self.call_args(node, names, builtin.defaults))
+
+    def with_defaults(self, builtin, args):
+        """``args`` followed by the defaults of the builtin's trailing parameters they leave out."""
+        names = [n for n, _ in builtin.overloads[0].params]
+        return args + [self.const(builtin.defaults[n]) for n in names[len(args) :] if n in builtin.defaults]
 
     def call_args(self, node, names, defaults=None):
         """Positional arguments, then keywords placed by parameter name; a parameter skipped

@@ -522,18 +522,23 @@ def _call_with_inout(builtin):
     new value (Warp updates it in place), and the result is the call's value."""
 
     def handler(lw: Lowerer, node):
-        names = [n for n, _ in builtin.overloads[0].params]
-        args = lw.call_args(node, names, builtin.defaults)
-        args += [lw.const(builtin.defaults[n]) for n in names[len(args) :] if n in builtin.defaults]
-        result = lw.call_builtin(builtin, args, node)
-        types = result.type.types
-        for k, pos in enumerate(builtin.inout, start=1):
-            if pos < len(node.args) and isinstance(node.args[pos], ast.Name):
-                new = lw.call(intr.TUPLE_GET, [result], types[k], attr=k, node=node)
-                lw.assign_to(ast.Name(id=node.args[pos].id, ctx=ast.Store()), new)
-        return lw.call(intr.TUPLE_GET, [result], types[0], attr=0, node=node)
+        result = lw.call_builtin(builtin, lw.builtin_args(builtin, node), node)
+        return _rebind_inout(lw, builtin.inout, result, node.args, node)
 
     return handler
+
+
+def _rebind_inout(lw: Lowerer, inout, result, arg_nodes, node):
+    """``result`` is (the call's value, new values of the arguments at positions ``inout``): each
+    such argument whose expression in ``arg_nodes`` is a plain variable is rebound to its new
+    value; returns the call's value."""
+    types = result.type.types
+    for k, pos in enumerate(inout, start=1):
+        arg = arg_nodes[pos] if pos < len(arg_nodes) else None
+        if isinstance(arg, ast.Name):
+            new = lw.call(intr.TUPLE_GET, [result], types[k], attr=k, node=node)
+            lw.assign_to(ast.Name(id=arg.id, ctx=ast.Store()), new)
+    return lw.call(intr.TUPLE_GET, [result], types[0], attr=0, node=node)
 
 
 def _call_with_legacy_outputs(builtin, n_in, fields):
@@ -542,11 +547,8 @@ def _call_with_legacy_outputs(builtin, n_in, fields):
     ``result``. The struct-returning form is called as usual."""
 
     def handler(lw: Lowerer, node):
-        names = [n for n, _ in builtin.overloads[0].params]
-        if len(node.args) <= len(names) or node.keywords:
-            args = lw.call_args(node, names, builtin.defaults)
-            args += [lw.const(builtin.defaults[n]) for n in names[len(args) :] if n in builtin.defaults]
-            return lw.call_builtin(builtin, args, node)
+        if len(node.args) <= len(builtin.overloads[0].params) or node.keywords:
+            return lw.call_builtin(builtin, lw.builtin_args(builtin, node), node)
         outs = node.args[n_in : n_in + len(fields)]
         if len(outs) != len(fields) or any(not isinstance(a, ast.Name) for a in outs):
             raise lw.error(
@@ -554,8 +556,7 @@ def _call_with_legacy_outputs(builtin, n_in, fields):
                 f"{', '.join(fields)}, or returns a struct when called with its inputs only",
                 node,
             )
-        inputs = [lw.argument(a) for a in node.args[:n_in] + node.args[n_in + len(fields) :]]
-        inputs += [lw.const(builtin.defaults[n]) for n in names[len(inputs) :] if n in builtin.defaults]
+        inputs = lw.with_defaults(builtin, [lw.argument(a) for a in node.args[:n_in] + node.args[n_in + len(fields) :]])
         res = lw.call_builtin(builtin, inputs, node)
         for field, target in zip(fields, outs):
             lw.assign_to(ast.Name(id=target.id, ctx=ast.Store()), composite.struct_get(lw, res, field, node))
@@ -608,12 +609,7 @@ def _call_volume(builtin):
         result = lw.call_builtin(builtin, args, node)
         if not inout:
             return result
-        types = result.type.types
-        for k, pos in enumerate(inout, start=1):
-            if isinstance(given[names[pos]], ast.Name):
-                new = lw.call(intr.TUPLE_GET, [result], types[k], attr=k, node=node)
-                lw.assign_to(ast.Name(id=given[names[pos]].id, ctx=ast.Store()), new)
-        return lw.call(intr.TUPLE_GET, [result], types[0], attr=0, node=node)
+        return _rebind_inout(lw, inout, result, [given[n] for n in names], node)
 
     return handler
 

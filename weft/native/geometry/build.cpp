@@ -289,21 +289,22 @@ WEFT_EXPORT int weft_bvh_build(const float* lowers, const float* uppers, int n, 
 
 namespace {
 
-// Bounds of node ni's subtree from its items' bounds (post-order; the two halves of the top
-// levels of a large tree on two threads).
-void refit_node(Node* nodes, int ni, const int* prims, const float* lowers, const float* uppers, int depth) {
+// Bounds of node ni's subtree, post-order; leaf_bounds(k, box) grows box by the item in leaf
+// slot k. The two halves of the top levels of a large tree (depth < 2) run on two threads.
+template <typename LeafBounds>
+void refit_node(Node* nodes, int ni, const LeafBounds& leaf_bounds, int depth) {
     Node& n = nodes[ni];
     Box box;
     if (n.b < 0) {
-        for (int k = n.a; k < n.a - n.b; ++k) box.grow(lowers + 3 * prims[k], uppers + 3 * prims[k]);
+        for (int k = n.a; k < n.a - n.b; ++k) leaf_bounds(k, box);
     } else {
         if (depth < 2) {
-            std::thread t([=] { refit_node(nodes, n.a, prims, lowers, uppers, depth + 1); });
-            refit_node(nodes, n.b, prims, lowers, uppers, depth + 1);
+            std::thread t([&] { refit_node(nodes, n.a, leaf_bounds, depth + 1); });
+            refit_node(nodes, n.b, leaf_bounds, depth + 1);
             t.join();
         } else {
-            refit_node(nodes, n.a, prims, lowers, uppers, depth + 1);
-            refit_node(nodes, n.b, prims, lowers, uppers, depth + 1);
+            refit_node(nodes, n.a, leaf_bounds, depth + 1);
+            refit_node(nodes, n.b, leaf_bounds, depth + 1);
         }
         box.grow(nodes[n.a].lo, nodes[n.a].hi);
         box.grow(nodes[n.b].lo, nodes[n.b].hi);
@@ -318,44 +319,20 @@ void refit_node(Node* nodes, int ni, const int* prims, const float* lowers, cons
 // a few thousand) refit their top halves on two threads.
 WEFT_EXPORT void weft_bvh_refit(Node* nodes, int root, int num_items, const int* prims, const float* lowers, const float* uppers) {
     if (root < 0) return;
-    refit_node(nodes, root, prims, lowers, uppers, num_items > PARALLEL_RANGE ? 0 : 2);
+    auto leaf_bounds = [=](int k, Box& box) { box.grow(lowers + 3 * prims[k], uppers + 3 * prims[k]); };
+    refit_node(nodes, root, leaf_bounds, num_items > PARALLEL_RANGE ? 0 : 2);
 }
-
-namespace {
-
-// refit_node for a mesh: a leaf's bounds come straight from its faces' vertices.
-void refit_mesh_node(Node* nodes, int ni, const int* prims, const float* points, const int* indices, int depth) {
-    Node& n = nodes[ni];
-    Box box;
-    if (n.b < 0) {
-        for (int k = n.a; k < n.a - n.b; ++k) {
-            const int* t = indices + 3 * prims[k];
-            box.grow_point(points + 3 * t[0]);
-            box.grow_point(points + 3 * t[1]);
-            box.grow_point(points + 3 * t[2]);
-        }
-    } else {
-        if (depth < 2) {
-            std::thread th([=] { refit_mesh_node(nodes, n.a, prims, points, indices, depth + 1); });
-            refit_mesh_node(nodes, n.b, prims, points, indices, depth + 1);
-            th.join();
-        } else {
-            refit_mesh_node(nodes, n.a, prims, points, indices, depth + 1);
-            refit_mesh_node(nodes, n.b, prims, points, indices, depth + 1);
-        }
-        box.grow(nodes[n.a].lo, nodes[n.a].hi);
-        box.grow(nodes[n.b].lo, nodes[n.b].hi);
-    }
-    std::memcpy(n.lo, box.lo, sizeof n.lo);
-    std::memcpy(n.hi, box.hi, sizeof n.hi);
-}
-
-}  // namespace
 
 // A mesh's face BVH refit from its vertices in one pass (no face boxes written or read).
 WEFT_EXPORT void weft_mesh_refit(Node* nodes, int root, int num_tris, const int* prims, const float* points, const int* indices) {
     if (root < 0) return;
-    refit_mesh_node(nodes, root, prims, points, indices, num_tris > PARALLEL_RANGE ? 0 : 2);
+    auto leaf_bounds = [=](int k, Box& box) {
+        const int* t = indices + 3 * prims[k];
+        box.grow_point(points + 3 * t[0]);
+        box.grow_point(points + 3 * t[1]);
+        box.grow_point(points + 3 * t[2]);
+    };
+    refit_node(nodes, root, leaf_bounds, num_tris > PARALLEL_RANGE ? 0 : 2);
 }
 
 // Triangle bounds of a mesh (points: num_points x 3, indices: num_tris x 3); with with_edges,
