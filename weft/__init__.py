@@ -133,7 +133,9 @@ from .interop import (
 )
 from .constants import *  # noqa: F403 (wp.pi, wp.inf, ...)
 from .reference import ref
-from .tile_types import tile
+from .tile.types import tile
+from .tile.launch import launch_tiled
+from .tile.ops import *  # noqa: F401, F403 (wp.tile_load, wp.tile_matmul...)
 from .log import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING
 from .kernel import Function, Kernel, func, func_grad, func_replay, kernel, overload
 from .native_func import func_native

@@ -13,7 +13,7 @@ from .reference import Reference, ref  # noqa: F401 (wp.ref[T], Warp's warp.type
 from .scalar_types import np_bfloat16_bits_to_float32 as _np_bfloat16_bits_to_float32  # noqa: F401, E402
 from .scalar_types import np_float32_to_bfloat16_bits as _np_float32_to_bfloat16_bits  # noqa: F401, E402
 from .type_queries import *  # noqa: F401, F403, E402 (Warp's introspection helpers)
-from .tile_types import is_tile, tile  # noqa: F401, E402 (annotations only: weft has no tiles yet)
+from .tile.types import TileType, is_tile, tile  # noqa: F401, E402
 from .array_annotation import (  # noqa: F401, E402 (subscript array annotations, Warp's names)
     ARRAY_TYPE_FABRIC,
     ARRAY_TYPE_FABRIC_INDEXED,

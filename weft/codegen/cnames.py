@@ -23,6 +23,8 @@ def ctype_name(t) -> str:
         return f"weft::indexedarray_t<{ctype_name(t.dtype)}>"
     if isinstance(t, wt.TupleType):
         return f"weft::tuple_t<{', '.join(ctype_name(x) for x in t.types)}>"
+    if isinstance(t, wt.TileType):
+        return f"weft::tile_t<{', '.join([ctype_name(t.dtype)] + [str(d) for d in t.shape])}>"
     name = getattr(t, "_cname", None)
     if name:
         return name

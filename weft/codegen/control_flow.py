@@ -326,7 +326,7 @@ class ControlFlow:
         names = set()
         for s in body:
             for n in ast.walk(s):
-                if not (isinstance(n, ast.Call) and n.args):
+                if not (isinstance(n, ast.Call) and (n.args or n.keywords)):
                     continue
                 root = n.func
                 while isinstance(root, ast.Attribute):
@@ -345,6 +345,8 @@ class ControlFlow:
                 for pos in getattr(f, "inout", ()):  # wp.bvh_query_next(query, index)
                     if pos < len(n.args) and isinstance(n.args[pos], ast.Name):
                         names.add(n.args[pos].id)
+                inout_names = getattr(f, "inout_names", ())  # wp.tile_matmul(a, b, out=c)
+                names.update(k.value.id for k in n.keywords if k.arg in inout_names and isinstance(k.value, ast.Name))
                 legacy = legacy_outputs.get(f) if isinstance(f, Builtin) else None
                 if legacy and len(n.args) > len(f.overloads[0].params):  # wp.mesh_query_point(id, p, d, sign, face, u, v)
                     n_in, fields = legacy

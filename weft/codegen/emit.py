@@ -122,6 +122,20 @@ def _address_of(element: bool):
     return render
 
 
+def _tile_map(r, b, s, a) -> str:
+    """weft::tile_map(lambda, tiles...): the element operation over the tiles, the other
+    arguments captured."""
+    op = s.attr
+    xs = [f"x{k}" if k in op.tiles else a[k] for k in range(len(a))]
+    params = ", ".join(f"auto x{k}" for k in op.tiles)
+    tiles = ", ".join(a[k] for k in op.tiles)
+    return f"weft::tile_map([&]({params}) {{ return {op.symbol}({', '.join(xs)}); }}, {tiles})"
+
+
+def _tile_reduce(r, b, s, a) -> str:
+    return f"weft::tile_reduce([&](auto x, auto y) {{ return {s.attr.symbol}(x, y); }}, {a[0]})"
+
+
 forward_formats = {
     intr.LOAD: _access("load"),
     intr.STORE: _access("store"),
@@ -167,6 +181,8 @@ forward_formats = {
     intr.COPY: lambda r, b, s, a: a[0],
     intr.ADDRESS_OF_LOCAL: _address_of(element=False),
     intr.ADDRESS_OF_ELEMENT: _address_of(element=True),
+    intr.TILE_MAP: _tile_map,
+    intr.TILE_REDUCE: _tile_reduce,
     intr.INDEXED_INDEX: lambda r, b, s, a: f"weft::indexed_index({a[0]}, {r.loc(b, s)}, {s.attr}, {a[1]})",
 }
 
@@ -224,6 +240,18 @@ def _adj_atomic(name):
     return render
 
 
+def _adj_tile_map(r, b, s, a, adjs, ret) -> str:
+    """weft::adj_tile_map(adjoint lambda, tiles..., their adjoints..., adj_ret): per element, the
+    operation's adjoint; the captured arguments' adjoints accumulate over the elements."""
+    op = s.attr
+    xs = [f"x{k}" if k in op.tiles else a[k] for k in range(len(a))]
+    ds = [f"d{k}" if k in op.tiles else adjs[k] for k in range(len(a))]
+    params = [f"auto x{k}" for k in op.tiles] + [f"auto& d{k}" for k in op.tiles] + ["auto dr"]
+    call = f"{op.adj_symbol}({', '.join(xs + ds + ['dr'])});"
+    tiles = [a[k] for k in op.tiles] + [adjs[k] for k in op.tiles]
+    return f"weft::adj_tile_map([&]({', '.join(params)}) {{ {call} }}, {', '.join(tiles + ret)});"
+
+
 reverse_formats = {
     intr.LOAD: _adj_load,
     intr.STORE: lambda r, b, s, a, adjs, ret: (
@@ -239,6 +267,7 @@ reverse_formats = {
     intr.EXTRACT: _adj_with_loc("extract"),
     intr.ASSIGN_COPY: _adj_with_loc("assign_copy"),
     intr.PHI: lambda r, b, s, a, adjs, ret: f"weft::adj_where({', '.join(a + adjs + ret)});",
+    intr.TILE_MAP: _adj_tile_map,
     intr.TUPLE_MAKE: lambda r, b, s, a, adjs, ret: " ".join(
         f"{x} += weft::tuple_get<{k}>({ret[0]});" for k, x in enumerate(adjs)
     ),

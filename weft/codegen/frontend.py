@@ -23,7 +23,7 @@ from .. import types as wt
 from .. import vector_types as vt
 from ..builtins import registry as reg
 from ..builtins import scalar as sb
-from . import composite, ir, special_calls, starred
+from . import composite, ir, special_calls, starred, tile_calls
 from . import intrinsics as intr
 from . import typing_rules as tr
 from .ast_scans import literal_type as _literal_type
@@ -228,10 +228,6 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             raise self.error("expected a function definition", tree)
         for a in tree.args.args:
             t = self.param_types[a.arg]
-            if isinstance(t, tr.TileAnnotation):
-                raise self.error(
-                    f"parameter '{a.arg}' is a {t!r}: weft does not support tiles yet", a, UnsupportedConstruct
-                )
             if isinstance(t, tr.FunctionValue):  # g: wp.Function names the function it was given
                 self.env[a.arg] = Static(t.value)
                 continue
@@ -406,6 +402,10 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return
         if isinstance(target, ast.Attribute) and isinstance(base, ir.Var) and composite.is_struct(base.type):
             self.assign_to(target.value, composite.struct_set(self, base, target.attr, v, target))
+            return
+        if isinstance(target, ast.Subscript) and isinstance(base, ir.Var) and isinstance(base.type, wt.TileType):
+            idx = [self.cast(self.expr(n), wt.int32) for n in self.index_nodes(target)]
+            self.assign_to(target.value, tile_calls.set_element(self, base, idx, v, target))
             return
         if not (isinstance(base, ir.Var) and composite.is_composite(base.type)):
             raise self.error(f"cannot assign to '{ast.unparse(target)}'", target, UnsupportedConstruct)
@@ -698,6 +698,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if op is ast.Pow and wt.is_int(a.type) and not a.literal and b.literal and isinstance(b.const, float):
             raise self.error("integer ** float: cast the base to float first", node, WarpCodegenTypeError)
         user = self.user_operator(_binops[op].name, [a, b], node)
+        if user is None and (isinstance(a.type, wt.TileType) or isinstance(b.type, wt.TileType)):
+            return tile_calls.binop(self, _binops[op], a, b, node)
         return user if user is not None else self.call_builtin(_binops[op], [a, b], node)
 
     def user_operator(self, name, args, node):
@@ -728,6 +730,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if v.literal and isinstance(node.op, ast.USub):
             return self.const(-v.const)
         user = self.user_operator(_unops[type(node.op)].name, [v], node)
+        if user is None and isinstance(v.type, wt.TileType):
+            return tile_calls.tile_map(self, _unops[type(node.op)], [v], node)
         return user if user is not None else self.call_builtin(_unops[type(node.op)], [v], node)
 
     def visit_BoolOp(self, node):
@@ -781,6 +785,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 )
             j %= n
             return self.call(intr.TUPLE_GET, [base], base.type.types[j], attr=j, node=node)
+        if isinstance(base, ir.Var) and isinstance(base.type, wt.TileType):
+            return tile_calls.subscript(self, base, node)
         if isinstance(base, ir.Var) and composite.is_composite(base.type):
             nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             if composite.has_slice(nodes):
@@ -810,6 +816,11 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         except WarpCodegenError:
             return None
         return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @staticmethod
+    def index_nodes(node) -> list:
+        """The index expressions of a subscript ``x[i, j]``."""
+        return node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
 
     def index_list(self, node) -> list:
         sl = node.slice

@@ -69,6 +69,8 @@ ATOMIC_CAS = "atomic_cas"  # wp.atomic_cas(arr, i..., compare, value): args arr,
 COPY = "copy"  # a copy of a value with storage of its own (codegen/address.py)
 ADDRESS_OF_LOCAL = "address_of_local"  # wp.address_of(x.path): args var, component indices; attr steps
 ADDRESS_OF_ELEMENT = "address_of_element"  # wp.address_of(a[i].path): args array, indices, component indices
+TILE_MAP = "tile_map"  # an element-wise tile operation; attr: tile_calls.ElementOp (the tiles among args, the op)
+TILE_REDUCE = "tile_reduce"  # a tile folded by an element operation (attr: tile_calls.ElementOp); no gradient
 
 @dataclasses.dataclass(frozen=True)
 class OpInfo:
@@ -128,6 +130,8 @@ OPS: dict = {
     ADDRESS_OF_LOCAL: OpInfo(_never),
     # a snippet may read and write the element through the address
     ADDRESS_OF_ELEMENT: OpInfo(_never, reads_array=True, writes_array=True),
+    TILE_MAP: OpInfo(lambda call: call.attr.differentiable and operands_differentiable(call)),
+    TILE_REDUCE: OpInfo(_never),
     CAST: OpInfo(_cast),
     PHI: OpInfo(_phi),
     TUPLE_MAKE: OpInfo(operands_differentiable),

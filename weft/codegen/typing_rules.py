@@ -17,7 +17,7 @@ from .. import types as wt
 from .. import vector_types as vt
 from ..builtins import registry as reg
 from ..reference import Reference
-from ..tile_types import TileAnnotation
+from ..tile.types import TileAnnotation, TileType
 from .errors import WarpCodegenTypeError
 from .statics import Static
 
@@ -192,8 +192,8 @@ def annotation_type(annotation):
         )
     if annotation is tuple or typing.get_origin(annotation) is tuple:
         return _tuple_annotation(annotation)
-    if isinstance(annotation, TileAnnotation):
-        return annotation  # refused where it is compiled (frontend.Lowerer.lower)
+    if isinstance(annotation, (TileAnnotation, TileType)):
+        return annotation  # a tile parameter: matches tiles of its dtype and shape
     if isinstance(annotation, type) and getattr(annotation, "_weft_kind", None) == "func":
         return FUNCTION  # g: wp.Function
     if annotation is typing.Any or isinstance(
@@ -216,7 +216,7 @@ def is_generic(t) -> bool:
     return (
         t is typing.Any
         or t is FUNCTION
-        or isinstance(t, (vt.GenericComposite, typing.TypeVar, TupleTemplate))
+        or isinstance(t, (vt.GenericComposite, typing.TypeVar, TupleTemplate, TileAnnotation))
         or (wt.is_array_like(t) and (vt.is_generic_dtype(t.dtype) or t.ndim is typing.Any))
     )
 
@@ -229,7 +229,7 @@ def template_accepts(template, concrete) -> bool:
         return True
     if isinstance(template, typing.TypeVar):
         return wt.is_scalar(concrete) and vt.dtype_fits(template, concrete)
-    if isinstance(template, (vt.GenericComposite, TupleTemplate)):
+    if isinstance(template, (vt.GenericComposite, TupleTemplate, TileAnnotation)):
         return template.accepts(concrete)
     if isinstance(concrete, wt.LocalArrayType) and type(template) is wt.ArrayType:
         return template_accepts(template, wt.array_twin(concrete))  # a local array is an array
@@ -250,7 +250,7 @@ def param_accepts(param_type, arg) -> typing.Optional[object]:
         return FunctionValue(arg.value) if fits else None
     if param_type is typing.Any or param_type is None:
         return arg.type
-    if isinstance(param_type, (vt.GenericComposite, typing.TypeVar, TupleTemplate)) or (
+    if isinstance(param_type, (vt.GenericComposite, typing.TypeVar, TupleTemplate, TileAnnotation)) or (
         wt.is_array_like(param_type) and wt.is_array_like(arg.type)
     ):
         return arg.type if template_accepts(param_type, arg.type) else None

@@ -23,6 +23,7 @@
 #include "geometry/hashgrid.h"
 #include "geometry/volume.h"
 #include "intersect.h"
+#include "tile/tile_ops.h"
 
 namespace weft {
 

@@ -431,7 +431,10 @@ def _make_bounds(dim) -> wt.launch_bounds_t:
 
 
 def check_grid(inst, bounds, dim):
-    if inst.tid_ndim > 1 and inst.tid_ndim != bounds.ndim:
+    # launch_tiled adds a trailing dimension of 1 (the thread in the block), which a kernel may
+    # leave out of wp.tid() as in Warp: `i, j = wp.tid()` for dim=(M, N) tiled
+    trailing_ones = bounds.ndim > inst.tid_ndim and all(bounds.shape[k] == 1 for k in range(inst.tid_ndim, bounds.ndim))
+    if inst.tid_ndim > 1 and inst.tid_ndim != bounds.ndim and not trailing_ones:
         raise ValueError(
             f"kernel '{inst.kernel.key}' unpacks wp.tid() into {inst.tid_ndim} indices but was launched with a "
             f"{bounds.ndim}-dimensional dim={dim!r}"

@@ -1,0 +1,303 @@
+// Tile reductions, reshaping and products, forward and adjoint (tile.h has the tile type, loads,
+// stores and element-wise maps). Shapes that change are given by the result type R, which the
+// frontend computes and passes as the first template argument.
+#pragma once
+#include "tile.h"
+
+namespace weft {
+
+// ------------------------------------------------------------------------------ reductions
+
+template <typename T, int... D>
+WEFT_FN tile_t<T, 1> tile_sum(const tile_t<T, D...>& t) {
+    T s{};
+    for (int i = 0; i < t.size; ++i) s += t.data[i];
+    return tile_t<T, 1>{{s}};
+}
+template <typename T, int... D>
+WEFT_FN void adj_tile_sum(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const tile_t<T, 1>& adj_ret) {
+    for (int i = 0; i < t.size; ++i) adj_t.data[i] += adj_ret.data[0];
+}
+
+// tile_sum(t, axis): R is t's shape without dimension `axis`
+template <typename R, int Axis, typename T, int... D>
+WEFT_FN R tile_sum_axis(const tile_t<T, D...>& t) {
+    using S = tile_shape_t<D...>;
+    R r{};
+    for (int i = 0; i < t.size; ++i) {
+        int c[4];
+        S::coord(i, c);
+        int o = 0, k = 0;
+        for (int d = 0; d < S::ndim; ++d)
+            if (d != Axis) o += c[d] * R::shape::stride(k++);
+        r.data[o] += t.data[i];
+    }
+    return r;
+}
+template <typename R, int Axis, typename T, int... D>
+WEFT_FN void adj_tile_sum_axis(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const R& adj_ret) {
+    using S = tile_shape_t<D...>;
+    for (int i = 0; i < t.size; ++i) {
+        int c[4];
+        S::coord(i, c);
+        int o = 0, k = 0;
+        for (int d = 0; d < S::ndim; ++d)
+            if (d != Axis) o += c[d] * R::shape::stride(k++);
+        adj_t.data[i] += adj_ret.data[o];
+    }
+}
+
+// The index of the first largest (Max) or smallest element; 0 for an empty tile.
+template <bool Max, typename T, int... D>
+WEFT_FN int tile_arg_extreme(const tile_t<T, D...>& t) {
+    int best = 0;
+    for (int i = 1; i < t.size; ++i)
+        if (Max ? t.data[best] < t.data[i] : t.data[i] < t.data[best]) best = i;
+    return best;
+}
+template <typename T, int... D>
+WEFT_FN tile_t<T, 1> tile_max(const tile_t<T, D...>& t) {
+    return tile_t<T, 1>{{t.size ? t.data[tile_arg_extreme<true>(t)] : T{}}};
+}
+template <typename T, int... D>
+WEFT_FN void adj_tile_max(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const tile_t<T, 1>& adj_ret) {
+    if (t.size) adj_t.data[tile_arg_extreme<true>(t)] += adj_ret.data[0];
+}
+template <typename T, int... D>
+WEFT_FN tile_t<T, 1> tile_min(const tile_t<T, D...>& t) {
+    return tile_t<T, 1>{{t.size ? t.data[tile_arg_extreme<false>(t)] : T{}}};
+}
+template <typename T, int... D>
+WEFT_FN void adj_tile_min(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const tile_t<T, 1>& adj_ret) {
+    if (t.size) adj_t.data[tile_arg_extreme<false>(t)] += adj_ret.data[0];
+}
+template <typename T, int... D>
+WEFT_FN tile_t<int32, 1> tile_argmax(const tile_t<T, D...>& t) {
+    return tile_t<int32, 1>{{tile_arg_extreme<true>(t)}};
+}
+template <typename T, int... D>
+WEFT_FN tile_t<int32, 1> tile_argmin(const tile_t<T, D...>& t) {
+    return tile_t<int32, 1>{{tile_arg_extreme<false>(t)}};
+}
+
+// tile_reduce(f, t): f folded over the elements in order (the generated code passes f).
+template <typename F, typename T, int... D>
+WEFT_FN tile_t<T, 1> tile_reduce(F f, const tile_t<T, D...>& t) {
+    if (t.size == 0) return tile_t<T, 1>{};
+    T s = t.data[0];
+    for (int i = 1; i < t.size; ++i) s = f(s, t.data[i]);
+    return tile_t<T, 1>{{s}};
+}
+
+// ------------------------------------------------------------------------------ reshaping
+
+// Shared by views, assignment, broadcasting: the linear index in a tile of shape S of the
+// coordinates c (any count).
+template <typename S>
+WEFT_FN int tile_offset_of(const int* c) {
+    int o = 0;
+    for (int d = 0; d < S::ndim; ++d) o += c[d] * S::stride(d);
+    return o;
+}
+
+// tile_reshape / tile_squeeze: the same elements in the same order, another shape
+template <typename R, typename T, int... D>
+WEFT_FN R tile_reshape(const tile_t<T, D...>& t) {
+    static_assert(R::size == tile_t<T, D...>::size, "reshape keeps the number of elements");
+    R r;
+    for (int i = 0; i < t.size; ++i) r.data[i] = t.data[i];
+    return r;
+}
+template <typename R, typename T, int... D>
+WEFT_FN void adj_tile_reshape(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const R& adj_ret) {
+    for (int i = 0; i < t.size; ++i) adj_t.data[i] += adj_ret.data[i];
+}
+
+template <typename T, int M, int N>
+WEFT_FN tile_t<T, N, M> tile_transpose(const tile_t<T, M, N>& t) {
+    tile_t<T, N, M> r;
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) r.data[j * M + i] = t.data[i * N + j];
+    return r;
+}
+template <typename T, int M, int N>
+WEFT_FN void adj_tile_transpose(const tile_t<T, M, N>& t, tile_t<T, M, N>& adj_t, const tile_t<T, N, M>& adj_ret) {
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) adj_t.data[i * N + j] += adj_ret.data[j * M + i];
+}
+
+// The source index of result element i when t (shape S) is broadcast to R (NumPy's rules:
+// trailing dimensions aligned, size-1 dimensions repeated).
+template <typename R, typename S>
+WEFT_FN int tile_broadcast_source(int i) {
+    int c[4];
+    R::shape::coord(i, c);
+    const int lead = R::ndim - S::ndim;
+    int o = 0;
+    for (int d = 0; d < S::ndim; ++d) o += (S::dim(d) == 1 ? 0 : c[d + lead]) * S::stride(d);
+    return o;
+}
+template <typename R, typename T, int... D>
+WEFT_FN R tile_broadcast(const tile_t<T, D...>& t) {
+    R r;
+    for (int i = 0; i < R::size; ++i) r.data[i] = t.data[tile_broadcast_source<R, tile_shape_t<D...>>(i)];
+    return r;
+}
+template <typename R, typename T, int... D>
+WEFT_FN void adj_tile_broadcast(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const R& adj_ret) {
+    for (int i = 0; i < R::size; ++i) adj_t.data[tile_broadcast_source<R, tile_shape_t<D...>>(i)] += adj_ret.data[i];
+}
+
+// Where element i of a view R of t (shape S) at offsets o lies in t, or -1 outside it. The
+// view's dimensions are t's last R::ndim; the offsets address t's first ones.
+template <typename R, typename S>
+WEFT_FN int tile_view_source(int i, const int32* o) {
+    int c[4];
+    R::shape::coord(i, c);
+    const int lead = S::ndim - R::ndim;
+    int src = 0;
+    for (int d = 0; d < S::ndim; ++d) {
+        int x = o[d] + (d >= lead ? c[d - lead] : 0);
+        if (x < 0 || x >= S::dim(d)) return -1;
+        src += x * S::stride(d);
+    }
+    return src;
+}
+template <typename R, typename T, int... D>
+WEFT_FN R tile_view(const tile_t<T, D...>& t, int32 o0, int32 o1, int32 o2, int32 o3) {
+    const int32 o[4] = {o0, o1, o2, o3};
+    R r;
+    for (int i = 0; i < R::size; ++i) {
+        int s = tile_view_source<R, tile_shape_t<D...>>(i, o);
+        r.data[i] = s >= 0 ? t.data[s] : T{};
+    }
+    return r;
+}
+template <typename R, typename T, int... D>
+WEFT_FN void adj_tile_view(const tile_t<T, D...>& t, int32 o0, int32 o1, int32 o2, int32 o3, tile_t<T, D...>& adj_t,
+                           int32&, int32&, int32&, int32&, const R& adj_ret) {
+    const int32 o[4] = {o0, o1, o2, o3};
+    for (int i = 0; i < R::size; ++i) {
+        int s = tile_view_source<R, tile_shape_t<D...>>(i, o);
+        if (s >= 0) adj_t.data[s] += adj_ret.data[i];
+    }
+}
+
+// tile_assign(dst, src, offset): dst with the region at the offsets replaced by src
+template <typename T, int... D, int... E>
+WEFT_FN tile_t<T, D...> tile_assign(const tile_t<T, D...>& dst, const tile_t<T, E...>& src, int32 o0, int32 o1,
+                                    int32 o2, int32 o3) {
+    using R = tile_t<T, E...>;
+    const int32 o[4] = {o0, o1, o2, o3};
+    tile_t<T, D...> r = dst;
+    for (int i = 0; i < R::size; ++i) {
+        int s = tile_view_source<R, tile_shape_t<D...>>(i, o);
+        if (s >= 0) r.data[s] = src.data[i];
+    }
+    return r;
+}
+template <typename T, int... D, int... E>
+WEFT_FN void adj_tile_assign(const tile_t<T, D...>& dst, const tile_t<T, E...>& src, int32 o0, int32 o1, int32 o2,
+                             int32 o3, tile_t<T, D...>& adj_dst, tile_t<T, E...>& adj_src, int32&, int32&, int32&,
+                             int32&, const tile_t<T, D...>& adj_ret) {
+    using R = tile_t<T, E...>;
+    const int32 o[4] = {o0, o1, o2, o3};
+    bool written[tile_t<T, D...>::size > 0 ? tile_t<T, D...>::size : 1] = {};
+    for (int i = 0; i < R::size; ++i) {
+        int s = tile_view_source<R, tile_shape_t<D...>>(i, o);
+        if (s >= 0) {
+            adj_src.data[i] += adj_ret.data[s];
+            written[s] = true;
+        }
+    }
+    for (int i = 0; i < adj_ret.size; ++i)
+        if (!written[i]) adj_dst.data[i] += adj_ret.data[i];
+}
+
+// ------------------------------------------------------------------- threads and tiles
+
+// wp.tile(x): the block's values as a tile; one thread per block, so one value (a vector or
+// matrix x spreads over a first dimension unless preserve_type)
+template <typename T>
+WEFT_FN tile_t<T, 1> tile_from_value(T x) {
+    return tile_t<T, 1>{{x}};
+}
+template <typename T>
+WEFT_FN void adj_tile_from_value(T x, T& adj_x, const tile_t<T, 1>& adj_ret) {
+    adj_x += adj_ret.data[0];
+}
+template <typename R, typename V>
+WEFT_FN R tile_from_components(const V& x) {
+    R r;
+    using C = typename element_traits<V>::scalar;
+    const C* p = reinterpret_cast<const C*>(&x);
+    for (int i = 0; i < R::size; ++i) r.data[i] = p[i];
+    return r;
+}
+template <typename R, typename V>
+WEFT_FN void adj_tile_from_components(const V& x, V& adj_x, const R& adj_ret) {
+    using C = typename element_traits<V>::scalar;
+    C* p = reinterpret_cast<C*>(&adj_x);
+    for (int i = 0; i < R::size; ++i) p[i] += adj_ret.data[i];
+}
+// wp.untile(t): this thread's value (the first element; a vector/matrix from the components)
+template <typename V, typename T, int... D>
+WEFT_FN V tile_to_value(const tile_t<T, D...>& t) {
+    if constexpr (tile_is_same<V, T>::value) {
+        return t.data[0];
+    } else {
+        V v{};
+        using C = typename element_traits<V>::scalar;
+        C* p = reinterpret_cast<C*>(&v);
+        for (int i = 0; i < t.size; ++i) p[i] = t.data[i];
+        return v;
+    }
+}
+template <typename V, typename T, int... D>
+WEFT_FN void adj_tile_to_value(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const V& adj_ret) {
+    if constexpr (tile_is_same<V, T>::value) {
+        adj_t.data[0] += adj_ret;
+    } else {
+        using C = typename element_traits<V>::scalar;
+        const C* p = reinterpret_cast<const C*>(&adj_ret);
+        for (int i = 0; i < t.size; ++i) adj_t.data[i] += p[i];
+    }
+}
+
+// ------------------------------------------------------------------------------ products
+
+// out = alpha * a @ b + beta * c (tile_matmul(a, b) is alpha 1, beta 0 with c zero)
+template <typename T, int M, int K, int N>
+WEFT_FN tile_t<T, M, N> tile_matmul(const tile_t<T, M, K>& a, const tile_t<T, K, N>& b, const tile_t<T, M, N>& c,
+                                    T alpha, T beta) {
+    tile_t<T, M, N> r;
+    for (int i = 0; i < M; ++i) {
+        T row[N > 0 ? N : 1] = {};
+        for (int k = 0; k < K; ++k) {
+            const T aik = a.data[i * K + k];
+            for (int j = 0; j < N; ++j) row[j] += aik * b.data[k * N + j];
+        }
+        for (int j = 0; j < N; ++j) r.data[i * N + j] = alpha * row[j] + beta * c.data[i * N + j];
+    }
+    return r;
+}
+template <typename T, int M, int K, int N>
+WEFT_FN void adj_tile_matmul(const tile_t<T, M, K>& a, const tile_t<T, K, N>& b, const tile_t<T, M, N>& c, T alpha,
+                             T beta, tile_t<T, M, K>& adj_a, tile_t<T, K, N>& adj_b, tile_t<T, M, N>& adj_c, T& adj_alpha,
+                             T& adj_beta, const tile_t<T, M, N>& adj_ret) {
+    for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k) {
+            T s{};
+            for (int j = 0; j < N; ++j) s += adj_ret.data[i * N + j] * b.data[k * N + j];
+            adj_a.data[i * K + k] += alpha * s;
+        }
+    for (int k = 0; k < K; ++k)
+        for (int j = 0; j < N; ++j) {
+            T s{};
+            for (int i = 0; i < M; ++i) s += a.data[i * K + k] * adj_ret.data[i * N + j];
+            adj_b.data[k * N + j] += alpha * s;
+        }
+    for (int i = 0; i < M * N; ++i) adj_c.data[i] += beta * adj_ret.data[i];
+}
+
+}  // namespace weft
