@@ -136,6 +136,8 @@ from .reference import ref
 from .tile.types import tile
 from .tile.launch import launch_tiled
 from .tile.ops import *  # noqa: F401, F403 (wp.tile_load, wp.tile_matmul...)
+from .tile.ops_data import *  # noqa: F401, F403
+from .tile.ops_linalg import *  # noqa: F401, F403
 from .log import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING
 from .kernel import Function, Kernel, func, func_grad, func_replay, kernel, overload
 from .native_func import func_native

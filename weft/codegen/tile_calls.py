@@ -597,3 +597,5 @@ for _op, _handler in {
     tile: _tile_from_thread_value,
 }.items():
     register_special(_op, _handler)
+
+from . import tile_data_calls, tile_linalg_calls  # noqa: E402, F401 (register their operations)

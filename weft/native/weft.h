@@ -24,6 +24,8 @@
 #include "geometry/volume.h"
 #include "intersect.h"
 #include "tile/tile_ops.h"
+#include "tile/tile_linalg.h"
+#include "tile/tile_data.h"
 
 namespace weft {
 

@@ -1,0 +1,1 @@
+"""Lowering of the tile linalg operations (see tile_calls.py for the shared helpers)."""

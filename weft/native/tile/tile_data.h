@@ -1,0 +1,3 @@
+// Tile data operations, forward and adjoint.
+#pragma once
+#include "tile_ops.h"

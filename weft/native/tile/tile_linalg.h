@@ -1,0 +1,3 @@
+// Tile linalg operations, forward and adjoint.
+#pragma once
+#include "tile_ops.h"
