@@ -404,8 +404,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             self.assign_to(target.value, composite.struct_set(self, base, target.attr, v, target))
             return
         if isinstance(target, ast.Subscript) and isinstance(base, ir.Var) and isinstance(base.type, wt.TileType):
-            idx = [self.cast(self.expr(n), wt.int32) for n in self.index_nodes(target)]
-            self.assign_to(target.value, tile_calls.set_element(self, base, idx, v, target))
+            self.assign_to(target.value, tile_calls.assign(self, base, target, v))
             return
         if not (isinstance(base, ir.Var) and composite.is_composite(base.type)):
             raise self.error(f"cannot assign to '{ast.unparse(target)}'", target, UnsupportedConstruct)
@@ -452,6 +451,12 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return
         if not isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)):
             raise self.error("augmented assignment target must be a name or an element", target, UnsupportedConstruct)
+        if isinstance(base, ir.Var) and isinstance(base.type, wt.TileType) and tile_calls.is_view(base, target):
+            raise self.error(
+                "Compound assignment to a tile view (a slice or a row) is not supported; write t[...] = t[...] + v",
+                node,
+                WarpCodegenValueError,
+            )
         with self.pinned(target) as target:  # `a[f(i)].x += v` calls f once
             cur = self.expr(target)
             new = self.binop(op, cur, self.expr(node.value), node)

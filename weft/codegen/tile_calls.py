@@ -79,6 +79,13 @@ def _static(lw: Lowerer, x, what: str, node):
     """The build-time value of argument ``x`` (an AST node or a default)."""
     if not isinstance(x, ast.AST):
         return x
+    if isinstance(x, ast.Attribute):  # a.dtype of an array argument
+        try:
+            v = lw.static_value(x)
+        except WarpCodegenError:
+            v = None
+        if v is not None:
+            return v
     try:
         return lw.static_eval(x)
     except WarpCodegenError:
@@ -485,15 +492,103 @@ def set_element(lw: Lowerer, t, idx, v, node, add=False):
     return _emit(lw, "tile_add_at" if add else "tile_set", [t] + _element_indices(lw, t, idx, node) + [v], t.type, node)
 
 
+def _index_plan(lw: Lowerer, t, node):
+    """How ``t[...]`` indexes: per source dimension, an int32 value (an index, or a slice's start)
+    and a step (None for an integer index); the result's shape. Slices are NumPy's, with bounds
+    known when the kernel is built; integer indices may be runtime values."""
+    nodes = lw.index_nodes(node)
+    shape = t.type.shape
+    if len(nodes) > len(shape):
+        raise lw.error(f"a {len(shape)}-D tile indexed with {len(nodes)} indices", node, WarpCodegenValueError)
+    nodes = nodes + [ast.Slice(None, None, None)] * (len(shape) - len(nodes))
+    values, steps, out = [], [], []
+    for d, n in enumerate(nodes):
+        if isinstance(n, ast.Slice):
+            bounds = [None if b is None else _static(lw, b, "slice bound", node) for b in (n.lower, n.upper, n.step)]
+            if bounds[2] == 0:
+                raise lw.error("slice step cannot be zero", node, WarpCodegenValueError)
+            start, stop, step = slice(*bounds).indices(shape[d])
+            length = len(range(start, stop, step))
+            if length == 0:
+                raise lw.error(f"the slice gives a zero-length axis: an empty tile ({ast.unparse(node)})", node, WarpCodegenValueError)
+            values.append(lw.const(start, wt.int32))
+            steps.append(step)
+            out.append(length)
+            continue
+        v = lw.expr(n)
+        if not wt.is_int(v.type):
+            raise lw.error(
+                f"tile indices must be integers or slices, got {wt.type_repr(v.type)} in {ast.unparse(node)}",
+                node,
+                WarpCodegenTypeError,
+            )
+        if v.is_const and not -shape[d] <= int(v.const) < shape[d]:
+            raise lw.error(f"index {v.const} is out of bounds for axis {d} of size {shape[d]}", node, WarpCodegenValueError)
+        values.append(lw.cast(v, wt.int32))
+        steps.append(None)
+    return values, steps, tuple(out)
+
+
+def _slice_call(lw: Lowerer, symbol, t, values, steps, out_shape, extra, rtype, node):
+    mask = sum(1 << d for d, st in enumerate(steps) if st is None)
+    strides = [st or 0 for st in steps] + [0] * (4 - len(steps))
+    view_t = TileType(t.type.dtype, out_shape)
+    targs = f"<{ctype_name(view_t)}, {mask}, {', '.join(str(x) for x in strides)}>"
+    args = [t, lw.const(lw.loc(node).id, wt.int32)] + _padded(lw, values) + extra
+    return _emit(lw, f"{symbol}{targs}", args, rtype, node)
+
+
+def _advanced_index(lw: Lowerer, t, node):
+    """``t[idx, :]`` with an int tile ``idx``: the rows at those indices, or None."""
+    nodes = lw.index_nodes(node)
+    first = lw.expr(nodes[0]) if not isinstance(nodes[0], ast.Slice) else None
+    if first is None or not isinstance(first.type, TileType):
+        return None, first
+    if not wt.is_int(first.type.dtype) or first.type.ndim != 1:
+        raise lw.error("tile advanced indexing takes a 1-D integer index tile", node, WarpCodegenValueError)
+    if any(not (isinstance(n, ast.Slice) and n.lower is None and n.upper is None and n.step is None) for n in nodes[1:]):
+        raise lw.error("tile advanced indexing requires ':' on all other axes", node, WarpCodegenValueError)
+    r = TileType(t.type.dtype, (first.type.shape[0], *t.type.shape[1:]))
+    loc = lw.const(lw.loc(node).id, wt.int32)
+    return _emit(lw, f"tile_gather_rows<{ctype_name(r)}>", [t, loc, first], r, node), first
+
+
 def subscript(lw: Lowerer, t, node):
-    """``t[i, j]``: an element; fewer indices than dimensions: the sub-tile there."""
+    """``t[i, j]``: an element; ``t[i]``, ``t[2:6, :]``, ``t[::-1]``: the sub-tile (NumPy's
+    basic indexing); ``t[idx, :]`` with an int tile: those rows."""
+    nodes = lw.index_nodes(node)
+    if not isinstance(nodes[0], ast.Slice):
+        probe = lw.expr(nodes[0])
+        if isinstance(probe.type, TileType):
+            if not wt.is_int(probe.type.dtype):
+                raise lw.error("tile advanced indexing needs an integer index tile", node, WarpCodegenValueError)
+            return _advanced_index(lw, t, node)[0]
+    if len(nodes) == t.type.ndim and not any(isinstance(n, ast.Slice) for n in nodes):
+        values, _, _ = _index_plan(lw, t, node)
+        return get_element(lw, t, values, node)
+    values, steps, out = _index_plan(lw, t, node)
+    return _slice_call(lw, "tile_slice", t, values, steps, out, [], TileType(t.type.dtype, out), node)
+
+
+def is_view(t, node) -> bool:
+    """Whether the subscript ``node`` of tile ``t`` names a sub-tile rather than an element."""
     nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    if any(isinstance(n, ast.Slice) for n in nodes):
-        raise lw.error("tiles are indexed with integers (use wp.tile_view for parts)", node, WarpCodegenValueError)
-    idx = [lw.cast(lw.expr(n), wt.int32) for n in nodes]
-    if len(idx) == t.type.ndim:
-        return get_element(lw, t, idx, node)
-    return view(lw, t, idx, t.type.shape[len(idx) :], node)
+    return len(nodes) < t.type.ndim or any(isinstance(n, ast.Slice) for n in nodes)
+
+
+def assign(lw: Lowerer, t, node, v):
+    """``t[...] = v``: the new value of ``t`` (an element, or a sub-tile of ``v``'s shape)."""
+    if not is_view(t, node):
+        values, _, _ = _index_plan(lw, t, node)
+        return set_element(lw, t, values, v, node)
+    values, steps, out = _index_plan(lw, t, node)
+    if not isinstance(v.type, TileType):
+        raise lw.error(f"assigning to a tile slice requires a tile of matching shape {out}, got {wt.type_repr(v.type)}", node, WarpCodegenTypeError)
+    if v.type.shape != out:
+        raise lw.error(f"tile slice assignment: shape mismatch, a tile of shape {v.type.shape} does not fit the slice of shape {out}", node, WarpCodegenValueError)
+    if v.type.dtype != t.type.dtype:
+        raise lw.error("tile slice assignment: tiles of different dtypes", node, WarpCodegenTypeError)
+    return _slice_call(lw, "tile_slice_set", t, values, steps, out, [v], t.type, node)
 
 
 def _tile_extract(lw: Lowerer, node):

@@ -301,3 +301,112 @@ WEFT_FN void adj_tile_matmul(const tile_t<T, M, K>& a, const tile_t<T, K, N>& b,
 }
 
 }  // namespace weft
+
+namespace weft {
+
+// ------------------------------------------------------------------------------ slicing
+
+// t[...] with slices and integer indices (NumPy's basic indexing). Source dimension d is either
+// indexed by an integer (bit d of Mask; i_d is the index, checked, negative from the end) or
+// sliced (i_d is the slice's start, Step_d its step), giving the next dimension of R.
+template <int Mask, typename S>
+WEFT_FN void tile_slice_indices(int32 loc, int32* idx) {
+    for (int d = 0; d < S::ndim; ++d) {
+        if (!((Mask >> d) & 1)) continue;
+        int64 x = idx[d] < 0 ? int64(idx[d]) + S::dim(d) : idx[d];
+#ifndef WEFT_RELEASE
+        if (x < 0 || x >= S::dim(d)) {
+            int64 c[4] = {idx[0], idx[1], idx[2], idx[3]};
+            raise_tile_index_error<S>(loc, d, c, S::ndim);
+        }
+#endif
+        idx[d] = int32(x);
+    }
+}
+template <typename R, int Mask, int St0, int St1, int St2, int St3, typename S>
+WEFT_FN int tile_slice_source(int i, const int32* idx) {
+    constexpr int step[4] = {St0, St1, St2, St3};
+    int c[4];
+    R::shape::coord(i, c);
+    int j = 0, src = 0;
+    for (int d = 0; d < S::ndim; ++d) {
+        int x = ((Mask >> d) & 1) ? idx[d] : idx[d] + c[j++] * step[d];
+        src += x * S::stride(d);
+    }
+    return src;
+}
+template <typename R, int Mask, int St0, int St1, int St2, int St3, typename T, int... D>
+WEFT_FN R tile_slice(const tile_t<T, D...>& t, int32 loc, int32 i0, int32 i1, int32 i2, int32 i3) {
+    using S = tile_shape_t<D...>;
+    int32 idx[4] = {i0, i1, i2, i3};
+    tile_slice_indices<Mask, S>(loc, idx);
+    R r;
+    for (int i = 0; i < R::size; ++i) r.data[i] = t.data[tile_slice_source<R, Mask, St0, St1, St2, St3, S>(i, idx)];
+    return r;
+}
+template <typename R, int Mask, int St0, int St1, int St2, int St3, typename T, int... D>
+WEFT_FN void adj_tile_slice(const tile_t<T, D...>& t, int32 loc, int32 i0, int32 i1, int32 i2, int32 i3,
+                            tile_t<T, D...>& adj_t, int32&, int32&, int32&, int32&, int32&, const R& adj_ret) {
+    using S = tile_shape_t<D...>;
+    int32 idx[4] = {i0, i1, i2, i3};
+    tile_slice_indices<Mask, S>(loc, idx);
+    for (int i = 0; i < R::size; ++i) adj_t.data[tile_slice_source<R, Mask, St0, St1, St2, St3, S>(i, idx)] += adj_ret.data[i];
+}
+// t[...] = v: t with the slice replaced by v (read whole before writing: NumPy's semantics for
+// overlapping source and destination)
+template <typename R, int Mask, int St0, int St1, int St2, int St3, typename T, int... D>
+WEFT_FN tile_t<T, D...> tile_slice_set(const tile_t<T, D...>& t, int32 loc, int32 i0, int32 i1, int32 i2, int32 i3,
+                                       const R& v) {
+    using S = tile_shape_t<D...>;
+    int32 idx[4] = {i0, i1, i2, i3};
+    tile_slice_indices<Mask, S>(loc, idx);
+    tile_t<T, D...> r = t;
+    for (int i = 0; i < R::size; ++i) r.data[tile_slice_source<R, Mask, St0, St1, St2, St3, S>(i, idx)] = v.data[i];
+    return r;
+}
+template <typename R, int Mask, int St0, int St1, int St2, int St3, typename T, int... D>
+WEFT_FN void adj_tile_slice_set(const tile_t<T, D...>& t, int32 loc, int32 i0, int32 i1, int32 i2, int32 i3, const R& v,
+                                tile_t<T, D...>& adj_t, int32&, int32&, int32&, int32&, int32&, R& adj_v,
+                                const tile_t<T, D...>& adj_ret) {
+    using S = tile_shape_t<D...>;
+    int32 idx[4] = {i0, i1, i2, i3};
+    tile_slice_indices<Mask, S>(loc, idx);
+    bool written[tile_t<T, D...>::size > 0 ? tile_t<T, D...>::size : 1] = {};
+    for (int i = 0; i < R::size; ++i) {
+        int s = tile_slice_source<R, Mask, St0, St1, St2, St3, S>(i, idx);
+        adj_v.data[i] += adj_ret.data[s];
+        written[s] = true;
+    }
+    for (int i = 0; i < adj_ret.size; ++i)
+        if (!written[i]) adj_t.data[i] += adj_ret.data[i];
+}
+
+// t[idx, :, ...]: the rows of t at the indices in the int tile idx (NumPy's advanced indexing on
+// the first dimension), checked
+template <typename R, typename T, int... D, typename I, int K>
+WEFT_FN R tile_gather_rows(const tile_t<T, D...>& t, int32 loc, const tile_t<I, K>& idx) {
+    using S = tile_shape_t<D...>;
+    constexpr int row = S::ndim > 1 ? S::stride(0) : 1;
+    R r;
+    for (int k = 0; k < K; ++k) {
+        int32 ii[4] = {int32(idx.data[k]), 0, 0, 0};
+        tile_slice_indices<1, S>(loc, ii);
+        const int32 i = ii[0];
+        for (int j = 0; j < row; ++j) r.data[k * row + j] = t.data[i * row + j];
+    }
+    return r;
+}
+template <typename R, typename T, int... D, typename I, int K>
+WEFT_FN void adj_tile_gather_rows(const tile_t<T, D...>& t, int32 loc, const tile_t<I, K>& idx, tile_t<T, D...>& adj_t,
+                                  int32&, tile_t<I, K>&, const R& adj_ret) {
+    using S = tile_shape_t<D...>;
+    constexpr int row = S::ndim > 1 ? S::stride(0) : 1;
+    for (int k = 0; k < K; ++k) {
+        int32 ii[4] = {int32(idx.data[k]), 0, 0, 0};
+        tile_slice_indices<1, S>(loc, ii);
+        const int32 i = ii[0];
+        for (int j = 0; j < row; ++j) adj_t.data[i * row + j] += adj_ret.data[k * row + j];
+    }
+}
+
+}  // namespace weft

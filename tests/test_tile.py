@@ -1,0 +1,236 @@
+"""Tiles (weft/tile, codegen/tile_calls.py, native/tile): loads and stores with padding,
+element-wise ops, reductions, reshaping, slicing, products, wp.tile/untile; results against
+NumPy and gradients against finite differences."""
+
+import numpy as np
+import pytest
+
+import weft as wp
+
+M = wp.constant(8)
+N = wp.constant(4)
+
+
+def _fd_grad(run, x, eps=1e-3):
+    """Central differences of the scalar run(x) for every element of float64 array x."""
+    g = np.zeros_like(x)
+    flat, gf = x.reshape(-1), g.reshape(-1)
+    for k in range(flat.size):
+        old = flat[k]
+        flat[k] = old + eps
+        hi = run(x)
+        flat[k] = old - eps
+        lo = run(x)
+        flat[k] = old
+        gf[k] = (hi - lo) / (2 * eps)
+    return g
+
+
+@wp.kernel
+def copy_map_kernel(a: wp.array2d[float], b: wp.array2d[float]):
+    i, j = wp.tid()
+    t = wp.tile_load(a, shape=(M, N), offset=(i * M, j * N))
+    u = wp.tile_map(wp.sin, t) * 2.0 + t - wp.tile_ones(shape=(M, N), dtype=float)
+    wp.tile_store(b, -u, offset=(i * M, j * N))
+
+
+def test_load_map_store_and_gradient():
+    rng = np.random.default_rng(1)
+    x = rng.random((20, 12), dtype=np.float32)  # 20 rows: the last row block is partial (padded)
+    a = wp.array(x, requires_grad=True)
+    b = wp.zeros_like(a, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch_tiled(copy_map_kernel, dim=[3, 3], inputs=[a, b], block_dim=64)
+    np.testing.assert_allclose(b.numpy(), -(2 * np.sin(x) + x - 1), rtol=1e-5, atol=1e-6)
+    b.grad = wp.ones_like(b)
+    tape.backward()
+    np.testing.assert_allclose(a.grad.numpy(), -(2 * np.cos(x) + 1), rtol=1e-5, atol=1e-6)
+
+
+@wp.kernel
+def gemm_kernel(a: wp.array2d[wp.float64], b: wp.array2d[wp.float64], c: wp.array2d[wp.float64]):
+    i, j = wp.tid()
+    acc = wp.tile_zeros(shape=(M, N), dtype=wp.float64)
+    for k in range(a.shape[1] // M):  # a dynamic loop carrying the accumulator
+        ta = wp.tile_load(a, shape=(M, M), offset=(i * M, k * M))
+        tb = wp.tile_load(b, shape=(M, N), offset=(k * M, j * N))
+        wp.tile_matmul(ta, tb, acc)
+    wp.tile_store(c, acc, offset=(i * M, j * N))
+
+
+def test_matmul_accumulates_in_a_loop_with_gradients():
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((16, 24)), rng.standard_normal((24, 8))
+
+    def run(xv, yv, grad_of=None):
+        a, b = wp.array(xv, dtype=wp.float64, requires_grad=True), wp.array(yv, dtype=wp.float64, requires_grad=True)
+        c = wp.zeros((16, 8), dtype=wp.float64, requires_grad=True)
+        with wp.Tape() as tape:
+            wp.launch_tiled(gemm_kernel, dim=[2, 2], inputs=[a, b, c], block_dim=32)
+        if grad_of is not None:
+            c.grad = wp.array(grad_of, dtype=wp.float64)
+            tape.backward()
+        return a, b, c
+
+    w = rng.standard_normal((16, 8))
+    a, b, c = run(x, y, w)
+    np.testing.assert_allclose(c.numpy(), x @ y, rtol=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), w @ y.T, rtol=1e-10)
+    np.testing.assert_allclose(b.grad.numpy(), x.T @ w, rtol=1e-10)
+
+
+@wp.kernel
+def reduce_kernel(a: wp.array2d[float], out: wp.array2d[float], idx: wp.array2d[int]):
+    i = wp.tid()
+    t = wp.tile_load(a[i], shape=(M,))
+    out[i, 0] = wp.tile_sum(t)[0]
+    out[i, 1] = wp.tile_max(t)[0]
+    out[i, 2] = wp.tile_min(t)[0]
+    out[i, 3] = wp.tile_reduce(wp.mul, t)[0]
+    idx[i, 0] = wp.tile_argmax(t)[0]
+    idx[i, 1] = wp.tile_argmin(t)[0]
+
+
+def test_reductions_match_numpy_and_differentiate():
+    rng = np.random.default_rng(3)
+    x = rng.random((5, 8), dtype=np.float32) + 0.5
+    a = wp.array(x, requires_grad=True)
+    out = wp.zeros((5, 4), dtype=float, requires_grad=True)
+    idx = wp.zeros((5, 2), dtype=int)
+    with wp.Tape() as tape:
+        wp.launch_tiled(reduce_kernel, dim=[5], inputs=[a, out, idx], block_dim=32)
+    o = out.numpy()
+    np.testing.assert_allclose(o[:, 0], x.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(o[:, 1], x.max(1))
+    np.testing.assert_allclose(o[:, 2], x.min(1))
+    np.testing.assert_allclose(o[:, 3], x.prod(1), rtol=1e-5)
+    np.testing.assert_array_equal(idx.numpy(), np.stack([x.argmax(1), x.argmin(1)], 1))
+    g = np.zeros((5, 4), dtype=np.float32)
+    g[:, :3] = [1.0, 10.0, 100.0]
+    out.grad = wp.array(g)
+    tape.backward()
+    expect = np.ones_like(x)
+    expect[np.arange(5), x.argmax(1)] += 10.0
+    expect[np.arange(5), x.argmin(1)] += 100.0
+    np.testing.assert_allclose(a.grad.numpy(), expect, rtol=1e-6)
+
+
+@wp.kernel
+def shapes_kernel(a: wp.array2d[wp.float64], out: wp.array2d[wp.float64], loss: wp.array[wp.float64]):
+    t = wp.tile_load(a, shape=(M, N))
+    tt = wp.tile_transpose(t)  # (N, M)
+    rows = t[2:6, :]  # (4, N)
+    flipped = t[::-1, 1]  # (M,)
+    col_sums = wp.tile_sum(t, axis=0)  # (N,)
+    b = wp.tile_broadcast(wp.tile_reshape(col_sums, shape=(1, N)), shape=(M, N))
+    v = wp.tile_view(t, offset=(3,))  # row 3, (N,)
+    t[0, 0] = 7.0
+    t[1:3, :] = rows[0:2, :] * 3.0
+    wp.tile_store(out, t + b)
+    s = wp.tile_sum(tt * tt)[0] + wp.tile_sum(flipped * wp.tile_arange(M, dtype=wp.float64))[0] + wp.tile_sum(v)[0]
+    loss[0] = s + wp.tile_sum(t * t)[0]
+
+
+def test_reshaping_slicing_and_element_writes():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((8, 4))
+
+    def run(xv, backward=False):
+        a = wp.array(xv, dtype=wp.float64, requires_grad=True)
+        out = wp.zeros((8, 4), dtype=wp.float64)
+        loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+        with wp.Tape() as tape:
+            wp.launch_tiled(shapes_kernel, dim=[1], inputs=[a, out, loss], block_dim=16)
+        if backward:
+            tape.backward(loss)
+        return a, out, loss.numpy()[0]
+
+    a, out, loss = run(x)
+    t = x.copy()
+    t[0, 0] = 7.0
+    t[1:3, :] = x[2:4, :] * 3.0
+    np.testing.assert_allclose(out.numpy(), t + x.sum(0)[None, :], rtol=1e-12)
+    expect = (x * x).sum() + (x[::-1, 1] * np.arange(8)).sum() + x[3].sum() + (t * t).sum()
+    assert loss == pytest.approx(expect, rel=1e-12)
+    a, _, _ = run(x, backward=True)
+    np.testing.assert_allclose(a.grad.numpy(), _fd_grad(lambda v: run(v)[2], x.copy()), rtol=1e-6, atol=1e-6)
+
+
+@wp.func
+def smooth_max(x: float, y: float):
+    return wp.log(wp.exp(x) + wp.exp(y))
+
+
+@wp.kernel
+def user_map_kernel(a: wp.array[float], b: wp.array[float], out: wp.array[float]):
+    ta = wp.tile_load(a, shape=(M,))
+    tb = wp.tile_load(b, shape=(M,))
+    wp.tile_store(out, wp.tile_map(smooth_max, ta, tb))
+
+
+def test_tile_map_with_a_user_func_and_gradients():
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal(8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    a, b = wp.array(x, requires_grad=True), wp.array(y, requires_grad=True)
+    out = wp.zeros(8, dtype=float, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch_tiled(user_map_kernel, dim=[1], inputs=[a, b, out], block_dim=8)
+    np.testing.assert_allclose(out.numpy(), np.logaddexp(x, y), rtol=1e-5)
+    out.grad = wp.ones_like(out)
+    tape.backward()
+    np.testing.assert_allclose(a.grad.numpy(), 1 / (1 + np.exp(y - x)), rtol=1e-4)
+    np.testing.assert_allclose(b.grad.numpy(), 1 / (1 + np.exp(x - y)), rtol=1e-4)
+
+
+@wp.kernel
+def thread_tile_kernel(x: wp.array[wp.vec3], out: wp.array[wp.vec3], total: wp.array[float]):
+    i, lane = wp.tid()
+    t = wp.tile(x[i])  # a vec3 spreads over the first dimension: shape (3, block_dim)
+    out[i] = wp.untile(t * 2.0)
+    wp.tile_atomic_add(total, wp.tile_sum(wp.tile(wp.length(x[i]))))
+
+
+def test_tile_from_thread_values_and_atomic_add():
+    rng = np.random.default_rng(6)
+    xs = rng.standard_normal((10, 3)).astype(np.float32)
+    x = wp.array(xs, dtype=wp.vec3)
+    out = wp.zeros(10, dtype=wp.vec3)
+    total = wp.zeros(1, dtype=float)
+    wp.launch_tiled(thread_tile_kernel, dim=[10], inputs=[x, out, total], block_dim=64)
+    np.testing.assert_allclose(out.numpy(), 2 * xs, rtol=1e-6)
+    assert total.numpy()[0] == pytest.approx(np.linalg.norm(xs, axis=1).sum(), rel=1e-5)
+    assert wp.block_dim is not None
+
+
+def test_errors_name_the_kernel_line():
+    @wp.kernel(module="unique")
+    def bad_slice():
+        t = wp.tile_ones(shape=(M, N), dtype=float)
+        v = t[4:4, :]
+
+    with pytest.raises(ValueError, match="empty tile"):
+        wp.launch_tiled(bad_slice, dim=[1], inputs=[], block_dim=8)
+
+    @wp.kernel(module="unique")
+    def bad_matmul():
+        a = wp.tile_ones(shape=(M, N), dtype=float)
+        c = wp.tile_matmul(a, a)
+
+    with pytest.raises(ValueError, match="do not multiply"):
+        wp.launch_tiled(bad_matmul, dim=[1], inputs=[], block_dim=8)
+
+    @wp.kernel(module="unique")
+    def bad_index(k: int, out: wp.array[float]):
+        t = wp.tile_ones(shape=(M,), dtype=float)
+        out[0] = t[k]
+
+    out = wp.zeros(1, dtype=float)
+    with pytest.raises(IndexError):
+        wp.launch_tiled(bad_index, dim=[1], inputs=[20, out], block_dim=8)
+    wp.launch_tiled(bad_index, dim=[1], inputs=[-1, out], block_dim=8)  # from the end, as NumPy
+    assert out.numpy()[0] == 1.0
+
+
+def test_launch_tiled_needs_block_dim():
+    with pytest.raises(RuntimeError, match="block_dim"):
+        wp.launch_tiled(copy_map_kernel, dim=[1], inputs=[])
