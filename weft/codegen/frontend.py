@@ -113,6 +113,17 @@ class _BuildTimeShape:
         return self._t._shape[0]
 
 
+class _BuildTimeTile:
+    """A tile as build-time code sees it (``wp.static(len(t))``): its shape and dtype."""
+
+    def __init__(self, t):
+        self.dtype = t.dtype
+        self.shape = t.shape
+
+    def __len__(self):
+        return self.shape[0]
+
+
 class Lowerer(ControlFlow, ast.NodeVisitor):
     """Lowers one function. Use ``lower(...)``; the instance is single-use."""
 
@@ -684,6 +695,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 scope[k] = tuple(v.type.types)  # what build-time code may ask of it: len(t)
             elif isinstance(v, ir.Var) and composite.is_composite(v.type):
                 scope[k] = _BuildTimeShape(v.type)  # len(v), v.dtype... of a runtime vector
+            elif isinstance(v, ir.Var) and isinstance(v.type, wt.TileType):
+                scope[k] = _BuildTimeTile(v.type)  # len(t), t.shape, t.dtype of a tile
         try:
             return eval(code, scope)
         except Exception as e:

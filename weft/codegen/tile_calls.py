@@ -323,8 +323,26 @@ def _tile_map(lw: Lowerer, node):
     return tile_map(lw, target, [lw.expr(x) for x in node.args[1:]], node)
 
 
+_VERBS = {"mul": "multiply", "div": "divide"}
+
+
 def binop(lw: Lowerer, builtin, a, b, node):
-    """``a + b``, ``a * 2.0``... with a tile operand: element-wise."""
+    """``a + b``, ``a * 2.0``... with a tile operand: element-wise. ``*`` and ``/`` of tiles of
+    vectors or matrices take a scalar (tile) on one side, as in Warp."""
+    verb = _VERBS.get(builtin.name)
+    elem = [x.type.dtype if isinstance(x.type, TileType) else x.type for x in (a, b)]
+    if verb and not any(wt.is_scalar(t) for t in elem):
+        if isinstance(a.type, TileType) and isinstance(b.type, TileType):
+            raise lw.error(
+                f"Cannot {verb} {a.type!r} by {b.type!r}: the element type must be scalar on one side",
+                node,
+                WarpCodegenTypeError,
+            )
+        raise lw.error(
+            f"Cannot {verb} {wt.type_repr(a.type)} by {wt.type_repr(b.type)}: at least one operand must be a scalar type",
+            node,
+            WarpCodegenTypeError,
+        )
     if isinstance(a.type, TileType) and isinstance(b.type, TileType) and a.type.shape != b.type.shape:
         raise lw.error(f"tiles of shapes {a.type.shape} and {b.type.shape} in one operation", node, WarpCodegenValueError)
     return tile_map(lw, builtin, [a, b], node)

@@ -51,7 +51,9 @@ class TileType:
         return is_differentiable(self.dtype)
 
     def __repr__(self):
-        return f"tile({getattr(self.dtype, '__name__', self.dtype)}, {self.shape})"
+        from ..scalar_types import type_repr
+
+        return f"tile<{type_repr(self.dtype)}, {self.shape}>"
 
 
 def is_tile_type(t) -> bool:

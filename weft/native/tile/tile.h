@@ -185,6 +185,16 @@ WEFT_FN void adj_tile_atomic_add(const array_t<T>& a, const tile_t<T, D...>& t, 
     }
 }
 
+// where(cond, a, b) of tiles (the merge after an if/else that assigns a tile)
+template <typename C, typename T, int... D>
+WEFT_FN void adj_where(C cond, const tile_t<T, D...>& a, const tile_t<T, D...>& b, C& adj_cond,
+                       tile_t<T, D...>& adj_a, tile_t<T, D...>& adj_b, const tile_t<T, D...>& adj_ret) {
+    if (truth(cond))
+        adj_a += adj_ret;
+    else
+        adj_b += adj_ret;
+}
+
 // ------------------------------------------------------------------------------ element-wise
 
 // tile_map(f, a[, b[, c]]): f applied to the elements at each index. The generated code passes
