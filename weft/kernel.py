@@ -54,6 +54,31 @@ def _c_ident(name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name)
 
 
+def _tile_references(src, names, arg_types, refs) -> list:
+    """Tile parameters the func updates in place: Warp passes tiles by reference, so the caller
+    sees the change; weft makes them ``wp.ref`` parameters (copied back after the call)."""
+    from .codegen.ast_scans import rebound_names
+
+    tiles = [n for n, t in zip(names, arg_types) if isinstance(t, wt.TileType) and n not in refs]
+    if not tiles:
+        return []
+
+    def resolve(node):
+        chain = []
+        while isinstance(node, ast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        obj = src.globals.get(node.id, src.closure.get(node.id))
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        return obj
+
+    rebound = rebound_names(src.tree.body, resolve)
+    return [n for n in tiles if n in rebound]
+
+
 def _value_ret_type(ret_type, n_refs):
     """What a call of the func gives its caller: its IR result, less the ``n_refs`` final values
     of reference parameters that follow the result in a func with ``wp.ref[T]`` parameters."""
@@ -112,6 +137,7 @@ class FuncInstance(ir.FuncCallee):
         ret_ann = sig.return_annotation
         ret_ann = None if ret_ann is inspect.Signature.empty else ret_ann
         refs = [n for n, p in sig.parameters.items() if is_reference(p.annotation)]
+        refs += _tile_references(src, names, arg_types, refs)
         self.ref_params = tuple(names.index(n) for n in refs)
         self.compiled = pipeline.compile_function(
             src, dict(zip(names, arg_types)), False, self.symbol, ret_ann, ref_params=refs

@@ -63,3 +63,21 @@ def assigned_names(body) -> set:
             elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
                 names.add(n.target.id)
     return names
+
+
+def rebound_names(body, resolve) -> set:
+    """Names the statements rebind: assigned, augmented, with a component stored, or passed where
+    a call updates its argument in place (``resolve(func_node)`` gives the called object, whose
+    ``inout`` / ``inout_names`` list those arguments, e.g. ``wp.tile_matmul(a, b, out)``)."""
+    names = assigned_names(body) | component_store_roots(body)
+    for s in body:
+        for n in ast.walk(s):
+            if not isinstance(n, ast.Call):
+                continue
+            f = resolve(n.func)
+            for pos in getattr(f, "inout", ()):
+                if pos < len(n.args) and isinstance(n.args[pos], ast.Name):
+                    names.add(n.args[pos].id)
+            kw = getattr(f, "inout_names", ())
+            names.update(k.value.id for k in n.keywords if k.arg in kw and isinstance(k.value, ast.Name))
+    return names

@@ -323,6 +323,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 self.assign_to(t, v)
             return
         self.assign_to(target, self.argument(node.value))
+        if isinstance(target, ast.Name):
+            tile_calls.note_assignment(self, target.id, node.value)
 
     def visit_AnnAssign(self, node):
         if node.value is None:
@@ -416,6 +418,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return
         if isinstance(target, ast.Subscript) and isinstance(base, ir.Var) and isinstance(base.type, wt.TileType):
             self.assign_to(target.value, tile_calls.assign(self, base, target, v))
+            if isinstance(target.value, ast.Name):
+                tile_calls.write_back(self, target.value.id, target)
             return
         if not (isinstance(base, ir.Var) and composite.is_composite(base.type)):
             raise self.error(f"cannot assign to '{ast.unparse(target)}'", target, UnsupportedConstruct)
@@ -474,6 +478,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             if isinstance(target, ast.Name) and target.id in self.ref_params:
                 new = self.ref_value(target.id, new, node, "augmented assignment")
             self.assign_to(target, new)
+            if isinstance(target, ast.Name) and isinstance(new, ir.Var) and isinstance(new.type, wt.TileType):
+                tile_calls.write_back(self, target.id, node)  # `row += u` of a view updates its tile
 
     @contextlib.contextmanager
     def pinned(self, target):
@@ -1128,6 +1134,9 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         targets = []
         for k in inst.ref_params:
             arg = by_name.get(names[k])
+            if isinstance(inst.arg_types[k], wt.TileType) and (arg is None or not self.is_addressable(arg)):
+                targets.append(None)  # a tile the func updates in place, passed as a temporary
+                continue
             if arg is None or not self.is_addressable(arg):
                 shown = ast.unparse(arg) if arg is not None else "its default value"
                 raise self.error(
@@ -1146,12 +1155,13 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             targets.append(arg)
         args = [a for a in args if not isinstance(a, Static)]
         with contextlib.ExitStack() as stack:
-            targets = [stack.enter_context(self.pinned(t)) for t in targets]  # indices evaluated once
+            targets = [stack.enter_context(self.pinned(t)) if t is not None else None for t in targets]  # indices evaluated once
             result = self.call(inst, args, inst.ret_type, node=node)
             items = [self.call(intr.TUPLE_GET, [result], t, attr=j, node=node) for j, t in enumerate(result.type.types)]
             value = items[0] if inst.value_ret_type is not None else None
             for target, v in zip(targets, items[len(items) - len(targets) :]):
-                self.assign_to(target, v)
+                if target is not None:
+                    self.assign_to(target, v)
         return value
 
     def is_addressable(self, node) -> bool:

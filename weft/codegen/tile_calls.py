@@ -89,7 +89,9 @@ def _static(lw: Lowerer, x, what: str, node):
     try:
         return lw.static_eval(x)
     except WarpCodegenError:
-        raise lw.error(f"the {what} must be known when the kernel is built (a constant)", node, WarpCodegenValueError) from None
+        raise lw.error(
+            f"the {what} must be a compile-time constant (known when the kernel is built)", node, WarpCodegenValueError
+        ) from None
 
 
 def _shape(lw: Lowerer, x, node) -> tuple:
@@ -155,12 +157,79 @@ def _targs(*parts) -> str:
 
 
 def _rebind(lw: Lowerer, target_node, value):
-    """Warp updates the tile named by ``target_node`` in place: rebind the name to ``value``."""
+    """Warp updates the tile named by ``target_node`` in place: rebind the name to ``value`` (and
+    write it back into the tile it is a view of, if it is one)."""
     if isinstance(target_node, ast.Name):
         lw.assign_to(ast.Name(id=target_node.id, ctx=ast.Store()), value)
+        write_back(lw, target_node.id, target_node)
     elif isinstance(target_node, (ast.Attribute, ast.Subscript)):
         lw.assign_to(target_node, value)
     return value
+
+
+# ------------------------------------------------------------------------------------ views
+#
+# In Warp a sub-tile (``row = t[i]``, ``wp.tile_view(t, ...)``) aliases its parent, so updating it
+# in place (``wp.tile_assign(row, u)``, ``row[j] = x``, ``wp.tile_matmul(a, b, row)``) changes
+# the parent. weft's tiles are values: the frontend remembers which name was bound to a view of
+# which tile, and after an in-place update of the view writes its new value back into the
+# parent (``tile_slice_set`` / ``tile_assign``), which is rebound in turn.
+
+
+def _views(lw: Lowerer) -> dict:
+    return lw.__dict__.setdefault("tile_views", {})
+
+
+def view_parent(lw: Lowerer, value_node):
+    """The name of the tile ``value_node`` takes a view of (``t[i]``, ``t[1:3, :]``,
+    ``wp.tile_view(t, ...)``), or None."""
+    if isinstance(value_node, ast.Subscript) and isinstance(value_node.value, ast.Name):
+        base = value_node.value.id
+    elif isinstance(value_node, ast.Call) and value_node.args and isinstance(value_node.args[0], ast.Name):
+        try:
+            if lw.static_value(value_node.func) is not ops.tile_view:
+                return None
+        except WarpCodegenError:
+            return None
+        base = value_node.args[0].id
+    else:
+        return None
+    v = lw.env.get(base)
+    if not (hasattr(v, "type") and isinstance(v.type, TileType)):
+        return None
+    if isinstance(value_node, ast.Subscript) and not is_view(v, value_node):
+        return None
+    return base
+
+
+def note_assignment(lw: Lowerer, name: str, value_node):
+    """``name = value``: remember (or forget) that ``name`` is a view of another tile."""
+    views = _views(lw)
+    views.pop(name, None)
+    parent = view_parent(lw, value_node)
+    if parent is not None and parent != name:
+        views[name] = (parent, value_node)
+
+
+def write_back(lw: Lowerer, name: str, node):
+    """After ``name`` (a view) was updated in place: its parent takes the new values."""
+    rec = _views(lw).get(name)
+    if rec is None:
+        return
+    parent, view_node = rec
+    pv, v = lw.env.get(parent), lw.env.get(name)
+    if not (hasattr(pv, "type") and isinstance(pv.type, TileType)):
+        return
+    sub = view_node
+    if isinstance(view_node, ast.Call):
+        a = _bind(lw, view_node, [("t", _REQUIRED), ("offset", _REQUIRED), ("shape", None)])
+        sub = _view_as_subscript(lw, view_node, a) or view_node
+    if isinstance(sub, ast.Subscript):
+        new = assign(lw, pv, sub, v)
+    else:
+        new = _emit(lw, "tile_assign", [pv, v] + _padded(lw, _int_list(lw, a["offset"], node)), pv.type, node)
+    lw.assign_to(ast.Name(id=parent, ctx=ast.Store()), new)
+    write_back(lw, parent, node)
 
 
 # --------------------------------------------------------------------------- construction
@@ -459,10 +528,48 @@ def _tile_squeeze(lw: Lowerer, node):
     return reshape(lw, t, new, node)
 
 
+def _slice_call_as_slice(lw: Lowerer, e):
+    """``slice(a, b, c)`` written in a kernel, as the ``ast.Slice`` it means; else None."""
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "slice" and not e.keywords):
+        return None
+    args = list(e.args)
+    if not 1 <= len(args) <= 3:
+        raise lw.error("slice() takes 1 to 3 arguments", e, WarpCodegenTypeError)
+    if len(args) == 1:
+        args = [None] + args
+    return ast.Slice(*(args + [None] * (3 - len(args))))
+
+
+def _view_as_subscript(lw: Lowerer, node, a):
+    """``wp.tile_view(t, offset=(slice(...), ...))`` as the subscript ``t[...]`` it equals, or
+    None when the offset holds no slice."""
+    off = a["offset"]
+    elts = off.elts if isinstance(off, ast.Tuple) else [off]
+    slices = [_slice_call_as_slice(lw, e) for e in elts]
+    if not any(sl is not None for sl in slices):
+        return None
+    if a["shape"] is not None:
+        raise lw.error("tile_view(): pass either 'shape' together with a slice offset, not both: a slice gives the shape", node, WarpCodegenValueError)
+    items = [sl if sl is not None else e for sl, e in zip(slices, elts)]
+    sub = ast.Subscript(value=a["t"], slice=ast.Tuple(items, ast.Load()) if len(items) > 1 else items[0], ctx=ast.Load())
+    return ast.copy_location(sub, node)
+
+
 def _tile_view(lw: Lowerer, node):
     a = _bind(lw, node, [("t", _REQUIRED), ("offset", _REQUIRED), ("shape", None)])
     t = _tile_arg(lw, a["t"], "the value", node)
-    offs = _int_list(lw, a["offset"], node)
+    sub = _view_as_subscript(lw, node, a)
+    if sub is not None:
+        return subscript(lw, t, sub)
+    elts = a["offset"].elts if isinstance(a["offset"], ast.Tuple) else [a["offset"]]
+    offs = []
+    for d, e in enumerate(elts):
+        v = lw.expr(e)
+        if not wt.is_int(v.type):
+            raise lw.error(f"tile_view() offsets must be integers or slices, got {wt.type_repr(v.type)}", node, WarpCodegenTypeError)
+        if d < t.type.ndim and v.is_const and not 0 <= int(v.const) < t.type.shape[d]:
+            raise lw.error(f"tile_view(): offset {v.const} is out of bounds for axis {d} of size {t.type.shape[d]}", node, WarpCodegenValueError)
+        offs.append(lw.cast(v, wt.int32))
     if len(offs) > t.type.ndim:
         raise lw.error(f"tile_view(): {len(offs)} offsets for a {t.type.ndim}-D tile", node, WarpCodegenValueError)
     shape = _shape(lw, a["shape"], node) if a["shape"] is not None else t.type.shape[len(offs) :] or (1,)
