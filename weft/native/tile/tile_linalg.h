@@ -219,7 +219,8 @@ WEFT_FN void adj_tile_cholesky_solve(const tile_t<T, N, N>& f, const tile_t<T, N
     for (int i = 0; i < N; ++i)
         for (int j = Upper ? i : 0; j <= (Upper ? N - 1 : i); ++j) {
             T s{};
-            for (int k = 0; k < N; ++k) s += Upper ? f.data[i * N + k] * g[k * N + j] : g[i * N + k] * f.data[k * N + j];
+            for (int k = Upper ? i : j; k < N; ++k)  // the factor's own triangle only
+                s += Upper ? f.data[i * N + k] * g[k * N + j] : g[i * N + k] * f.data[k * N + j];
             adj_f.data[i * N + j] += s;
         }
 }
