@@ -321,7 +321,25 @@ class Struct:
             f"WEFT_FN {self.cname} atomic_add_raw({self.cname}* p, {self.cname} v) {{\n"
             f"    using weft::atomic_add_raw;\n{atomic}\n    return {self.cname}{{}};\n}}\n"
             + _SELECT_ADJOINTS.replace("STRUCT", self.cname)
+            + self._fieldwise_cpp()
         )
+
+    def _fieldwise_cpp(self) -> str:
+        """``weft::add`` / ``weft::sub`` of two structs, field by field, with their adjoints (the
+        element operations of ``+`` and ``-`` on tiles of structs)."""
+        c = self.cname
+        out = ["", "namespace weft {"]
+        for op in ("add", "sub"):
+            # a nested struct's own add/sub (declared before this one), found by ordinary lookup
+            fn = {n: op if isinstance(t, Struct) else f"field_{op}" for n, t in self.vars.items()}
+            sets = "".join(f" r.f_{n} = {fn[n]}(a.f_{n}, b.f_{n});" for n in self.vars)
+            adjs = "".join(f" adj_{fn[n]}(a.f_{n}, b.f_{n}, adj_a.f_{n}, adj_b.f_{n}, adj_ret.f_{n});" for n in self.vars)
+            out.append(f"WEFT_FN {c} {op}(const {c}& a, const {c}& b) {{ {c} r = a;{sets} return r; }}")
+            out.append(
+                f"WEFT_FN void adj_{op}(const {c}& a, const {c}& b, {c}& adj_a, {c}& adj_b, const {c}& adj_ret) {{{adjs} }}"
+            )
+        out.append("}  // namespace weft")
+        return "\n".join(out) + "\n"
 
     def dependencies(self) -> list:
         """The struct types this one's C++ definition needs first (nested structs, element types

@@ -474,7 +474,10 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             )
         with self.pinned(target) as target:  # `a[f(i)].x += v` calls f once
             cur = self.expr(target)
-            new = self.binop(op, cur, self.expr(node.value), node)
+            if isinstance(base, ir.Var) and isinstance(base.type, wt.TileType) and composite.is_struct(cur.type):
+                new = tile_calls.struct_element_binop(self, _binops[op], cur, self.expr(node.value), node)
+            else:
+                new = self.binop(op, cur, self.expr(node.value), node)
             if isinstance(target, ast.Name) and target.id in self.ref_params:
                 new = self.ref_value(target.id, new, node, "augmented assignment")
             self.assign_to(target, new)

@@ -235,10 +235,17 @@ def write_back(lw: Lowerer, name: str, node):
 # --------------------------------------------------------------------------- construction
 
 
+def _reject_struct(lw: Lowerer, dtype, op: str, node):
+    if getattr(dtype, "_kind", None) == "struct":
+        raise lw.error(f"{op}() does not take tiles of a Warp struct ({wt.type_repr(dtype)})", node, WarpCodegenTypeError)
+
+
 def _fill(symbol):
     def handler(lw: Lowerer, node):
         a = _bind(lw, node, [("shape", _REQUIRED), ("dtype", float), ("storage", "register")])
         t = TileType(_dtype(lw, a["dtype"], node), _shape(lw, a["shape"], node))
+        if symbol == "tile_ones":
+            _reject_struct(lw, t.dtype, symbol, node)
         return _emit(lw, f"{symbol}{_targs(t.dtype, *t.shape)}", [], t, node, differentiable=False)
 
     return handler
@@ -270,6 +277,7 @@ def _tile_arange(lw: Lowerer, node):
         raise lw.error("tile_arange(): step must not be zero", node, WarpCodegenValueError)
     n = max(0, -(-(stop - start) // step)) if isinstance(step, int) and isinstance(start, int) and isinstance(stop, int) else max(0, int(-(-(stop - start) // step)))
     dtype = _dtype(lw, kw["dtype"], node) if "dtype" in kw else (wt.float32 if any(isinstance(v, float) for v in values) else wt.int32)
+    _reject_struct(lw, dtype, "tile_arange", node)
     t = TileType(dtype, (n,))
     return _emit(
         lw, f"tile_arange{_targs(dtype, n)}", [lw.const(start, dtype), lw.const(step, dtype)], t, node, differentiable=False
@@ -310,8 +318,12 @@ def _tile_load(lw: Lowerer, node):
 
 def _store_like(symbol, returns):
     def handler(lw: Lowerer, node):
-        a = _bind(lw, node, [("a", _REQUIRED), ("t", _REQUIRED), ("offset", None), ("bounds_check", True)])
+        a = _bind(lw, node, [("a", _REQUIRED), ("t", _REQUIRED), ("offset", None), ("bounds_check", True), ("aligned", False)])
         arr = _array_arg(lw, a["a"], node)
+        if returns:  # an atomic add: Warp's element types only
+            from .tile_data_calls import check_atomic_dtype
+
+            check_atomic_dtype(lw, arr.type.dtype, node)
         t = _tile_arg(lw, a["t"], "the value", node)
         if t.type.ndim != arr.type.ndim:
             raise lw.error(f"{symbol}(): a {t.type.ndim}-D tile for a {arr.type.ndim}-D array", node, WarpCodegenValueError)
@@ -414,7 +426,44 @@ def binop(lw: Lowerer, builtin, a, b, node):
         )
     if isinstance(a.type, TileType) and isinstance(b.type, TileType) and a.type.shape != b.type.shape:
         raise lw.error(f"tiles of shapes {a.type.shape} and {b.type.shape} in one operation", node, WarpCodegenValueError)
+    structs = [t for t in elem if _is_struct(t)]
+    if structs:
+        return _struct_binop(lw, builtin, a, b, elem, node)
     return tile_map(lw, builtin, [a, b], node)
+
+
+def _is_struct(t) -> bool:
+    return getattr(t, "_kind", None) == "struct"
+
+
+def struct_element_binop(lw: Lowerer, builtin, a, b, node):
+    """``t[i] += s`` of a tile of structs: the element and ``s`` added (or subtracted) field by
+    field; other operators are refused as Warp does."""
+    if builtin.name not in ("add", "sub") or a.type != b.type:
+        what = "bitwise inplace" if builtin.name.startswith("bit_") else builtin.name
+        raise lw.error(
+            f"{what} operations on elements of a Warp struct ({wt.type_repr(a.type)}) are not supported",
+            node,
+            WarpCodegenTypeError,
+        )
+    return _emit(lw, builtin.name, [a, b], a.type, node, differentiable=wt.is_differentiable(a.type))
+
+
+def _struct_binop(lw: Lowerer, builtin, a, b, elem, node):
+    """``+`` and ``-`` of tiles of one struct type: field by field (the struct's generated
+    ``weft::add`` / ``weft::sub``)."""
+    if builtin.name not in ("add", "sub") or elem[0] != elem[1]:
+        what = "bitwise inplace" if builtin.name.startswith("bit_") else builtin.name
+        raise lw.error(
+            f"{what} operations on tiles of a Warp struct ({wt.type_repr(elem[0])}) are not supported: "
+            "structs add and subtract field by field, nothing else",
+            node,
+            WarpCodegenTypeError,
+        )
+    tiles = tuple(k for k, x in enumerate((a, b)) if isinstance(x.type, TileType))
+    shape = (a.type if isinstance(a.type, TileType) else b.type).shape
+    op = ElementOp(f"weft::{builtin.name}", f"weft::adj_{builtin.name}", tiles, wt.is_differentiable(elem[0]))
+    return lw.call(intr.TILE_MAP, [a, b], TileType(elem[0], shape), attr=op, node=node)
 
 
 def _astype(lw: Lowerer, t, dtype, node):
@@ -450,6 +499,7 @@ def _reduction(symbol, int_result=False):
     def handler(lw: Lowerer, node):
         a = _bind(lw, node, [("a", _REQUIRED)])
         t = _tile_arg(lw, a["a"], "the value", node)
+        _reject_struct(lw, t.type.dtype, symbol, node)
         r = TileType(wt.int32 if int_result else t.type.dtype, (1,))
         return _emit(lw, symbol, [t], r, node, differentiable=not int_result)
 
@@ -461,9 +511,19 @@ def _tile_reduce(lw: Lowerer, node):
     target = _function_arg(lw, a["op"], node)
     t = _tile_arg(lw, a["a"], "the value", node)
     e = lw.fn.new_var(t.type.dtype)
-    sym, adj_sym, _, rtype, _ = _element_op(lw, target, [e, e], node)
+    try:
+        sym, adj_sym, _, rtype, _ = _element_op(lw, target, [e, e], node)
+    except WarpCodegenTypeError as err:
+        if getattr(t.type.dtype, "_kind", None) == "struct":
+            raise lw.error(f"tile_reduce(): no overload of the operation takes a Warp struct ({err.bare_msg})", node, WarpCodegenTypeError) from None
+        raise
     if rtype != t.type.dtype:
-        raise lw.error(f"tile_reduce(): the operation returns {wt.type_repr(rtype)} for elements of {wt.type_repr(t.type.dtype)}", node, WarpCodegenTypeError)
+        raise lw.error(
+            f"tile_reduce(): the operation must return the tile element type {wt.type_repr(t.type.dtype)}, "
+            f"it returns {wt.type_repr(rtype)}",
+            node,
+            WarpCodegenTypeError,
+        )
     return lw.call(intr.TILE_REDUCE, [t], TileType(rtype, (1,)), attr=ElementOp(sym, adj_sym, (0,), False), node=node)
 
 

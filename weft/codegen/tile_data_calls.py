@@ -338,17 +338,6 @@ def _tile_axpy(lw: Lowerer, node):
 # ------------------------------------------------------------------- tile_atomic_add's dtypes
 
 
-def _checked_atomic_add(base):
-    def handler(lw: Lowerer, node):
-        a = _bind(lw, node, [("a", _REQUIRED), ("t", _REQUIRED), ("offset", None), ("bounds_check", True)])
-        arr = lw.expr(a["a"])
-        if isinstance(arr.type, wt.ArrayType):
-            check_atomic_dtype(lw, arr.type.dtype, node)
-        return base(lw, node)
-
-    return handler
-
-
 for _op, _handler in {
     ops_data.tile_sort: _tile_sort,
     ops_data.tile_scan_inclusive: _scan("tile_scan_inclusive"),
@@ -373,4 +362,3 @@ for _op, _handler in {
 }.items():
     register_special(_op, _handler)
 
-register_special(ops.tile_atomic_add, _checked_atomic_add(handler_for(ops.tile_atomic_add)))

@@ -18,6 +18,41 @@ template <typename T>
 WEFT_FN void accumulate_field(indexedarray_t<T>&, const indexedarray_t<T>&) {}
 WEFT_FN void accumulate_field(bool& a, const bool& b) { a = a || b; }
 
+// Field-wise sums and differences of structs (tiles of structs add and subtract field by field);
+// array fields keep the first operand's, bool fields too; their adjoints pass nothing.
+template <typename T>
+WEFT_FN T field_add(const T& a, const T& b) {
+    return add(a, b);
+}
+template <typename T>
+WEFT_FN T field_sub(const T& a, const T& b) {
+    return sub(a, b);
+}
+template <typename T>
+WEFT_FN void adj_field_add(const T& a, const T& b, T& adj_a, T& adj_b, const T& adj_ret) {
+    adj_add(a, b, adj_a, adj_b, adj_ret);
+}
+template <typename T>
+WEFT_FN void adj_field_sub(const T& a, const T& b, T& adj_a, T& adj_b, const T& adj_ret) {
+    adj_sub(a, b, adj_a, adj_b, adj_ret);
+}
+#define WEFT_KEEP_FIRST_FIELD(T, ...)                                                                         \
+    template <__VA_ARGS__>                                                                                    \
+    WEFT_FN T field_add(const T& a, const T&) { return a; }                                                  \
+    template <__VA_ARGS__>                                                                                    \
+    WEFT_FN T field_sub(const T& a, const T&) { return a; }                                                  \
+    template <__VA_ARGS__>                                                                                    \
+    WEFT_FN void adj_field_add(const T&, const T&, T&, T&, const T&) {}                                      \
+    template <__VA_ARGS__>                                                                                    \
+    WEFT_FN void adj_field_sub(const T&, const T&, T&, T&, const T&) {}
+WEFT_KEEP_FIRST_FIELD(array_t<T>, typename T)
+WEFT_KEEP_FIRST_FIELD(indexedarray_t<T>, typename T)
+#undef WEFT_KEEP_FIRST_FIELD
+WEFT_FN bool field_add(const bool& a, const bool&) { return a; }
+WEFT_FN bool field_sub(const bool& a, const bool&) { return a; }
+WEFT_FN void adj_field_add(const bool&, const bool&, bool&, bool&, const bool&) {}
+WEFT_FN void adj_field_sub(const bool&, const bool&, bool&, bool&, const bool&) {}
+
 template <typename S>
 WEFT_FN S struct_zero() {
     return S{};
