@@ -234,3 +234,70 @@ def test_errors_name_the_kernel_line():
 def test_launch_tiled_needs_block_dim():
     with pytest.raises(RuntimeError, match="block_dim"):
         wp.launch_tiled(copy_map_kernel, dim=[1], inputs=[])
+
+
+@wp.struct
+class Particle:
+    mass: float
+    vel: wp.vec3
+
+
+@wp.func
+def heavier(a: Particle, b: Particle):
+    return wp.where(a.mass < b.mass, b, a)
+
+
+@wp.kernel
+def struct_tile_kernel(p: wp.array[Particle], total: wp.array[Particle], heaviest: wp.array[Particle]):
+    t = wp.tile_load(p, shape=(M,))
+    d = t + t - t  # field by field
+    d[0] += t[1]
+    wp.tile_store(total, wp.tile_sum(d))
+    wp.tile_store(heaviest, wp.tile_reduce(heavier, t))
+
+
+def test_struct_tiles_add_field_by_field():
+    rng = np.random.default_rng(7)
+    ps = []
+    for k in range(8):
+        q = Particle()
+        q.mass = float(rng.random())
+        q.vel = wp.vec3(*rng.standard_normal(3))
+        ps.append(q)
+    p = wp.array(ps, dtype=Particle)
+    total = wp.zeros(1, dtype=Particle)
+    heaviest = wp.zeros(1, dtype=Particle)
+    wp.launch_tiled(struct_tile_kernel, dim=[1], inputs=[p, total, heaviest], block_dim=8)
+    mass = np.array([q.mass for q in ps], dtype=np.float32)
+    vel = np.array([list(q.vel) for q in ps], dtype=np.float32)
+    out = total.numpy()[0]
+    assert out["mass"] == pytest.approx(mass.sum() + mass[1], rel=1e-5)
+    np.testing.assert_allclose(out["vel"], vel.sum(0) + vel[1], rtol=1e-5, atol=1e-6)
+    assert heaviest.numpy()[0]["mass"] == pytest.approx(mass.max())
+
+
+@wp.func
+def scale_in_place(t: wp.tile[float, 4, 4], s: float):
+    t *= s  # the caller's tile changes (Warp passes tiles by reference)
+
+
+@wp.kernel
+def views_kernel(a: wp.array2d[float], out: wp.array2d[float], prod: wp.array[float]):
+    t = wp.tile_load(a, shape=(4, 4))
+    b = wp.tile_zeros(shape=(4, 4), dtype=float)
+    for i in range(a.shape[0]):  # a dynamic loop: b is carried through the view's write-back
+        row = b[i]
+        wp.tile_assign(row, t[3 - i] * 2.0)
+    scale_in_place(b, 0.5)
+    wp.tile_store(out, b)
+    wp.tile_store(prod, wp.tile_reduce(wp.mul, t, axis=1))
+
+
+def test_views_write_back_and_funcs_update_tiles_in_place():
+    rng = np.random.default_rng(8)
+    x = rng.random((4, 4), dtype=np.float32) + 0.5
+    out = wp.zeros((4, 4), dtype=float)
+    prod = wp.zeros(4, dtype=float)
+    wp.launch_tiled(views_kernel, dim=[1], inputs=[wp.array(x), out, prod], block_dim=8)
+    np.testing.assert_allclose(out.numpy(), x[::-1], rtol=1e-6)
+    np.testing.assert_allclose(prod.numpy(), x.prod(1), rtol=1e-5)

@@ -171,6 +171,10 @@ for _name in ("eq", "ne"):
     sb._cmp[_name].add(p("a", C, "b", C), wt.bool, symbol="cmp_" + _name, differentiable=False)
 sb.where.add(p("cond", AnyScalar, "a", C, "b", C), C)
 sb.select.add(p("cond", AnyScalar, "a", C, "b", C), C)
+# structs too (the generated struct code has their adjoints: struct.py, _SELECT_ADJOINTS)
+_S = composite_var("S", "struct")
+sb.where.add(p("cond", AnyScalar, "a", _S, "b", _S), _S)
+sb.select.add(p("cond", AnyScalar, "a", _S, "b", _S), _S)
 
 # bitwise operators on integer vectors and matrices, component by component
 IV = composite_var("V", "vector", int_only=True)

@@ -133,7 +133,10 @@ def _tile_map(r, b, s, a) -> str:
 
 
 def _tile_reduce(r, b, s, a) -> str:
-    return f"weft::tile_reduce([&](auto x, auto y) {{ return {s.attr.symbol}(x, y); }}, {a[0]})"
+    f = f"[&](auto x, auto y) {{ return {s.attr.symbol}(x, y); }}"
+    if s.attr.axis >= 0:
+        return f"weft::tile_reduce_axis<{ctype_name(s.result.type)}, {s.attr.axis}>({f}, {a[0]})"
+    return f"weft::tile_reduce({f}, {a[0]})"
 
 
 forward_formats = {

@@ -45,6 +45,7 @@ class ElementOp:
     adj_symbol: str
     tiles: tuple
     differentiable: bool
+    axis: int = -1  # TILE_REDUCE: the dimension folded (-1: all of them)
 
 
 # ------------------------------------------------------------------------------ arguments
@@ -507,9 +508,14 @@ def _reduction(symbol, int_result=False):
 
 
 def _tile_reduce(lw: Lowerer, node):
-    a = _bind(lw, node, [("op", _REQUIRED), ("a", _REQUIRED)])
+    a = _bind(lw, node, [("op", _REQUIRED), ("a", _REQUIRED), ("axis", None)])
     target = _function_arg(lw, a["op"], node)
     t = _tile_arg(lw, a["a"], "the value", node)
+    axis = _static(lw, a["axis"], "axis", node)
+    if axis is not None:
+        axis = int(axis) + (t.type.ndim if int(axis) < 0 else 0)
+        if not 0 <= axis < t.type.ndim:
+            raise lw.error(f"tile_reduce(): axis {axis} of a {t.type.ndim}-D tile", node, WarpCodegenValueError)
     e = lw.fn.new_var(t.type.dtype)
     try:
         sym, adj_sym, _, rtype, _ = _element_op(lw, target, [e, e], node)
@@ -524,7 +530,11 @@ def _tile_reduce(lw: Lowerer, node):
             node,
             WarpCodegenTypeError,
         )
-    return lw.call(intr.TILE_REDUCE, [t], TileType(rtype, (1,)), attr=ElementOp(sym, adj_sym, (0,), False), node=node)
+    if axis is None:
+        return lw.call(intr.TILE_REDUCE, [t], TileType(rtype, (1,)), attr=ElementOp(sym, adj_sym, (0,), False), node=node)
+    shape = tuple(d for k, d in enumerate(t.type.shape) if k != axis) or (1,)
+    op = ElementOp(sym, adj_sym, (0,), False, axis)
+    return lw.call(intr.TILE_REDUCE, [t], TileType(rtype, shape), attr=op, node=node)
 
 
 # ---------------------------------------------------------------------------------- shapes

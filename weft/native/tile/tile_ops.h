@@ -89,6 +89,25 @@ WEFT_FN tile_t<T, 1> tile_reduce(F f, const tile_t<T, D...>& t) {
     return tile_t<T, 1>{{s}};
 }
 
+// tile_reduce(f, t, axis): f folded along dimension Axis; R is t's shape without it
+template <typename R, int Axis, typename F, typename T, int... D>
+WEFT_FN R tile_reduce_axis(F f, const tile_t<T, D...>& t) {
+    using S = tile_shape_t<D...>;
+    constexpr int n = S::dim(Axis), step = S::stride(Axis);
+    R r;
+    for (int o = 0; o < R::size; ++o) {
+        int c[4];
+        R::shape::coord(o, c);
+        int base = 0, k = 0;  // the first element of this line: R's coordinates, Axis at 0
+        for (int d = 0; d < S::ndim; ++d)
+            if (d != Axis) base += c[k++] * S::stride(d);
+        T acc = t.data[base];
+        for (int j = 1; j < n; ++j) acc = f(acc, t.data[base + j * step]);
+        r.data[o] = acc;
+    }
+    return r;
+}
+
 // ------------------------------------------------------------------------------ reshaping
 
 // Shared by views, assignment, broadcasting: the linear index in a tile of shape S of the
