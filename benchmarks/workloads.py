@@ -28,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import geometry_workloads  # noqa: E402 (the mesh rows, in their own file)
+import tile_workloads  # noqa: E402 (the tile rows, in their own file)
 
 N_BIG = 10_000_000  # elements in the bandwidth and atomic workloads
 N_PARTICLES = 10_000
@@ -903,6 +904,8 @@ SECTIONS = [
     (("cold build, 9 kernels", "warm load, 9 kernels"), _build_section),
     (geometry_workloads.ROWS, lambda wp, device, sync: geometry_workloads.geometry_section(wp, device, sync, Workload, kernels)),
     (geometry_workloads.GRID_ROWS, lambda wp, device, sync: geometry_workloads.hash_grid_section(wp, device, sync, Workload, kernels)),
+    (tile_workloads.ROWS, lambda wp, device, sync: tile_workloads.tile_section(wp, device, sync, Workload, kernels)),
+    (tile_workloads.NUMPY_ROWS, lambda wp, device, sync: tile_workloads.numpy_gemm_section(wp, device, sync, Workload, kernels)),
 ]
 # the report order (the NumPy copy sits next to saxpy, whose bytes it moves)
 ROW_ORDER = [
@@ -933,6 +936,8 @@ ROW_ORDER = [
     "warm load, 9 kernels",
     *geometry_workloads.ROWS,
     *geometry_workloads.GRID_ROWS,
+    *tile_workloads.ROWS,
+    *tile_workloads.NUMPY_ROWS,
 ]
 
 

@@ -679,20 +679,28 @@ def test_a_return_annotation_must_match_what_the_func_returns():
         wp.launch(uses_halves, 1, [wp.zeros(1, dtype=float)])
 
 
-def test_tile_annotations_exist_and_compiling_them_is_refused():
+def test_tile_annotations_type_func_parameters_not_kernel_parameters():
     from typing import Literal
 
     @wp.func
     def passthrough(t: wp.tile[float, Literal[8], Literal[4]]) -> wp.tile[float, Literal[8], Literal[4]]:
-        return t  # declaring it is fine: only compiling a tile is refused
+        return t
 
     assert repr(wp.tile[float, Literal[8], 4]) == "tile[float32, 8, 4]" and wp.types.is_tile(wp.tile[float])
+
+    @wp.kernel(module="unique")
+    def uses_tile_func(out: wp.array2d[float]):
+        wp.tile_store(out, passthrough(wp.tile_full(shape=(8, 4), value=2.5, dtype=float)))
+
+    out = wp.zeros((8, 4), dtype=float)
+    wp.launch_tiled(uses_tile_func, dim=[1], inputs=[out], block_dim=8)
+    assert np.all(out.numpy() == 2.5)
 
     @wp.kernel(module="unique")
     def takes_tile(t: wp.tile[float, 8, 4]):
         pass
 
-    with pytest.raises(wp.codegen.WarpCodegenError, match="weft does not support tiles yet"):
+    with pytest.raises(TypeError, match="tiles live inside kernels"):
         wp.launch(takes_tile, 1, [None])
 
 

@@ -239,6 +239,13 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             raise self.error("expected a function definition", tree)
         for a in tree.args.args:
             t = self.param_types[a.arg]
+            if self.is_kernel and isinstance(t, (tr.TileAnnotation, wt.TileType)):
+                raise self.error(
+                    f"kernel parameter '{a.arg}' is a {t!r}: tiles live inside kernels; pass an array and "
+                    "wp.tile_load() it",
+                    a,
+                    WarpCodegenTypeError,
+                )
             if isinstance(t, tr.FunctionValue):  # g: wp.Function names the function it was given
                 self.env[a.arg] = Static(t.value)
                 continue

@@ -370,6 +370,11 @@ def _lookup_instance(kernel, params):
         if not tr.is_generic(t):
             types_.append(t)
             continue
+        if isinstance(t, tr.TileAnnotation):
+            raise TypeError(
+                f"kernel '{kernel.key}' parameter '{name}' is a {t!r}: tiles live inside kernels; pass an array "
+                "and wp.tile_load() it"
+            )
         if hasattr(v, "kernel_type"):
             concrete = v.kernel_type()
         elif isinstance(v, wt.scalar_base) or vt.is_composite(type(v)):

@@ -111,8 +111,8 @@ def _scalar_or_given(dtype):
 def _size(d):
     if typing.get_origin(d) is typing.Literal:
         (d,) = typing.get_args(d)
-    if not isinstance(d, int) or isinstance(d, bool) or d < 0:
-        raise TypeError(f"tile dimensions must be non-negative integers, got {d!r}")
+    if not isinstance(d, int) or isinstance(d, bool) or d <= 0:
+        raise TypeError(f"tile dimensions must be positive integers, got {d!r}")
     return d
 
 
