@@ -323,13 +323,11 @@ class ControlFlow:
     def names_rebound_by_calls(self, body) -> set:
         """Names a call rebinds: the state of ``wp.randf(rng)`` (builtins with ``advances_state``)
         and the outputs of ``wp.svd3(A, U, sigma, V)`` (``outputs``); loops must carry them."""
-        from . import tile_calls  # noqa: PLC0415 (tile_calls imports this module)
-
         names = set()
         for s in body:
             for n in ast.walk(s):
                 if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-                    parent = tile_calls.view_parent(self, n.value)  # a view updated in place updates it
+                    parent = self.tile_view_parent(n.value)  # a view updated in place updates its tile
                     if parent is not None:
                         names.add(parent)
                 if not (isinstance(n, ast.Call) and (n.args or n.keywords)):

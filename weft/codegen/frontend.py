@@ -23,7 +23,7 @@ from .. import types as wt
 from .. import vector_types as vt
 from ..builtins import registry as reg
 from ..builtins import scalar as sb
-from . import composite, ir, special_calls, starred, tile_calls
+from . import composite, ir, special_calls, starred, tile_calls, tile_linalg_calls, tile_views  # noqa: F401 (tile ops register)
 from . import intrinsics as intr
 from . import typing_rules as tr
 from .ast_scans import literal_type as _literal_type
@@ -217,7 +217,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             ) from None
         return self.fn.new_var(type, const=stored, literal=literal)
 
-    def call(self, callee, args, result_type, attr=None, node=None) -> typing.Optional[ir.Var]:
+    def call(self, callee, args, result_type, attr=None, node=None) -> ir.Var | None:
         res = self.fn.new_var(result_type) if result_type is not None else None
         side = intr.has_side_effect(callee)
         if side:
@@ -331,7 +331,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return
         self.assign_to(target, self.argument(node.value))
         if isinstance(target, ast.Name):
-            tile_calls.note_assignment(self, target.id, node.value)
+            tile_views.note_assignment(self, target.id, node.value)
 
     def visit_AnnAssign(self, node):
         if node.value is None:
@@ -424,9 +424,9 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             self.assign_to(target.value, composite.struct_set(self, base, target.attr, v, target))
             return
         if isinstance(target, ast.Subscript) and isinstance(base, ir.Var) and isinstance(base.type, wt.TileType):
-            self.assign_to(target.value, tile_calls.assign(self, base, target, v))
+            self.assign_to(target.value, tile_views.assign(self, base, target, v))
             if isinstance(target.value, ast.Name):
-                tile_calls.write_back(self, target.value.id, target)
+                tile_views.write_back(self, target.value.id, target)
             return
         if not (isinstance(base, ir.Var) and composite.is_composite(base.type)):
             raise self.error(f"cannot assign to '{ast.unparse(target)}'", target, UnsupportedConstruct)
@@ -473,7 +473,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return
         if not isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)):
             raise self.error("augmented assignment target must be a name or an element", target, UnsupportedConstruct)
-        if isinstance(base, ir.Var) and isinstance(base.type, wt.TileType) and tile_calls.is_view(base, target):
+        if isinstance(base, ir.Var) and isinstance(base.type, wt.TileType) and tile_views.is_view(base, target):
             raise self.error(
                 "Compound assignment to a tile view (a slice or a row) is not supported; write t[...] = t[...] + v",
                 node,
@@ -489,7 +489,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 new = self.ref_value(target.id, new, node, "augmented assignment")
             self.assign_to(target, new)
             if isinstance(target, ast.Name) and isinstance(new, ir.Var) and isinstance(new.type, wt.TileType):
-                tile_calls.write_back(self, target.id, node)  # `row += u` of a view updates its tile
+                tile_views.write_back(self, target.id, node)  # `row += u` of a view updates its tile
 
     @contextlib.contextmanager
     def pinned(self, target):
@@ -780,7 +780,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             if first.is_const:
                 return chain(values[1:]) if bool(first.const) == is_and else first
             rest = lambda: chain(values[1:])
-            short = lambda: self.const(not is_and, wt.bool)  # noqa: E731
+            short = lambda: self.const(not is_and, wt.bool)
             a, b = self.emit_if(first, rest if is_and else short, short if is_and else rest)
             return self.merge_values(first, a, b)
 
@@ -820,7 +820,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             j %= n
             return self.call(intr.TUPLE_GET, [base], base.type.types[j], attr=j, node=node)
         if isinstance(base, ir.Var) and isinstance(base.type, wt.TileType):
-            return tile_calls.subscript(self, base, node)
+            return tile_views.subscript(self, base, node)
         if isinstance(base, ir.Var) and composite.is_composite(base.type):
             nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             if composite.has_slice(nodes):
@@ -850,6 +850,10 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         except WarpCodegenError:
             return None
         return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def tile_view_parent(self, value_node):
+        """The name of the tile ``value_node`` takes a view of, or None (``tile_views``)."""
+        return tile_views.view_parent(self, value_node)
 
     @staticmethod
     def index_nodes(node) -> list:

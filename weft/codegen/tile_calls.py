@@ -12,233 +12,44 @@ tiles) are ``TILE_MAP`` intrinsics: the renderer passes the element operation as
 from __future__ import annotations
 
 import ast
-import dataclasses
+import math
 import typing
 
 from .. import types as wt
 from .. import vector_types as vt
-from ..builtins import registry as reg
-from ..builtins.registry import Overload
 from ..tile import ops
 from ..tile.types import TileType, tile
 from . import intrinsics as intr
-from . import typing_rules as tr
-from .control_flow import StaticTuple
-from .errors import WarpCodegenError, WarpCodegenTypeError, WarpCodegenValueError
-from .special_calls import register_special
-from .statics import Static
 from .cnames import ctype_name
+from .errors import WarpCodegenTypeError, WarpCodegenValueError
+from .special_calls import register_special
+from .tile_args import (
+    _REQUIRED,
+    ElementOp,
+    _array_arg,
+    _bind,
+    _dtype,
+    _element_op,
+    _emit,
+    _function_arg,
+    _int_list,
+    _offsets,
+    _padded,
+    _reject_struct,
+    _shape,
+    _static,
+    _targs,
+    _tile_arg,
+    tile_map,
+)
+from .tile_data_calls import check_atomic_dtype
+from .tile_views import _rebind, _view_as_subscript, get_element, set_element, subscript, view
 
 if typing.TYPE_CHECKING:
     from .frontend import Lowerer
 
-_REQUIRED = object()
-
-
-@dataclasses.dataclass(frozen=True)
-class ElementOp:
-    """What a ``TILE_MAP`` / ``TILE_REDUCE`` call applies per element: the C++ names of the
-    operation and of its adjoint, which of the call's arguments are tiles (the others are
-    captured as they are), and whether gradients pass through it."""
-
-    symbol: str
-    adj_symbol: str
-    tiles: tuple
-    differentiable: bool
-    axis: int = -1  # TILE_REDUCE: the dimension folded (-1: all of them)
-
-
-# ------------------------------------------------------------------------------ arguments
-
-
-def _bind(lw: Lowerer, node, params) -> dict:
-    """The call's argument nodes by parameter name (``params``: (name, default) pairs, default
-    ``_REQUIRED`` for none); defaults for the ones left out."""
-    name = ast.unparse(node.func)
-    names = [n for n, _ in params]
-    if len(node.args) > len(names):
-        raise lw.error(f"{name}() takes at most {len(names)} arguments, got {len(node.args)}", node, WarpCodegenTypeError)
-    given = dict(zip(names, node.args))
-    for k in node.keywords:
-        if k.arg not in names:
-            raise lw.error(f"{name}() got an unexpected keyword argument '{k.arg}'", node, WarpCodegenTypeError)
-        if k.arg in given:
-            raise lw.error(f"{name}() got multiple values for argument '{k.arg}'", node, WarpCodegenTypeError)
-        given[k.arg] = k.value
-    out = {}
-    for n, default in params:
-        if n in given:
-            out[n] = given[n]
-        elif default is _REQUIRED:
-            raise lw.error(f"{name}() missing required argument '{n}'", node, WarpCodegenTypeError)
-        else:
-            out[n] = default
-    return out
-
-
-def _static(lw: Lowerer, x, what: str, node):
-    """The build-time value of argument ``x`` (an AST node or a default)."""
-    if not isinstance(x, ast.AST):
-        return x
-    if isinstance(x, ast.Attribute):  # a.dtype of an array argument
-        try:
-            v = lw.static_value(x)
-        except WarpCodegenError:
-            v = None
-        if v is not None:
-            return v
-    try:
-        return lw.static_eval(x)
-    except WarpCodegenError:
-        raise lw.error(
-            f"the {what} must be a compile-time constant (known when the kernel is built)", node, WarpCodegenValueError
-        ) from None
-
-
-def _shape(lw: Lowerer, x, node) -> tuple:
-    value = _static(lw, x, "tile shape", node)
-    dims = value if isinstance(value, (tuple, list)) else (value,)
-    try:
-        dims = tuple(int(d) for d in dims)
-    except (TypeError, ValueError):
-        raise lw.error(f"a tile shape is an int or a tuple of ints, got {value!r}", node, WarpCodegenValueError) from None
-    if not 1 <= len(dims) <= 4 or any(d < 0 for d in dims):
-        raise lw.error(f"a tile has 1 to 4 non-negative dimensions, got {dims}", node, WarpCodegenValueError)
-    return dims
-
-
-def _dtype(lw: Lowerer, x, node):
-    value = _static(lw, x, "dtype", node)
-    try:
-        return wt.resolve_array_dtype(value)
-    except TypeError as e:
-        raise lw.error(str(e), node, WarpCodegenTypeError) from None
-
-
-def _tile_arg(lw: Lowerer, x, what: str, node):
-    v = lw.expr(x)
-    if not isinstance(v.type, TileType):
-        raise lw.error(f"{ast.unparse(node.func)}(): {what} must be a tile, got {wt.type_repr(v.type)}", node, WarpCodegenTypeError)
-    return v
-
-
-def _int_list(lw: Lowerer, x, node) -> list:
-    """Runtime int values of an offset / index argument: a tuple, a single int, or a tuple value."""
-    if x is None:
-        return []
-    if isinstance(x, ast.Tuple):
-        items = [lw.expr(e) for e in x.elts]
-    else:
-        v = lw.expr_or_tuple(x)
-        if isinstance(v, StaticTuple):
-            items = list(v.items)
-        elif isinstance(v, Static):
-            raise lw.error(f"'{ast.unparse(x)}' is not an integer offset", node, WarpCodegenTypeError)
-        elif isinstance(v.type, wt.TupleType):
-            items = [lw.call(intr.TUPLE_GET, [v], t, attr=k, node=node) for k, t in enumerate(v.type.types)]
-        else:
-            items = [v]
-    for v in items:
-        if not wt.is_int(v.type):
-            raise lw.error(f"tile offsets and indices are integers, got {wt.type_repr(v.type)}", node, WarpCodegenTypeError)
-    return [lw.cast(v, wt.int32) for v in items]
-
-
-def _padded(lw: Lowerer, items: list) -> list:
-    return items + [lw.const(0, wt.int32)] * (4 - len(items))
-
-
-def _emit(lw: Lowerer, symbol: str, args: list, rtype, node, differentiable=True, side_effect=False):
-    ov = Overload(tuple((f"arg{k}", a.type) for k, a in enumerate(args)), rtype, symbol, differentiable, side_effect)
-    return lw.call(ov, args, rtype, node=node)
-
-
-def _targs(*parts) -> str:
-    return "<" + ", ".join(ctype_name(p) if not isinstance(p, (int, str)) else str(p) for p in parts) + ">"
-
-
-def _rebind(lw: Lowerer, target_node, value):
-    """Warp updates the tile named by ``target_node`` in place: rebind the name to ``value`` (and
-    write it back into the tile it is a view of, if it is one)."""
-    if isinstance(target_node, ast.Name):
-        lw.assign_to(ast.Name(id=target_node.id, ctx=ast.Store()), value)
-        write_back(lw, target_node.id, target_node)
-    elif isinstance(target_node, (ast.Attribute, ast.Subscript)):
-        lw.assign_to(target_node, value)
-    return value
-
-
-# ------------------------------------------------------------------------------------ views
-#
-# In Warp a sub-tile (``row = t[i]``, ``wp.tile_view(t, ...)``) aliases its parent, so updating it
-# in place (``wp.tile_assign(row, u)``, ``row[j] = x``, ``wp.tile_matmul(a, b, row)``) changes
-# the parent. weft's tiles are values: the frontend remembers which name was bound to a view of
-# which tile, and after an in-place update of the view writes its new value back into the
-# parent (``tile_slice_set`` / ``tile_assign``), which is rebound in turn.
-
-
-def _views(lw: Lowerer) -> dict:
-    return lw.__dict__.setdefault("tile_views", {})
-
-
-def view_parent(lw: Lowerer, value_node):
-    """The name of the tile ``value_node`` takes a view of (``t[i]``, ``t[1:3, :]``,
-    ``wp.tile_view(t, ...)``), or None."""
-    if isinstance(value_node, ast.Subscript) and isinstance(value_node.value, ast.Name):
-        base = value_node.value.id
-    elif isinstance(value_node, ast.Call) and value_node.args and isinstance(value_node.args[0], ast.Name):
-        try:
-            if lw.static_value(value_node.func) is not ops.tile_view:
-                return None
-        except WarpCodegenError:
-            return None
-        base = value_node.args[0].id
-    else:
-        return None
-    v = lw.env.get(base)
-    if not (hasattr(v, "type") and isinstance(v.type, TileType)):
-        return None
-    if isinstance(value_node, ast.Subscript) and not is_view(v, value_node):
-        return None
-    return base
-
-
-def note_assignment(lw: Lowerer, name: str, value_node):
-    """``name = value``: remember (or forget) that ``name`` is a view of another tile."""
-    views = _views(lw)
-    views.pop(name, None)
-    parent = view_parent(lw, value_node)
-    if parent is not None and parent != name:
-        views[name] = (parent, value_node)
-
-
-def write_back(lw: Lowerer, name: str, node):
-    """After ``name`` (a view) was updated in place: its parent takes the new values."""
-    rec = _views(lw).get(name)
-    if rec is None:
-        return
-    parent, view_node = rec
-    pv, v = lw.env.get(parent), lw.env.get(name)
-    if not (hasattr(pv, "type") and isinstance(pv.type, TileType)):
-        return
-    sub = view_node
-    if isinstance(view_node, ast.Call):
-        a = _bind(lw, view_node, [("t", _REQUIRED), ("offset", _REQUIRED), ("shape", None)])
-        sub = _view_as_subscript(lw, view_node, a) or view_node
-    if isinstance(sub, ast.Subscript):
-        new = assign(lw, pv, sub, v)
-    else:
-        new = _emit(lw, "tile_assign", [pv, v] + _padded(lw, _int_list(lw, a["offset"], node)), pv.type, node)
-    lw.assign_to(ast.Name(id=parent, ctx=ast.Store()), new)
-    write_back(lw, parent, node)
-
 
 # --------------------------------------------------------------------------- construction
-
-
-def _reject_struct(lw: Lowerer, dtype, op: str, node):
-    if getattr(dtype, "_kind", None) == "struct":
-        raise lw.error(f"{op}() does not take tiles of a Warp struct ({wt.type_repr(dtype)})", node, WarpCodegenTypeError)
 
 
 def _fill(symbol):
@@ -288,20 +99,6 @@ def _tile_arange(lw: Lowerer, node):
 # ------------------------------------------------------------------------ loads and stores
 
 
-def _array_arg(lw: Lowerer, x, node):
-    arr = lw.expr(x)
-    if not isinstance(arr.type, wt.ArrayType):
-        raise lw.error(f"{ast.unparse(node.func)}() takes an array, got {wt.type_repr(arr.type)}", node, WarpCodegenTypeError)
-    return arr
-
-
-def _offsets(lw: Lowerer, x, ndim: int, node) -> list:
-    offs = _int_list(lw, x, node) if x is not None else []
-    if len(offs) > ndim:
-        raise lw.error(f"{ast.unparse(node.func)}(): {len(offs)} offsets for {ndim} dimension(s)", node, WarpCodegenValueError)
-    return _padded(lw, offs)
-
-
 def _tile_load(lw: Lowerer, node):
     a = _bind(
         lw, node,
@@ -322,8 +119,6 @@ def _store_like(symbol, returns):
         a = _bind(lw, node, [("a", _REQUIRED), ("t", _REQUIRED), ("offset", None), ("bounds_check", True), ("aligned", False)])
         arr = _array_arg(lw, a["a"], node)
         if returns:  # an atomic add: Warp's element types only
-            from .tile_data_calls import check_atomic_dtype
-
             check_atomic_dtype(lw, arr.type.dtype, node)
         t = _tile_arg(lw, a["t"], "the value", node)
         if t.type.ndim != arr.type.ndim:
@@ -344,58 +139,6 @@ def _store_like(symbol, returns):
 
 
 # ---------------------------------------------------------------------------- element-wise
-
-
-def _element_op(lw: Lowerer, target, elem_args, node):
-    """Resolve ``target`` (a builtin or a user func) for element arguments; returns (symbol,
-    adjoint symbol, adapted args, result type, differentiable)."""
-    if isinstance(target, reg.Builtin):
-        try:
-            ov, args, rtype = tr.choose_overload(target, elem_args, lambda v, t: lw.const(v, t))
-        except TypeError as e:
-            raise lw.error(str(e), node, WarpCodegenTypeError) from None
-        return f"weft::{ov.symbol}", f"weft::adj_{ov.symbol}", args, rtype, ov.differentiable
-    if getattr(target, "_weft_kind", None) == "func":
-        try:
-            inst, args = target.specialize(list(elem_args), lambda v, t: lw.const(v, t))
-        except WarpCodegenError as e:
-            raise lw.through_call(e, node) from None
-        except TypeError as e:
-            raise lw.error(str(e), node, WarpCodegenTypeError) from None
-        if inst.ret_type is None or inst.ref_params:
-            raise lw.error(f"tile_map(): '{target.key}' must return a value and take no wp.ref parameters", node)
-        if inst not in lw.fn.callees:
-            lw.fn.callees.append(inst)
-        return inst.symbol, f"adj_{inst.symbol}", args, inst.ret_type, inst.differentiable
-    raise lw.error(f"{ast.unparse(node.func)}(): {target!r} is not a builtin or a @wp.func", node, WarpCodegenTypeError)
-
-
-def tile_map(lw: Lowerer, target, args: list, node):
-    """``target`` applied per element to the tiles among ``args`` (one shape); other args are
-    passed as they are to every element's call."""
-    tiles = tuple(k for k, a in enumerate(args) if isinstance(a.type, TileType))
-    shapes = {args[k].type.shape for k in tiles}
-    if not tiles or len(shapes) != 1:
-        raise lw.error(
-            f"{ast.unparse(node.func) if isinstance(node, ast.Call) else 'a tile operation'}: tiles of one shape needed, "
-            f"got {', '.join(wt.type_repr(a.type) for a in args)}",
-            node,
-            WarpCodegenValueError,
-        )
-    if len(tiles) > 3:
-        raise lw.error("element-wise tile operations take up to 3 tiles", node)
-    dummies = [lw.fn.new_var(a.type.dtype) if k in tiles else a for k, a in enumerate(args)]
-    sym, adj_sym, adapted, rtype, diff = _element_op(lw, target, dummies, node)
-    final = [args[k] if k in tiles else adapted[k] for k in range(len(args))]
-    result = TileType(rtype, shapes.pop())
-    return lw.call(intr.TILE_MAP, final, result, attr=ElementOp(sym, adj_sym, tiles, diff), node=node)
-
-
-def _function_arg(lw: Lowerer, x, node):
-    v = lw.argument(x)
-    if not isinstance(v, Static):
-        raise lw.error(f"{ast.unparse(node.func)}(): the first argument is a builtin or a @wp.func", node, WarpCodegenTypeError)
-    return v.value
 
 
 def _tile_map(lw: Lowerer, node):
@@ -568,8 +311,6 @@ def reshape(lw: Lowerer, t, shape, node):
         for d in shape:
             known *= d if d != -1 else 1
         shape[shape.index(-1)] = t.type.size // known if known else 0
-    import math
-
     if math.prod(shape) != t.type.size:
         raise lw.error(f"tile_reshape(): cannot reshape a tile of shape {t.type.shape} to {tuple(shape)}", node, WarpCodegenValueError)
     r = TileType(t.type.dtype, tuple(shape))
@@ -598,33 +339,6 @@ def _tile_squeeze(lw: Lowerer, node):
     return reshape(lw, t, new, node)
 
 
-def _slice_call_as_slice(lw: Lowerer, e):
-    """``slice(a, b, c)`` written in a kernel, as the ``ast.Slice`` it means; else None."""
-    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "slice" and not e.keywords):
-        return None
-    args = list(e.args)
-    if not 1 <= len(args) <= 3:
-        raise lw.error("slice() takes 1 to 3 arguments", e, WarpCodegenTypeError)
-    if len(args) == 1:
-        args = [None] + args
-    return ast.Slice(*(args + [None] * (3 - len(args))))
-
-
-def _view_as_subscript(lw: Lowerer, node, a):
-    """``wp.tile_view(t, offset=(slice(...), ...))`` as the subscript ``t[...]`` it equals, or
-    None when the offset holds no slice."""
-    off = a["offset"]
-    elts = off.elts if isinstance(off, ast.Tuple) else [off]
-    slices = [_slice_call_as_slice(lw, e) for e in elts]
-    if not any(sl is not None for sl in slices):
-        return None
-    if a["shape"] is not None:
-        raise lw.error("tile_view(): pass either 'shape' together with a slice offset, not both: a slice gives the shape", node, WarpCodegenValueError)
-    items = [sl if sl is not None else e for sl, e in zip(slices, elts)]
-    sub = ast.Subscript(value=a["t"], slice=ast.Tuple(items, ast.Load()) if len(items) > 1 else items[0], ctx=ast.Load())
-    return ast.copy_location(sub, node)
-
-
 def _tile_view(lw: Lowerer, node):
     a = _bind(lw, node, [("t", _REQUIRED), ("offset", _REQUIRED), ("shape", None)])
     t = _tile_arg(lw, a["t"], "the value", node)
@@ -646,13 +360,6 @@ def _tile_view(lw: Lowerer, node):
     return view(lw, t, offs, shape, node)
 
 
-def view(lw: Lowerer, t, offs, shape, node):
-    if len(shape) > t.type.ndim:
-        raise lw.error(f"a view of shape {shape} of a {t.type.ndim}-D tile", node, WarpCodegenValueError)
-    r = TileType(t.type.dtype, tuple(shape))
-    return _emit(lw, f"tile_view<{ctype_name(r)}>", [t] + _padded(lw, offs), r, node)
-
-
 def _tile_assign(lw: Lowerer, node):
     a = _bind(lw, node, [("dst", _REQUIRED), ("src", _REQUIRED), ("offset", None)])
     dst = _tile_arg(lw, a["dst"], "the destination", node)
@@ -668,122 +375,6 @@ def _tile_assign(lw: Lowerer, node):
 
 
 # ------------------------------------------------------------------------ element access
-
-
-def _element_indices(lw: Lowerer, t, idx, node):
-    if len(idx) != t.type.ndim:
-        raise lw.error(f"a {t.type.ndim}-D tile indexed with {len(idx)} indices", node, WarpCodegenValueError)
-    return [lw.const(lw.loc(node).id, wt.int32)] + _padded(lw, idx)
-
-
-def get_element(lw: Lowerer, t, idx, node):
-    return _emit(lw, "tile_extract", [t] + _element_indices(lw, t, idx, node), t.type.dtype, node)
-
-
-def set_element(lw: Lowerer, t, idx, v, node, add=False):
-    v = lw.cast(v, t.type.dtype) if wt.is_scalar(v.type) and wt.is_scalar(t.type.dtype) else v
-    if v.type != t.type.dtype:
-        raise lw.error(f"a {wt.type_repr(v.type)} assigned to an element of a tile of {wt.type_repr(t.type.dtype)}", node, WarpCodegenTypeError)
-    return _emit(lw, "tile_add_at" if add else "tile_set", [t] + _element_indices(lw, t, idx, node) + [v], t.type, node)
-
-
-def _index_plan(lw: Lowerer, t, node):
-    """How ``t[...]`` indexes: per source dimension, an int32 value (an index, or a slice's start)
-    and a step (None for an integer index); the result's shape. Slices are NumPy's, with bounds
-    known when the kernel is built; integer indices may be runtime values."""
-    nodes = lw.index_nodes(node)
-    shape = t.type.shape
-    if len(nodes) > len(shape):
-        raise lw.error(f"a {len(shape)}-D tile indexed with {len(nodes)} indices", node, WarpCodegenValueError)
-    nodes = nodes + [ast.Slice(None, None, None)] * (len(shape) - len(nodes))
-    values, steps, out = [], [], []
-    for d, n in enumerate(nodes):
-        if isinstance(n, ast.Slice):
-            bounds = [None if b is None else _static(lw, b, "slice bound", node) for b in (n.lower, n.upper, n.step)]
-            if bounds[2] == 0:
-                raise lw.error("slice step cannot be zero", node, WarpCodegenValueError)
-            start, stop, step = slice(*bounds).indices(shape[d])
-            length = len(range(start, stop, step))
-            if length == 0:
-                raise lw.error(f"the slice gives a zero-length axis: an empty tile ({ast.unparse(node)})", node, WarpCodegenValueError)
-            values.append(lw.const(start, wt.int32))
-            steps.append(step)
-            out.append(length)
-            continue
-        v = lw.expr(n)
-        if not wt.is_int(v.type):
-            raise lw.error(
-                f"tile indices must be integers or slices, got {wt.type_repr(v.type)} in {ast.unparse(node)}",
-                node,
-                WarpCodegenTypeError,
-            )
-        if v.is_const and not -shape[d] <= int(v.const) < shape[d]:
-            raise lw.error(f"index {v.const} is out of bounds for axis {d} of size {shape[d]}", node, WarpCodegenValueError)
-        values.append(lw.cast(v, wt.int32))
-        steps.append(None)
-    return values, steps, tuple(out)
-
-
-def _slice_call(lw: Lowerer, symbol, t, values, steps, out_shape, extra, rtype, node):
-    mask = sum(1 << d for d, st in enumerate(steps) if st is None)
-    strides = [st or 0 for st in steps] + [0] * (4 - len(steps))
-    view_t = TileType(t.type.dtype, out_shape)
-    targs = f"<{ctype_name(view_t)}, {mask}, {', '.join(str(x) for x in strides)}>"
-    args = [t, lw.const(lw.loc(node).id, wt.int32)] + _padded(lw, values) + extra
-    return _emit(lw, f"{symbol}{targs}", args, rtype, node)
-
-
-def _advanced_index(lw: Lowerer, t, node):
-    """``t[idx, :]`` with an int tile ``idx``: the rows at those indices, or None."""
-    nodes = lw.index_nodes(node)
-    first = lw.expr(nodes[0]) if not isinstance(nodes[0], ast.Slice) else None
-    if first is None or not isinstance(first.type, TileType):
-        return None, first
-    if not wt.is_int(first.type.dtype) or first.type.ndim != 1:
-        raise lw.error("tile advanced indexing takes a 1-D integer index tile", node, WarpCodegenValueError)
-    if any(not (isinstance(n, ast.Slice) and n.lower is None and n.upper is None and n.step is None) for n in nodes[1:]):
-        raise lw.error("tile advanced indexing requires ':' on all other axes", node, WarpCodegenValueError)
-    r = TileType(t.type.dtype, (first.type.shape[0], *t.type.shape[1:]))
-    loc = lw.const(lw.loc(node).id, wt.int32)
-    return _emit(lw, f"tile_gather_rows<{ctype_name(r)}>", [t, loc, first], r, node), first
-
-
-def subscript(lw: Lowerer, t, node):
-    """``t[i, j]``: an element; ``t[i]``, ``t[2:6, :]``, ``t[::-1]``: the sub-tile (NumPy's
-    basic indexing); ``t[idx, :]`` with an int tile: those rows."""
-    nodes = lw.index_nodes(node)
-    if not isinstance(nodes[0], ast.Slice):
-        probe = lw.expr(nodes[0])
-        if isinstance(probe.type, TileType):
-            if not wt.is_int(probe.type.dtype):
-                raise lw.error("tile advanced indexing needs an integer index tile", node, WarpCodegenValueError)
-            return _advanced_index(lw, t, node)[0]
-    if len(nodes) == t.type.ndim and not any(isinstance(n, ast.Slice) for n in nodes):
-        values, _, _ = _index_plan(lw, t, node)
-        return get_element(lw, t, values, node)
-    values, steps, out = _index_plan(lw, t, node)
-    return _slice_call(lw, "tile_slice", t, values, steps, out, [], TileType(t.type.dtype, out), node)
-
-
-def is_view(t, node) -> bool:
-    """Whether the subscript ``node`` of tile ``t`` names a sub-tile rather than an element."""
-    nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    return len(nodes) < t.type.ndim or any(isinstance(n, ast.Slice) for n in nodes)
-
-
-def assign(lw: Lowerer, t, node, v):
-    """``t[...] = v``: the new value of ``t`` (an element, or a sub-tile of ``v``'s shape)."""
-    if not is_view(t, node):
-        values, _, _ = _index_plan(lw, t, node)
-        return set_element(lw, t, values, v, node)
-    values, steps, out = _index_plan(lw, t, node)
-    if not isinstance(v.type, TileType):
-        raise lw.error(f"assigning to a tile slice requires a tile of matching shape {out}, got {wt.type_repr(v.type)}", node, WarpCodegenTypeError)
-    if v.type.shape != out:
-        raise lw.error(f"tile slice assignment: shape mismatch, a tile of shape {v.type.shape} does not fit the slice of shape {out}", node, WarpCodegenValueError)
-    if v.type.dtype != t.type.dtype:
-        raise lw.error("tile slice assignment: tiles of different dtypes", node, WarpCodegenTypeError)
-    return _slice_call(lw, "tile_slice_set", t, values, steps, out, [v], t.type, node)
 
 
 def _tile_extract(lw: Lowerer, node):
@@ -888,4 +479,3 @@ for _op, _handler in {
 }.items():
     register_special(_op, _handler)
 
-from . import tile_data_calls, tile_linalg_calls  # noqa: E402, F401 (register their operations)

@@ -14,14 +14,26 @@ import typing
 
 from .. import types as wt
 from ..struct import is_struct
-from ..tile import ops, ops_data
+from ..tile import ops_data
 from ..tile.ops_data import TileStackType
 from ..tile.types import TileType
 from . import intrinsics as intr
 from .cnames import ctype_name
-from .errors import WarpCodegenIndexError, WarpCodegenTypeError, WarpCodegenValueError
-from .special_calls import handler_for, register_special
-from .tile_calls import _REQUIRED, _array_arg, _bind, _emit, _int_list, _offsets, _padded, _rebind, _shape, _static, _targs, _tile_arg
+from .errors import WarpCodegenTypeError, WarpCodegenValueError
+from .special_calls import register_special
+from .tile_args import (
+    _REQUIRED,
+    _array_arg,
+    _bind,
+    _emit,
+    _offsets,
+    _padded,
+    _shape,
+    _static,
+    _targs,
+    _tile_arg,
+)
+from .tile_views import _rebind
 
 if typing.TYPE_CHECKING:
     from .frontend import Lowerer
@@ -132,7 +144,6 @@ def _scatter(symbol, with_atomic):
         has_value = lw.cast(lw.expr(a["has_value"]), wt.bool)
         r = _emit(lw, symbol, [t] + _padded(lw, idx) + [value, has_value], t.type, node)
         _rebind(lw, tile_node, r)
-        return None
 
     return handler
 
@@ -254,7 +265,6 @@ def _tile_stack_clear(lw: Lowerer, node):
     a = _bind(lw, node, [("s", _REQUIRED)])
     s = _stack_arg(lw, a["s"], node)
     _rebind(lw, a["s"], _emit(lw, "tile_stack_clear", [s], s.type, node, differentiable=False))
-    return None
 
 
 def _tile_stack_count(lw: Lowerer, node):
@@ -332,7 +342,6 @@ def _tile_axpy(lw: Lowerer, node):
         alpha = lw.cast(alpha, scalar)
     r = _emit(lw, "tile_axpy", [alpha, src, dest], dest.type, node)
     _rebind(lw, a["dest"], r)
-    return None
 
 
 # ------------------------------------------------------------------- tile_atomic_add's dtypes

@@ -16,7 +16,8 @@ from .. import vector_types as vt
 from ..tile import ops_linalg as ops
 from .errors import WarpCodegenTypeError, WarpCodegenValueError
 from .special_calls import register_special
-from .tile_calls import _REQUIRED, _bind, _emit, _rebind, _static, _tile_arg
+from .tile_args import _REQUIRED, _bind, _emit, _static, _tile_arg
+from .tile_views import _rebind
 
 if typing.TYPE_CHECKING:
     from .frontend import Lowerer

@@ -14,7 +14,7 @@ class TileStackType:
     """The type of a ``wp.tile_stack(capacity, dtype)`` value: a block's stack of at most
     ``capacity`` elements of ``dtype`` (interned: equal types are the same object)."""
 
-    __slots__ = ("dtype", "capacity", "__weakref__")
+    __slots__ = ("__weakref__", "capacity", "dtype")
     _interned: dict = {}
 
     def __new__(cls, dtype, capacity: int):

@@ -20,7 +20,7 @@ class TileType:
     """The type of a tile value: element type ``dtype`` (a scalar, vector, matrix, quaternion,
     transform or struct type) and ``shape`` (a tuple of 1 to 4 non-negative ints)."""
 
-    __slots__ = ("dtype", "shape", "__weakref__")
+    __slots__ = ("__weakref__", "dtype", "shape")
     _interned: dict = {}
 
     def __new__(cls, dtype, shape):
@@ -116,7 +116,7 @@ def _size(d):
     return d
 
 
-class tile:  # noqa: N801 (Warp's spelling)
+class tile:
     """``wp.tile[dtype, M, N]`` annotates a tile parameter of a ``@wp.func`` (any shape when the
     sizes are left out). In a kernel, ``wp.tile(x)`` makes a tile from per-thread values."""
 

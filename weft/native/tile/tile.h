@@ -99,64 +99,96 @@ WEFT_FN tile_t<T, N> tile_arange(T start, T step) {
 
 // ------------------------------------------------------------------------- loads and stores
 
-// The address of tile element i at the offsets o in the data (or gradient) buffer `base` of `a`,
-// or null when it falls outside the array: loads read zero there and stores skip it.
-template <typename Tile, typename T>
-WEFT_FN T* tile_element(const array_t<T>& a, T* base, int i, const int32* o) {
-    int c[Tile::ndim > 0 ? Tile::ndim : 1];
-    Tile::shape::coord(i, c);
-    char* p = reinterpret_cast<char*>(base);
-    for (int k = 0; k < Tile::ndim; ++k) {
-        int64 x = int64(o[k]) + c[k];
-        if (x < 0 || x >= a.shape[k]) return nullptr;
-        p += x * a.strides[k];
+// Loads, stores and their adjoints walk the tile a row (its last dimension) at a time: one
+// coordinate computation and bounds check per row, then the row's elements inside the array
+// (columns [lo, hi)), whose addresses step by the array's last stride. Elements outside the array
+// are not visited: loads leave them zero, stores skip them (Warp's padding).
+template <typename Tile, typename T, typename F>
+WEFT_FN void tile_for_rows(const array_t<T>& a, T* base, const int32* o, F&& row_fn) {
+    using S = typename Tile::shape;
+    constexpr int nd = Tile::ndim;
+    constexpr int cols = S::dim(nd - 1);
+    if (Tile::size == 0 || !base) return;
+    const int64 o_last = o[nd - 1];
+    const int64 lo64 = o_last < 0 ? -o_last : 0;
+    const int64 hi64 = int64(a.shape[nd - 1]) - o_last < cols ? int64(a.shape[nd - 1]) - o_last : cols;
+    if (hi64 <= lo64) return;
+    const int lo = int(lo64), hi = int(hi64);
+    const int64 stride = a.strides[nd - 1];
+    for (int row = 0; row < Tile::size / cols; ++row) {
+        int c[nd > 1 ? nd : 1];
+        int r = row;
+        for (int k = nd - 2; k >= 0; --k) {
+            c[k] = r % S::dim(k);
+            r /= S::dim(k);
+        }
+        char* p = reinterpret_cast<char*>(base);
+        bool inside = true;
+        for (int k = 0; k < nd - 1; ++k) {
+            const int64 x = int64(o[k]) + c[k];
+            inside = inside && x >= 0 && x < a.shape[k];
+            p += x * a.strides[k];
+        }
+        if (!inside) continue;
+        p += o_last * stride;
+        row_fn(row * cols, p, lo, hi, stride);
     }
-    return reinterpret_cast<T*>(p);
+}
+
+// the element at column j of a row starting at p (contiguous rows index a T pointer, so that
+// the compiler vectorizes them)
+template <typename T>
+WEFT_FN T& tile_row_at(char* p, int j, int64 stride) {
+    return stride == int64(sizeof(T)) ? reinterpret_cast<T*>(p)[j] : *reinterpret_cast<T*>(p + j * stride);
 }
 
 template <typename T, int... D>
 WEFT_FN tile_t<T, D...> tile_load(const array_t<T>& a, int32 o0, int32 o1, int32 o2, int32 o3) {
     using Tile = tile_t<T, D...>;
     const int32 o[4] = {o0, o1, o2, o3};
-    Tile r;
-    for (int i = 0; i < Tile::size; ++i) {
-        T* p = tile_element<Tile>(a, a.data, i, o);
-        r.data[i] = p ? *p : T{};
-    }
+    Tile r{};
+    tile_for_rows<Tile>(a, a.data, o, [&](int first, char* p, int lo, int hi, int64 stride) {
+        if (stride == int64(sizeof(T))) {
+            const T* q = reinterpret_cast<const T*>(p);
+            for (int j = lo; j < hi; ++j) r.data[first + j] = q[j];
+        } else {
+            for (int j = lo; j < hi; ++j) r.data[first + j] = *reinterpret_cast<const T*>(p + j * stride);
+        }
+    });
     return r;
 }
 template <typename T, int... D>
 WEFT_FN void adj_tile_load(const array_t<T>& a, int32 o0, int32 o1, int32 o2, int32 o3, const array_t<T>&, int32&,
                            int32&, int32&, int32&, const tile_t<T, D...>& adj_ret) {
     using Tile = tile_t<T, D...>;
-    if (!a.grad) return;
     const int32 o[4] = {o0, o1, o2, o3};
-    for (int i = 0; i < Tile::size; ++i) {
-        T* g = tile_element<Tile>(a, a.grad, i, o);
-        if (g) atomic_add_raw(g, adj_ret.data[i]);
-    }
+    tile_for_rows<Tile>(a, a.grad, o, [&](int first, char* p, int lo, int hi, int64 stride) {
+        for (int j = lo; j < hi; ++j) atomic_add_raw(&tile_row_at<T>(p, j, stride), adj_ret.data[first + j]);
+    });
 }
 
 template <typename T, int... D>
 WEFT_FN void tile_store(const array_t<T>& a, const tile_t<T, D...>& t, int32 o0, int32 o1, int32 o2, int32 o3) {
     using Tile = tile_t<T, D...>;
     const int32 o[4] = {o0, o1, o2, o3};
-    for (int i = 0; i < Tile::size; ++i) {
-        T* p = tile_element<Tile>(a, a.data, i, o);
-        if (p) *p = t.data[i];
-    }
+    tile_for_rows<Tile>(a, a.data, o, [&](int first, char* p, int lo, int hi, int64 stride) {
+        if (stride == int64(sizeof(T))) {
+            T* q = reinterpret_cast<T*>(p);
+            for (int j = lo; j < hi; ++j) q[j] = t.data[first + j];
+        } else {
+            for (int j = lo; j < hi; ++j) *reinterpret_cast<T*>(p + j * stride) = t.data[first + j];
+        }
+    });
 }
 // The gradient of a stored tile is the gradient of the elements it wrote (read, not consumed).
 template <typename T, int... D>
 WEFT_FN void adj_tile_store(const array_t<T>& a, const tile_t<T, D...>& t, int32 o0, int32 o1, int32 o2, int32 o3,
                             const array_t<T>&, tile_t<T, D...>& adj_t, int32&, int32&, int32&, int32&) {
     using Tile = tile_t<T, D...>;
-    if (!a.grad) return;
     const int32 o[4] = {o0, o1, o2, o3};
-    for (int i = 0; i < Tile::size; ++i) {
-        T* g = tile_element<Tile>(a, a.grad, i, o);
-        if (g) adj_t.data[i] += *g;
-    }
+    tile_for_rows<Tile>(a, a.grad, o, [&](int first, char* p, int lo, int hi, int64 stride) {
+        for (int j = lo; j < hi; ++j) adj_t.data[first + j] += tile_row_at<T>(p, j, stride);
+    });
 }
 
 // wp.tile_atomic_add: adds the tile into the array, returns the elements' previous values.
@@ -166,10 +198,9 @@ WEFT_FN tile_t<T, D...> tile_atomic_add(const array_t<T>& a, const tile_t<T, D..
     using Tile = tile_t<T, D...>;
     const int32 o[4] = {o0, o1, o2, o3};
     Tile r{};
-    for (int i = 0; i < Tile::size; ++i) {
-        T* p = tile_element<Tile>(a, a.data, i, o);
-        if (p) r.data[i] = atomic_add_raw(p, t.data[i]);
-    }
+    tile_for_rows<Tile>(a, a.data, o, [&](int first, char* p, int lo, int hi, int64 stride) {
+        for (int j = lo; j < hi; ++j) r.data[first + j] = atomic_add_raw(&tile_row_at<T>(p, j, stride), t.data[first + j]);
+    });
     return r;
 }
 template <typename T, int... D>
@@ -177,22 +208,10 @@ WEFT_FN void adj_tile_atomic_add(const array_t<T>& a, const tile_t<T, D...>& t, 
                                  int32 o3, const array_t<T>&, tile_t<T, D...>& adj_t, int32&, int32&, int32&, int32&,
                                  const tile_t<T, D...>&) {
     using Tile = tile_t<T, D...>;
-    if (!a.grad) return;
     const int32 o[4] = {o0, o1, o2, o3};
-    for (int i = 0; i < Tile::size; ++i) {
-        T* g = tile_element<Tile>(a, a.grad, i, o);
-        if (g) adj_t.data[i] += *g;
-    }
-}
-
-// where(cond, a, b) of tiles (the merge after an if/else that assigns a tile)
-template <typename C, typename T, int... D>
-WEFT_FN void adj_where(C cond, const tile_t<T, D...>& a, const tile_t<T, D...>& b, C& adj_cond,
-                       tile_t<T, D...>& adj_a, tile_t<T, D...>& adj_b, const tile_t<T, D...>& adj_ret) {
-    if (truth(cond))
-        adj_a += adj_ret;
-    else
-        adj_b += adj_ret;
+    tile_for_rows<Tile>(a, a.grad, o, [&](int first, char* p, int lo, int hi, int64 stride) {
+        for (int j = lo; j < hi; ++j) adj_t.data[first + j] += tile_row_at<T>(p, j, stride);
+    });
 }
 
 // ------------------------------------------------------------------------------ element-wise

@@ -285,37 +285,59 @@ WEFT_FN void adj_tile_to_value(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t,
 
 // ------------------------------------------------------------------------------ products
 
+// r += alpha * a @ b for row-major a (M x K), b (K x N), r (M x N): blocks of 4 rows by up to
+// 64 columns accumulate in registers (each row of b loaded once per block feeds 4 rows), the
+// shapes compile-time constants so that the compiler unrolls and vectorizes the column loop.
+template <typename T, int M, int K, int N, bool TransA = false, bool TransB = false>
+WEFT_FN void tile_gemm_accumulate(const T* a, const T* b, T* r, T alpha) {
+    constexpr int RB = 4, CB = N < 64 ? N : 64;
+    for (int j0 = 0; j0 < N; j0 += CB) {
+        const int cw = N - j0 < CB ? N - j0 : CB;
+        int i0 = 0;
+        for (; i0 + RB <= M; i0 += RB) {
+            T acc[RB][CB > 0 ? CB : 1] = {};
+            for (int k = 0; k < K; ++k) {
+                T ak[RB];
+                for (int q = 0; q < RB; ++q) ak[q] = TransA ? a[k * M + i0 + q] : a[(i0 + q) * K + k];
+                if (!TransB && cw == CB) {
+                    const T* bk = b + k * N + j0;
+                    for (int q = 0; q < RB; ++q)
+                        for (int j = 0; j < CB; ++j) acc[q][j] += ak[q] * bk[j];
+                } else {
+                    for (int q = 0; q < RB; ++q)
+                        for (int j = 0; j < cw; ++j) acc[q][j] += ak[q] * (TransB ? b[(j0 + j) * K + k] : b[k * N + j0 + j]);
+                }
+            }
+            for (int q = 0; q < RB; ++q)
+                for (int j = 0; j < cw; ++j) r[(i0 + q) * N + j0 + j] += alpha * acc[q][j];
+        }
+        for (; i0 < M; ++i0) {  // the rows left over
+            T acc[CB > 0 ? CB : 1] = {};
+            for (int k = 0; k < K; ++k) {
+                const T aik = TransA ? a[k * M + i0] : a[i0 * K + k];
+                for (int j = 0; j < cw; ++j) acc[j] += aik * (TransB ? b[(j0 + j) * K + k] : b[k * N + j0 + j]);
+            }
+            for (int j = 0; j < cw; ++j) r[i0 * N + j0 + j] += alpha * acc[j];
+        }
+    }
+}
+
 // out = alpha * a @ b + beta * c (tile_matmul(a, b) is alpha 1, beta 0 with c zero)
 template <typename T, int M, int K, int N>
 WEFT_FN tile_t<T, M, N> tile_matmul(const tile_t<T, M, K>& a, const tile_t<T, K, N>& b, const tile_t<T, M, N>& c,
                                     T alpha, T beta) {
     tile_t<T, M, N> r;
-    for (int i = 0; i < M; ++i) {
-        T row[N > 0 ? N : 1] = {};
-        for (int k = 0; k < K; ++k) {
-            const T aik = a.data[i * K + k];
-            for (int j = 0; j < N; ++j) row[j] += aik * b.data[k * N + j];
-        }
-        for (int j = 0; j < N; ++j) r.data[i * N + j] = alpha * row[j] + beta * c.data[i * N + j];
-    }
+    for (int i = 0; i < M * N; ++i) r.data[i] = beta * c.data[i];
+    tile_gemm_accumulate<T, M, K, N>(a.data, b.data, r.data, alpha);
     return r;
 }
 template <typename T, int M, int K, int N>
 WEFT_FN void adj_tile_matmul(const tile_t<T, M, K>& a, const tile_t<T, K, N>& b, const tile_t<T, M, N>& c, T alpha,
                              T beta, tile_t<T, M, K>& adj_a, tile_t<T, K, N>& adj_b, tile_t<T, M, N>& adj_c, T& adj_alpha,
                              T& adj_beta, const tile_t<T, M, N>& adj_ret) {
-    for (int i = 0; i < M; ++i)
-        for (int k = 0; k < K; ++k) {
-            T s{};
-            for (int j = 0; j < N; ++j) s += adj_ret.data[i * N + j] * b.data[k * N + j];
-            adj_a.data[i * K + k] += alpha * s;
-        }
-    for (int k = 0; k < K; ++k)
-        for (int j = 0; j < N; ++j) {
-            T s{};
-            for (int i = 0; i < M; ++i) s += a.data[i * K + k] * adj_ret.data[i * N + j];
-            adj_b.data[k * N + j] += alpha * s;
-        }
+    // adj_a += alpha adj_ret b^T (M x N times N x K); adj_b += alpha a^T adj_ret (K x M times M x N)
+    tile_gemm_accumulate<T, M, N, K, false, true>(adj_ret.data, b.data, adj_a.data, alpha);
+    tile_gemm_accumulate<T, K, M, N, true, false>(a.data, adj_ret.data, adj_b.data, alpha);
     for (int i = 0; i < M * N; ++i) adj_c.data[i] += beta * adj_ret.data[i];
 }
 
