@@ -14,7 +14,7 @@ MLP_ROWS = 64  # batch rows per block
 def _tile_kernels(wp):
     TM = wp.constant(64)
     TN = wp.constant(64)
-    TK = wp.constant(32)
+    TK = wp.constant(64)
     F = wp.constant(MLP_WIDTH)
     BT = wp.constant(MLP_ROWS)
 
@@ -89,7 +89,7 @@ def tile_section(wp, device, sync, Workload, kernels):
     return [
         Workload(
             "tile GEMM 512^3 f32",
-            f"wp.tile_matmul over 64x64x32 tiles of two 512x512 matrices ({flops / 1e9:.2f} GFLOP)",
+            f"wp.tile_matmul over 64x64x64 tiles of two 512x512 matrices ({flops / 1e9:.2f} GFLOP)",
             gemm,
             check=lambda: float(c.numpy().astype(np.float64).sum()),
         ),

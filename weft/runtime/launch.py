@@ -540,6 +540,30 @@ def cpu_launch_args(inst, adjoint: bool, ctx, was_ordered: bool = False) -> tupl
     return (1 if order == SERIAL else config.cpu_threads), False, order == ORDERED
 
 
+def min_tasks_per_thread(inst) -> int:
+    """The fewest tasks per worker for which a launch of ``inst`` uses the thread pool: 1 for a
+    kernel that works on tiles (each task is a block's work), else config.cpu_min_tasks_per_thread."""
+    return 1 if _works_on_tiles(inst) else config.cpu_min_tasks_per_thread
+
+
+def _works_on_tiles(inst) -> bool:
+    """Whether a kernel (or a func it calls) holds tiles: each of its threads is a whole block's
+    work, so a launch of a few of them is worth the thread pool (which small launches of ordinary
+    kernels skip: config.cpu_min_tasks_per_thread)."""
+    found = getattr(inst, "_works_on_tiles", None)
+    if found is None:
+        seen, stack, found = set(), [inst.ir], False
+        while stack and not found:
+            fn = stack.pop()
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            found = any(isinstance(v.type, wt.TileType) for v in fn.vars)
+            stack.extend(c.ir for c in fn.callees if getattr(c, "ir", None) is not None)
+        inst._works_on_tiles = found
+    return found
+
+
 def run(inst, bounds, args_struct, adjoint: bool):
     """Run a built instance's forward or backward entry point; raise on kernel errors."""
     ptr = inst.binding.backward_ptr if adjoint else inst.binding.forward_ptr
@@ -557,7 +581,7 @@ def run(inst, bounds, args_struct, adjoint: bool):
         ctypes.addressof(args_struct),
         bounds.size,
         threads,
-        config.cpu_min_tasks_per_thread,
+        min_tasks_per_thread(inst),
         adaptive,
     ):
         raise kernel_error(inst, ctx)

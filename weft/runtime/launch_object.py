@@ -285,7 +285,7 @@ class Launch:
             self._args_addr,
             self._size,
             threads,
-            config.cpu_min_tasks_per_thread,
+            _launch.min_tasks_per_thread(self._inst),
             adaptive,
         ):
             ctx = self._ctx

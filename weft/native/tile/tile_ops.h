@@ -290,7 +290,7 @@ WEFT_FN void adj_tile_to_value(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t,
 // shapes compile-time constants so that the compiler unrolls and vectorizes the column loop.
 template <typename T, int M, int K, int N, bool TransA = false, bool TransB = false>
 WEFT_FN void tile_gemm_accumulate(const T* a, const T* b, T* r, T alpha) {
-    constexpr int RB = 4, CB = N < 64 ? N : 64;
+    constexpr int RB = 4, CB = N < 32 ? N : 32;
     for (int j0 = 0; j0 < N; j0 += CB) {
         const int cw = N - j0 < CB ? N - j0 : CB;
         int i0 = 0;
