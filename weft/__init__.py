@@ -208,7 +208,7 @@ from .runtime.stream import (
 from .geometry.marching_cubes import MarchingCubes
 from .geometry.bvh import Bvh, BvhConstructor, is_cubql_available
 from .geometry.mesh import Mesh
-from .geometry.query_types import BvhQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
+from .geometry.query_types import BvhQuery, BvhQueryTiled, MeshQuery, MeshQueryAABB, MeshQueryAABBTiled, MeshQueryPoint, MeshQueryRay
 from .geometry.hash_grid import HashGrid
 from .geometry.query_types import HashGridQuery
 from .builtins.hash_grid import hash_grid_point_id, hash_grid_query, hash_grid_query_next
@@ -266,6 +266,19 @@ from .builtins.geometry import (
     mesh_query_ray_anyhit,
     mesh_query_ray_count_intersections,
     mesh_query_sphere,
+)
+from .builtins.geometry import (  # the tiled queries
+    bvh_query_aabb_tiled,
+    bvh_query_next_tiled,
+    bvh_query_ray_tiled,
+    mesh_query_aabb_next_tiled,
+    mesh_query_aabb_tiled,
+    tile_bvh_query_aabb,
+    tile_bvh_query_next,
+    tile_bvh_query_ray,
+    tile_mesh_query_aabb,
+    tile_mesh_query_aabb_next,
+    tile_query_valid,
 )
 from .struct import struct
 from .tape import Tape

@@ -18,6 +18,7 @@ import math
 from .. import types as wt
 from .. import vector_types as vt
 from ..geometry import query_types as qt
+from ..tile.types import TileType
 from .registry import builtin, p
 
 u64, i32, f32, b = wt.uint64, wt.int32, wt.float32, wt.bool
@@ -136,6 +137,30 @@ mesh_get_bvh = _query("mesh_get_bvh", "The id of the mesh's face BVH (for wp.bvh
 mesh_get_group_root = _query(
     "mesh_get_group_root", "The root node of a face group's subtree (-1: no such group)", ("id", u64, "group", i32), i32
 )
+
+# ------------------------------------------------------------------------------- tiled queries
+# A block's threads traverse together and each gets the next item as an element of a tile; a
+# block is one thread in weft, so the tile holds one item (-1 once done). native/tile/tile_geometry.h
+
+_NEXT_TILE = wt.TupleType([TileType(i32, (1,)), qt.QueryTiled])
+_TILED_DOC = "A query for tiled kernels: wp.tile_query_valid(q) while items are left, {next}(q) gives the next as a tile"
+TILED_QUERIES = []
+for _names, _params, _symbol, _next in (
+    (("tile_bvh_query_aabb", "bvh_query_aabb_tiled"), ("id", u64, "low", v3, "high", v3), "tile_bvh_query_aabb", "bvh_query_next_tiled"),
+    (("tile_bvh_query_ray", "bvh_query_ray_tiled"), ("id", u64, "start", v3, "dir", v3), "tile_bvh_query_ray", "bvh_query_next_tiled"),
+    (("tile_mesh_query_aabb", "mesh_query_aabb_tiled"), ("id", u64, "low", v3, "high", v3), "tile_mesh_query_aabb", "mesh_query_aabb_next_tiled"),
+):
+    for _name in _names:
+        globals()[_name] = _query(_name, _TILED_DOC.format(next=_next), _params, qt.QueryTiled, symbol=_symbol)
+for _name in ("tile_bvh_query_next", "bvh_query_next_tiled", "tile_mesh_query_aabb_next", "mesh_query_aabb_next_tiled"):
+    _b = _query(
+        _name, "The next item of a tiled query as a one-element tile (-1 when none is left); advances the query",
+        ("query", qt.QueryTiled), _NEXT_TILE, symbol="tile_query_next",
+    )
+    _b.inout = (0,)
+    globals()[_name] = _b
+    TILED_QUERIES.append(_b)
+tile_query_valid = _query("tile_query_valid", "Whether a tiled query has items left", ("query", qt.QueryTiled), b)
 
 # `for index in query`: the type of an iteration query -> the builtin advancing it
 QUERY_ITERATORS = {qt.BvhQuery: bvh_query_next, qt.MeshQueryAABB: mesh_query_next}

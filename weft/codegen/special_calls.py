@@ -565,7 +565,7 @@ def _call_with_legacy_outputs(builtin, n_in, fields):
     return handler
 
 
-for _b in (geo.bvh_query_next, geo.mesh_query_next, geo.mesh_query_aabb_next):
+for _b in (geo.bvh_query_next, geo.mesh_query_next, geo.mesh_query_aabb_next, *geo.TILED_QUERIES):
     register_special(_b, _call_with_inout(_b))
 for _b, (_n_in, _fields) in geo.LEGACY_OUTPUTS.items():
     register_special(_b, _call_with_legacy_outputs(_b, _n_in, _fields))

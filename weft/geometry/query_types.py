@@ -68,6 +68,12 @@ class MeshQueryAABB:
     advanced by ``wp.mesh_query_next``; opaque."""
 
 
+class QueryTiled:
+    """A query of tiled kernels (``wp.tile_bvh_query_aabb`` / ``_ray``, ``wp.tile_mesh_query_aabb``,
+    and their ``*_tiled`` names), advanced by ``wp.tile_bvh_query_next`` /
+    ``wp.tile_mesh_query_aabb_next``; opaque."""
+
+
 class Mesh:
     """A mesh's arrays as a kernel sees them (``wp.mesh_get``): ``points``, ``velocities``,
     ``indices``."""
@@ -83,6 +89,8 @@ BvhQuery = NativeStruct(BvhQuery, "weft::bvh_query_t")
 MeshQueryAABB = NativeStruct(MeshQueryAABB, "weft::mesh_query_aabb_t")
 MeshQuery = MeshQueryAABB  # Warp's name for any mesh iteration query (AABB or sphere): one type here
 MeshView = NativeStruct(Mesh, "weft::mesh_view_t")
+QueryTiled = NativeStruct(QueryTiled, "weft::tile_query_t")
+BvhQueryTiled = MeshQueryAABBTiled = QueryTiled  # Warp's names: one type here
 
 
 class _HashGridQueryFamily(NativeStruct):

@@ -26,6 +26,7 @@
 #include "tile/tile_ops.h"
 #include "tile/tile_linalg.h"
 #include "tile/tile_data.h"
+#include "tile/tile_geometry.h"
 
 namespace weft {
 
