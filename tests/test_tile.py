@@ -301,3 +301,28 @@ def test_views_write_back_and_funcs_update_tiles_in_place():
     wp.launch_tiled(views_kernel, dim=[1], inputs=[wp.array(x), out, prod], block_dim=8)
     np.testing.assert_allclose(out.numpy(), x[::-1], rtol=1e-6)
     np.testing.assert_allclose(prod.numpy(), x.prod(1), rtol=1e-5)
+
+
+@wp.kernel
+def tanh_exp_kernel(a: wp.array[wp.float64], loss: wp.array[wp.float64]):
+    t = wp.tile_load(a, shape=(M,))
+    u = wp.tile_map(wp.tanh, t) * wp.tile_map(wp.exp, t * 0.5)
+    loss[0] = wp.tile_sum(u * u)[0]
+
+
+def test_tanh_and_exp_maps_differentiate_from_their_results():
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(8)
+
+    def run(xv, backward=False):
+        a = wp.array(xv, dtype=wp.float64, requires_grad=True)
+        loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+        with wp.Tape() as tape:
+            wp.launch_tiled(tanh_exp_kernel, dim=[1], inputs=[a, loss], block_dim=8)
+        if backward:
+            tape.backward(loss)
+        return a, loss.numpy()[0]
+
+    assert run(x)[1] == pytest.approx(((np.tanh(x) * np.exp(0.5 * x)) ** 2).sum(), rel=1e-12)
+    a, _ = run(x, backward=True)
+    np.testing.assert_allclose(a.grad.numpy(), _fd_grad(lambda v: run(v)[1], x.copy(), eps=1e-6), rtol=1e-6)

@@ -247,6 +247,9 @@ def _adj_tile_map(r, b, s, a, adjs, ret) -> str:
     """weft::adj_tile_map(adjoint lambda, tiles..., their adjoints..., adj_ret): per element, the
     operation's adjoint; the captured arguments' adjoints accumulate over the elements."""
     op = s.attr
+    if op.adj_from_result:  # a unary map differentiated from its result (tile_args._ADJOINT_FROM_RESULT)
+        f = f"[&](auto y, auto& d0, auto dr) {{ {op.adj_from_result}(y, d0, dr); }}"
+        return f"weft::adj_tile_map_from_result({f}, {r.v(s.result)}, {adjs[0]}, {ret[0]});"
     xs = [f"x{k}" if k in op.tiles else a[k] for k in range(len(a))]
     ds = [f"d{k}" if k in op.tiles else adjs[k] for k in range(len(a))]
     params = [f"auto x{k}" for k in op.tiles] + [f"auto& d{k}" for k in op.tiles] + ["auto dr"]

@@ -41,6 +41,12 @@ class ElementOp:
     tiles: tuple
     differentiable: bool
     axis: int = -1  # TILE_REDUCE: the dimension folded (-1: all of them)
+    adj_from_result: str = ""  # a unary map's adjoint from its result: weft::adj_<f>_from_result
+
+
+# float builtins whose derivative is a function of their value: a map of them differentiates from
+# its result (native/tile/tile.h) rather than computing the function a second time
+_ADJOINT_FROM_RESULT = {"tanh": "weft::adj_tanh_from_result", "exp": "weft::adj_exp_from_result"}
 
 
 def _bind(lw: Lowerer, node, params) -> dict:
@@ -210,7 +216,10 @@ def tile_map(lw: Lowerer, target, args: list, node):
     sym, adj_sym, adapted, rtype, diff = _element_op(lw, target, dummies, node)
     final = [args[k] if k in tiles else adapted[k] for k in range(len(args))]
     result = TileType(rtype, shapes.pop())
-    return lw.call(intr.TILE_MAP, final, result, attr=ElementOp(sym, adj_sym, tiles, diff), node=node)
+    from_result = ""
+    if isinstance(target, reg.Builtin) and len(args) == 1 and wt.is_float(rtype) and rtype == args[0].type.dtype:
+        from_result = _ADJOINT_FROM_RESULT.get(sym.removeprefix("weft::"), "")
+    return lw.call(intr.TILE_MAP, final, result, attr=ElementOp(sym, adj_sym, tiles, diff, adj_from_result=from_result), node=node)
 
 
 def _function_arg(lw: Lowerer, x, node):

@@ -253,6 +253,25 @@ WEFT_FN void adj_tile_map(F adj_f, const tile_t<A, D...>& a, const tile_t<B, D..
         adj_f(a.data[i], b.data[i], c.data[i], adj_a.data[i], adj_b.data[i], adj_c.data[i], adj_ret.data[i]);
 }
 
+// Element maps whose derivative is a function of their value (d tanh = 1 - y^2, d exp = y): the
+// adjoint of the map reads the forward result instead of computing the function again.
+template <typename T>
+WEFT_FN void adj_tanh_from_result(T y_, T& adj_x, T adj_ret) {
+    typedef compute_t<T> R;
+    const R y = R(y_);
+    accum(adj_x, (R(1) - y * y) * R(adj_ret));
+}
+template <typename T>
+WEFT_FN void adj_exp_from_result(T y, T& adj_x, T adj_ret) {
+    typedef compute_t<T> R;
+    accum(adj_x, R(y) * R(adj_ret));
+}
+template <typename F, typename A, typename R, int... D>
+WEFT_FN void adj_tile_map_from_result(F adj_f, const tile_t<R, D...>& y, tile_t<A, D...>& adj_a,
+                                      const tile_t<R, D...>& adj_ret) {
+    for (int i = 0; i < y.size; ++i) adj_f(y.data[i], adj_a.data[i], adj_ret.data[i]);
+}
+
 // wp.tile_astype: each element converted to U.
 template <typename U, typename T, int... D>
 WEFT_FN tile_t<U, D...> tile_astype(const tile_t<T, D...>& t) {
