@@ -326,3 +326,60 @@ def test_tanh_and_exp_maps_differentiate_from_their_results():
     assert run(x)[1] == pytest.approx(((np.tanh(x) * np.exp(0.5 * x)) ** 2).sum(), rel=1e-12)
     a, _ = run(x, backward=True)
     np.testing.assert_allclose(a.grad.numpy(), _fd_grad(lambda v: run(v)[1], x.copy(), eps=1e-6), rtol=1e-6)
+
+
+@wp.kernel
+def mixed_matmul_kernel(a: wp.array2d[wp.float16], b: wp.array2d[wp.float32], c: wp.array2d[wp.float64]):
+    ta = wp.tile_load(a, shape=(M, N))
+    tb = wp.tile_load(b, shape=(N, M))
+    tc = wp.tile_load(c, shape=(M, M))
+    wp.tile_matmul(ta, tb, tc, alpha=0.5, beta=-2.0)  # computed in the output's type
+    wp.tile_store(c, tc)  # c read then written: its gradient is consumed by the store, then the load's
+
+
+def test_mixed_precision_matmul_and_store_consumes_the_gradient():
+    rng = np.random.default_rng(10)
+    x = rng.random((8, 4)).astype(np.float16)
+    y = rng.random((4, 8)).astype(np.float32)
+    z = rng.random((8, 8))
+    a, b = wp.array(x, requires_grad=True), wp.array(y, requires_grad=True)
+    c = wp.array(z, dtype=wp.float64, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch_tiled(mixed_matmul_kernel, dim=[1], inputs=[a, b, c], block_dim=8)
+    np.testing.assert_allclose(c.numpy(), 0.5 * x.astype(np.float64) @ y - 2.0 * z, rtol=1e-6)
+    g = rng.random((8, 8))
+    tape.backward(grads={c: wp.array(g, dtype=wp.float64)})
+    np.testing.assert_allclose(c.grad.numpy(), -2.0 * g, rtol=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), 0.5 * g @ y.T, rtol=2e-3, atol=2e-3)  # float16 gradient
+    np.testing.assert_allclose(b.grad.numpy(), 0.5 * x.astype(np.float64).T @ g, rtol=1e-5)
+
+
+@wp.func
+def push_twice(s: wp.tile_stack(capacity=8, dtype=int), v: int):
+    wp.tile_stack_push(s, v, True)
+    wp.tile_stack_push(s, v + 1, True)
+
+
+@wp.kernel
+def stack_func_kernel(out: wp.array[int]):
+    s = wp.tile_stack(capacity=8, dtype=int)
+    push_twice(s, 5)  # the caller's stack changes (Warp passes stacks by reference)
+    out[0] = wp.tile_stack_count(s)
+    v, slot = wp.tile_stack_pop(s)
+    out[1] = v
+
+
+def test_funcs_update_a_stack_passed_to_them():
+    out = wp.zeros(2, dtype=int)
+    wp.launch_tiled(stack_func_kernel, dim=[1], inputs=[out], block_dim=8)
+    np.testing.assert_array_equal(out.numpy(), [2, 6])
+    import pytest as _pytest
+
+    with _pytest.raises(TypeError, match="bfloat16 .out."):
+
+        @wp.kernel(module="unique")
+        def bf16_out(a: wp.array2d[wp.bfloat16]):
+            t = wp.tile_load(a, shape=(M, M))
+            wp.tile_store(a, wp.tile_matmul(t, t))
+
+        wp.launch_tiled(bf16_out, dim=[1], inputs=[wp.zeros((8, 8), dtype=wp.bfloat16)], block_dim=8)

@@ -55,11 +55,14 @@ def _c_ident(name: str) -> str:
 
 
 def _tile_references(src, names, arg_types, refs) -> list:
-    """Tile parameters the func updates in place: Warp passes tiles by reference, so the caller
-    sees the change; weft makes them ``wp.ref`` parameters (copied back after the call)."""
+    """Tile (and tile stack) parameters the func updates in place: Warp passes tiles by reference,
+    so the caller sees the change; weft makes them ``wp.ref`` parameters (copied back after the
+    call)."""
     from .codegen.ast_scans import rebound_names
 
-    tiles = [n for n, t in zip(names, arg_types) if isinstance(t, wt.TileType) and n not in refs]
+    from .tile.ops_data import TileStackType
+
+    tiles = [n for n, t in zip(names, arg_types) if isinstance(t, (wt.TileType, TileStackType)) and n not in refs]
     if not tiles:
         return []
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from .. import types as wt
+from ..tile.ops_data import TileStackType
 
 
 def ctype_name(t) -> str:
@@ -25,6 +26,8 @@ def ctype_name(t) -> str:
         return f"weft::tuple_t<{', '.join(ctype_name(x) for x in t.types)}>"
     if isinstance(t, wt.TileType):
         return f"weft::tile_t<{', '.join([ctype_name(t.dtype)] + [str(d) for d in t.shape])}>"
+    if isinstance(t, TileStackType):
+        return f"weft::tile_stack_t<{ctype_name(t.dtype)}, {t.capacity}>"
     name = getattr(t, "_cname", None)
     if name:
         return name

@@ -1148,7 +1148,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         targets = []
         for k in inst.ref_params:
             arg = by_name.get(names[k])
-            if isinstance(inst.arg_types[k], wt.TileType) and (arg is None or not self.is_addressable(arg)):
+            if getattr(inst.arg_types[k], "is_tile_value", False) and (arg is None or not self.is_addressable(arg)):
                 targets.append(None)  # a tile the func updates in place, passed as a temporary
                 continue
             if arg is None or not self.is_addressable(arg):

@@ -429,18 +429,31 @@ def _tile_matmul(lw: Lowerer, node):
     y = _tile_arg(lw, a["b"], "b", node)
     if x.type.ndim != 2 or y.type.ndim != 2 or x.type.shape[1] != y.type.shape[0]:
         raise lw.error(f"tile_matmul(): shapes {x.type.shape} and {y.type.shape} do not multiply", node, WarpCodegenValueError)
-    dtype = x.type.dtype
-    if y.type.dtype != dtype or not wt.is_float(dtype):
-        raise lw.error("tile_matmul(): two tiles of one float type", node, WarpCodegenTypeError)
+    for t in (x, y):
+        if getattr(t.type.dtype, "_kind", None) == "vector":
+            raise lw.error("tile_matmul() does not support complex tiles (vec2 elements); multiply real tiles", node, WarpCodegenTypeError)
+        if not wt.is_float(t.type.dtype):
+            raise lw.error(f"tile_matmul() multiplies float tiles, got {t.type!r}", node, WarpCodegenTypeError)
     shape = (x.type.shape[0], y.type.shape[1])
     if a["out"] is not None:
         out = _tile_arg(lw, a["out"], "out", node)
-        if out.type != TileType(dtype, shape):
-            raise lw.error(f"tile_matmul(): out is {out.type!r}, the product is {TileType(dtype, shape)!r}", node, WarpCodegenValueError)
+        dtype = out.type.dtype
+        if out.type.shape != shape or not wt.is_float(dtype):
+            raise lw.error(f"tile_matmul(): out is {out.type!r}, the product has shape {shape}", node, WarpCodegenValueError)
         beta = 1.0 if a["beta"] is None else a["beta"]
     else:
-        out = _emit(lw, f"tile_zeros{_targs(dtype, *shape)}", [], TileType(dtype, shape), node, differentiable=False)
+        dtype = x.type.dtype  # the product of the return form has a's type
+        out = None
         beta = 0.0 if a["beta"] is None else a["beta"]
+    if dtype is wt.bfloat16:
+        raise lw.error(
+            "tile_matmul() does not support a bfloat16 'out' tile: accumulate in float16, float32 or float64 "
+            "(a and b may be bfloat16)",
+            node,
+            WarpCodegenTypeError,
+        )
+    if out is None:
+        out = _emit(lw, f"tile_zeros{_targs(dtype, *shape)}", [], TileType(dtype, shape), node, differentiable=False)
     scalars = [lw.cast(lw.expr(v) if isinstance(v, ast.AST) else lw.const(v), dtype) for v in (a["alpha"], beta)]
     r = _emit(lw, "tile_matmul", [x, y, out] + scalars, out.type, node)
     if a["out"] is not None:

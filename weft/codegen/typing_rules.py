@@ -17,6 +17,7 @@ from .. import types as wt
 from .. import vector_types as vt
 from ..builtins import registry as reg
 from ..reference import Reference
+from ..tile.ops_data import TileStackType
 from ..tile.types import TileAnnotation, TileType
 from .errors import WarpCodegenTypeError
 from .statics import Static
@@ -192,8 +193,8 @@ def annotation_type(annotation):
         )
     if annotation is tuple or typing.get_origin(annotation) is tuple:
         return _tuple_annotation(annotation)
-    if isinstance(annotation, (TileAnnotation, TileType)):
-        return annotation  # a tile parameter: matches tiles of its dtype and shape
+    if isinstance(annotation, (TileAnnotation, TileType, TileStackType)):
+        return annotation  # a tile (stack) parameter: matches tiles of its dtype and shape
     if isinstance(annotation, type) and getattr(annotation, "_weft_kind", None) == "func":
         return FUNCTION  # g: wp.Function
     if annotation is typing.Any or isinstance(

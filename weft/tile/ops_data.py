@@ -16,6 +16,7 @@ class TileStackType:
 
     __slots__ = ("__weakref__", "capacity", "dtype")
     _interned: dict = {}
+    is_tile_value = True  # passed to funcs by reference (kernel._tile_references)
 
     def __new__(cls, dtype, capacity: int):
         key = (dtype, int(capacity))
@@ -25,12 +26,6 @@ class TileStackType:
             t.dtype, t.capacity = key
             cls._interned[key] = t
         return t
-
-    @property
-    def _cname(self) -> str:
-        from ..codegen.cnames import ctype_name
-
-        return f"weft::tile_stack_t<{ctype_name(self.dtype)}, {self.capacity}>"
 
     def __repr__(self):
         return f"tile_stack({getattr(self.dtype, '__name__', self.dtype)}, capacity={self.capacity})"
@@ -93,7 +88,19 @@ tile_atomic_add_indexed = _op(
     "`indices`; returns the elements' previous values as a tile.",
 )
 # stacks
-tile_stack = _op("tile_stack", "capacity, dtype", "a new empty block stack holding up to `capacity` values of `dtype`.")
+class _TileStackOperation(TileOperation):
+    """``wp.tile_stack``: in a kernel a new empty stack; at Python scope the stack's type, for
+    annotating a ``@wp.func`` parameter (``s: wp.tile_stack(capacity=64, dtype=int)``)."""
+
+    def __call__(self, capacity, dtype):
+        from ..scalar_types import resolve_array_dtype
+
+        return TileStackType(resolve_array_dtype(dtype), capacity)
+
+
+tile_stack = _TileStackOperation(
+    "tile_stack", "capacity, dtype", "a new empty block stack holding up to `capacity` values of `dtype`."
+)
 tile_stack_push = _op(
     "tile_stack_push",
     "s, value, has_value",

@@ -22,6 +22,7 @@ class TileType:
 
     __slots__ = ("__weakref__", "dtype", "shape")
     _interned: dict = {}
+    is_tile_value = True  # passed to funcs by reference (kernel._tile_references)
 
     def __new__(cls, dtype, shape):
         shape = tuple(int(d) for d in shape)

@@ -180,14 +180,15 @@ WEFT_FN void tile_store(const array_t<T>& a, const tile_t<T, D...>& t, int32 o0,
         }
     });
 }
-// The gradient of a stored tile is the gradient of the elements it wrote (read, not consumed).
+// The gradient of a stored tile is the gradient of the elements it wrote, consumed as an array
+// store's is (array.h: only the last write of an element receives it; retain_grad keeps it).
 template <typename T, int... D>
 WEFT_FN void adj_tile_store(const array_t<T>& a, const tile_t<T, D...>& t, int32 o0, int32 o1, int32 o2, int32 o3,
                             const array_t<T>&, tile_t<T, D...>& adj_t, int32&, int32&, int32&, int32&) {
     using Tile = tile_t<T, D...>;
     const int32 o[4] = {o0, o1, o2, o3};
     tile_for_rows<Tile>(a, a.grad, o, [&](int first, char* p, int lo, int hi, int64 stride) {
-        for (int j = lo; j < hi; ++j) adj_t.data[first + j] += tile_row_at<T>(p, j, stride);
+        for (int j = lo; j < hi; ++j) adj_store_at(a, &tile_row_at<T>(p, j, stride), adj_t.data[first + j]);
     });
 }
 

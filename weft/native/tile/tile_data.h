@@ -218,7 +218,7 @@ WEFT_FN void adj_tile_store_indexed(const array_t<T>& a, const tile_t<int32, M>&
     const int32 o[4] = {o0, o1, o2, o3};
     for (int i = 0; i < t.size; ++i) {
         T* g = tile_indexed_element<tile_shape_t<D...>>(a, a.grad, indices, axis, i, o);
-        if (g) adj_t.data[i] += *g;
+        if (g) adj_store_at(a, g, adj_t.data[i]);  // read and consumed, as a store's (array.h)
     }
 }
 
@@ -241,7 +241,12 @@ WEFT_FN void adj_tile_atomic_add_indexed(const array_t<T>& a, const tile_t<int32
                                          const array_t<T>& adj_a, tile_t<int32, M>& adj_indices,
                                          tile_t<T, D...>& adj_t, int32& adj_axis, int32& a0, int32& a1, int32& a2,
                                          int32& a3, const tile_t<T, D...>&) {
-    adj_tile_store_indexed(a, indices, t, axis, o0, o1, o2, o3, adj_a, adj_indices, adj_t, adj_axis, a0, a1, a2, a3);
+    if (!a.grad) return;  // an add's gradient is read, not consumed (other writers' gradients stay)
+    const int32 o[4] = {o0, o1, o2, o3};
+    for (int i = 0; i < t.size; ++i) {
+        T* g = tile_indexed_element<tile_shape_t<D...>>(a, a.grad, indices, axis, i, o);
+        if (g) adj_t.data[i] += *g;
+    }
 }
 
 // ------------------------------------------------------------------------------- random

@@ -450,4 +450,22 @@ WEFT_FN void adj_tile_gather_rows(const tile_t<T, D...>& t, int32 loc, const til
     }
 }
 
+// a and b of other float types than the product's (float16 or bfloat16 inputs, a float32
+// accumulator): the inputs converted to the product's type, their adjoints converted back
+template <typename TA, typename TB, typename T, int M, int K, int N>
+WEFT_FN tile_t<T, M, N> tile_matmul(const tile_t<TA, M, K>& a, const tile_t<TB, K, N>& b, const tile_t<T, M, N>& c,
+                                    T alpha, T beta) {
+    return tile_matmul(tile_astype<T>(a), tile_astype<T>(b), c, alpha, beta);
+}
+template <typename TA, typename TB, typename T, int M, int K, int N>
+WEFT_FN void adj_tile_matmul(const tile_t<TA, M, K>& a, const tile_t<TB, K, N>& b, const tile_t<T, M, N>& c, T alpha,
+                             T beta, tile_t<TA, M, K>& adj_a, tile_t<TB, K, N>& adj_b, tile_t<T, M, N>& adj_c,
+                             T& adj_alpha, T& adj_beta, const tile_t<T, M, N>& adj_ret) {
+    tile_t<T, M, K> ga{};
+    tile_t<T, K, N> gb{};
+    adj_tile_matmul(tile_astype<T>(a), tile_astype<T>(b), c, alpha, beta, ga, gb, adj_c, adj_alpha, adj_beta, adj_ret);
+    for (int i = 0; i < M * K; ++i) adj_a.data[i] += TA(ga.data[i]);
+    for (int i = 0; i < K * N; ++i) adj_b.data[i] += TB(gb.data[i]);
+}
+
 }  // namespace weft
