@@ -383,3 +383,57 @@ def test_funcs_update_a_stack_passed_to_them():
             wp.tile_store(a, wp.tile_matmul(t, t))
 
         wp.launch_tiled(bf16_out, dim=[1], inputs=[wp.zeros((8, 8), dtype=wp.bfloat16)], block_dim=8)
+
+
+@wp.kernel
+def tile_double_kernel(src: wp.array[float], dst: wp.array[float]):
+    wp.tile_store(dst, wp.tile_load(src, shape=(M,)) * 2.0)
+
+
+def test_tile_loads_and_stores_count_as_array_reads_and_writes(capsys):
+    # the tape's overwrite check sees tile accesses like element accesses
+    x = wp.array(np.arange(8, dtype=np.float32), requires_grad=True)
+    y = wp.zeros(8, dtype=float, requires_grad=True)
+    saved = wp.config.verify_autograd_array_access
+    wp.config.verify_autograd_array_access = True
+    try:
+        with wp.Tape():
+            wp.launch_tiled(tile_double_kernel, dim=[1], inputs=[x, y], block_dim=8)
+            wp.launch_tiled(tile_double_kernel, dim=[1], inputs=[y, x], block_dim=8)  # writes x, read before
+    finally:
+        wp.config.verify_autograd_array_access = saved
+    text = "".join(capsys.readouterr())
+    assert "passed to argument dst in kernel tile_double_kernel" in text, text
+    assert "is being written to but has already been read from in a previous launch" in text, text
+    np.testing.assert_array_equal(x.numpy(), np.arange(8) * 4.0)
+
+
+@wp.kernel
+def shared_weights_kernel(w: wp.array2d[float], x: wp.array2d[float], out: wp.array2d[float]):
+    i = wp.tid()
+    t = wp.tile_load(x, shape=(M, N), offset=(i * M, 0))
+    wp.tile_store(out, wp.tile_matmul(t, wp.tile_load(w, shape=(N, N))), offset=(i * M, 0))
+
+
+def test_gradients_of_an_array_every_block_reads_sum_over_threads():
+    # w's gradient is added by every block: per-thread private copies, summed once (accumulate.h)
+    rng = np.random.default_rng(11)
+    wv, xv = rng.standard_normal((4, 4)), rng.standard_normal((8 * 64, 4))
+    w = wp.array(wv, dtype=float, requires_grad=True)
+    x = wp.array(xv, dtype=float, requires_grad=True)
+    out = wp.zeros((8 * 64, 4), dtype=float, requires_grad=True)
+    g = rng.standard_normal((8 * 64, 4))
+    for threads in (1, 2):
+        saved = wp.config.cpu_threads
+        wp.config.cpu_threads = threads
+        try:
+            w.grad.zero_()
+            x.grad.zero_()
+            tape = wp.Tape()
+            with tape:
+                wp.launch_tiled(shared_weights_kernel, dim=[64], inputs=[w, x, out], block_dim=8)
+            tape.backward(grads={out: wp.array(g, dtype=float)})
+        finally:
+            wp.config.cpu_threads = saved
+        np.testing.assert_allclose(w.grad.numpy(), xv.T @ g, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(x.grad.numpy(), g @ wv.T, rtol=1e-4, atol=1e-4)

@@ -192,7 +192,7 @@ def exclusive_loads(fn: ir.Function) -> frozenset:
             continue
         if intr.reads_array(s.callee) or intr.writes_array(s.callee):
             arr = s.args[0]
-            if not _indexed_by_thread(s, tid_vars):
+            if ir.is_builtin(s.callee) or not _indexed_by_thread(s, tid_vars):  # a tile op spans elements
                 ok.discard(arr.id)
             elif s.callee == intr.LOAD:
                 loads.append(s)
@@ -331,6 +331,11 @@ def _invariant_range_loops(fn: ir.Function) -> dict:
     return out
 
 
+def _tile_read(s) -> bool:
+    """A tile operation that only reads the array given first (``wp.tile_load``)."""
+    return ir.is_builtin(s.callee) and getattr(s.callee, "array_access", None) == "read"
+
+
 def _operand_uses(fn: ir.Function) -> dict:
     """var id -> ``[(statement, operand position)]`` for every use of the var as an operand."""
     uses: dict = {}
@@ -386,12 +391,14 @@ def _accumulation_facts(fn: ir.Function, exclusive: frozenset) -> dict:
             continue
         if all(s.callee in adds and (s.result is None or s.result.id not in uses) for s in calls):
             marked, mode = calls, "forward"
-        elif all(s.callee == intr.LOAD for s in calls):
+        elif all(s.callee == intr.LOAD or _tile_read(s) for s in calls):
+            # tile loads add their gradients with their own atomics (not marked), into the
+            # private copies the scope gives the array's gradient
             marked, mode = [s for s in calls if id(s) not in exclusive], "backward"
         else:
             continue
         if marked:
-            calls_marked.update(id(s) for s in marked)
+            calls_marked.update(id(s) for s in marked if s.callee == intr.LOAD or mode == "forward")
             params_marked.append(prm.name)
             targets[mode].append(prm.name)
     return {

@@ -217,13 +217,19 @@ def is_atomic(callee) -> bool:
 
 
 def reads_array(callee) -> bool:
-    """An intrinsic that reads the array given as its first argument."""
-    return isinstance(callee, str) and op_info(callee).reads_array
+    """An intrinsic (or a tile operation's overload, ``array_access``) that reads the array given
+    as its first argument."""
+    if isinstance(callee, str):
+        return op_info(callee).reads_array
+    return getattr(callee, "array_access", None) in ("read", "update")
 
 
 def writes_array(callee) -> bool:
-    """An intrinsic that writes the array given as its first argument."""
-    return isinstance(callee, str) and op_info(callee).writes_array
+    """An intrinsic (or a tile operation's overload) that writes the array given as its first
+    argument."""
+    if isinstance(callee, str):
+        return op_info(callee).writes_array
+    return getattr(callee, "array_access", None) in ("write", "update")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -146,8 +146,21 @@ def _padded(lw: Lowerer, items: list) -> list:
     return items + [lw.const(0, wt.int32)] * (4 - len(items))
 
 
-def _emit(lw: Lowerer, symbol: str, args: list, rtype, node, differentiable=True, side_effect=False):
-    ov = Overload(tuple((f"arg{k}", a.type) for k, a in enumerate(args)), rtype, symbol, differentiable, side_effect)
+@dataclasses.dataclass(frozen=True)
+class ArrayOverload(Overload):
+    """A tile operation's overload that touches the array given as its first argument:
+    ``array_access`` is ``"read"`` (tile_load), ``"write"`` (tile_store) or ``"update"`` (the
+    atomic adds). The access analyses (access.py) count it like an array load or store."""
+
+    array_access: str = "read"
+
+
+def _emit(lw: Lowerer, symbol: str, args: list, rtype, node, differentiable=True, side_effect=False, array_access=None):
+    params = tuple((f"arg{k}", a.type) for k, a in enumerate(args))
+    if array_access:
+        ov = ArrayOverload(params, rtype, symbol, differentiable, side_effect, array_access)
+    else:
+        ov = Overload(params, rtype, symbol, differentiable, side_effect)
     return lw.call(ov, args, rtype, node=node)
 
 

@@ -111,7 +111,8 @@ def _tile_load(lw: Lowerer, node):
             f"tile_load(): a {len(shape)}-D tile shape {shape} for a {arr.type.ndim}-D array", node, WarpCodegenValueError
         )
     t = TileType(arr.type.dtype, shape)
-    return _emit(lw, f"tile_load{_targs(t.dtype, *shape)}", [arr] + _offsets(lw, a["offset"], len(shape), node), t, node)
+    offsets = _offsets(lw, a["offset"], len(shape), node)
+    return _emit(lw, f"tile_load{_targs(t.dtype, *shape)}", [arr] + offsets, t, node, array_access="read")
 
 
 def _store_like(symbol, returns):
@@ -133,7 +134,8 @@ def _store_like(symbol, returns):
                     WarpCodegenTypeError,
                 )
         args = [arr, t] + _offsets(lw, a["offset"], t.type.ndim, node)
-        return _emit(lw, symbol, args, t.type if returns else None, node, side_effect=True)
+        access = "update" if returns else "write"
+        return _emit(lw, symbol, args, t.type if returns else None, node, side_effect=True, array_access=access)
 
     return handler
 

@@ -190,7 +190,7 @@ def _tile_load_indexed(lw: Lowerer, node):
     _check_indexed(lw, arr, ind, shape, axis, node)
     r = TileType(arr.type.dtype, shape)
     args = [arr, ind, lw.const(axis, wt.int32)] + _offsets(lw, a["offset"], len(shape), node)
-    return _emit(lw, f"tile_load_indexed<{ctype_name(r)}>", args, r, node)
+    return _emit(lw, f"tile_load_indexed<{ctype_name(r)}>", args, r, node, array_access="read")
 
 
 def _store_indexed(symbol, returns):
@@ -211,7 +211,8 @@ def _store_indexed(symbol, returns):
         axis = _axis(lw, a["axis"], arr.type.ndim, node)
         _check_indexed(lw, arr, ind, t.type.shape, axis, node)
         args = [arr, ind, t, lw.const(axis, wt.int32)] + _offsets(lw, a["offset"], t.type.ndim, node)
-        return _emit(lw, symbol, args, t.type if returns else None, node, side_effect=True)
+        access = "update" if returns else "write"
+        return _emit(lw, symbol, args, t.type if returns else None, node, side_effect=True, array_access=access)
 
     return handler
 
