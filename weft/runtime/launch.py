@@ -543,13 +543,15 @@ def cpu_launch_args(inst, adjoint: bool, ctx, was_ordered: bool = False) -> tupl
 def min_tasks_per_thread(inst) -> int:
     """The fewest tasks per worker for which a launch of ``inst`` uses the thread pool: 1 for a
     kernel that works on tiles (each task is a block's work), else config.cpu_min_tasks_per_thread."""
-    return 1 if _works_on_tiles(inst) else config.cpu_min_tasks_per_thread
+    return 1 if works_on_tiles(inst) else config.cpu_min_tasks_per_thread
 
 
-def _works_on_tiles(inst) -> bool:
+def works_on_tiles(inst) -> bool:
     """Whether a kernel (or a func it calls) holds tiles: each of its threads is a whole block's
     work, so a launch of a few of them is worth the thread pool (which small launches of ordinary
-    kernels skip: config.cpu_min_tasks_per_thread)."""
+    kernels skip: config.cpu_min_tasks_per_thread), and the pool is used without the runtime's
+    one-thread trials (config.cpu_adaptive), whose noisy first samples could keep such launches
+    on one thread."""
     found = getattr(inst, "_works_on_tiles", None)
     if found is None:
         seen, stack, found = set(), [inst.ir], False
@@ -574,7 +576,7 @@ def run(inst, bounds, args_struct, adjoint: bool):
     if inst.kernel.module.options.get("deterministic"):
         threads, adaptive, _ = cpu_launch_args(inst, adjoint, ctx)
     else:
-        threads, adaptive = config.cpu_threads, config.cpu_adaptive
+        threads, adaptive = config.cpu_threads, config.cpu_adaptive and not works_on_tiles(inst)
     if (_launch_fn[0] if _launch_fn else launch_fn())(
         ptr,
         ctypes.addressof(ctx),

@@ -278,7 +278,7 @@ class Launch:
         if self._ordered or self._module_options.get("deterministic"):
             threads, adaptive, self._ordered = _launch.cpu_launch_args(self._inst, self.adjoint, self._ctx, self._ordered)
         else:
-            threads, adaptive = config.cpu_threads, config.cpu_adaptive
+            threads, adaptive = config.cpu_threads, config.cpu_adaptive and not _launch.works_on_tiles(self._inst)
         if self._launch_fn(
             self._entry,
             self._ctx_addr,
