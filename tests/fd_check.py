@@ -8,6 +8,19 @@ import weft as wp
 F64 = wp.float64
 
 
+def central_differences(f, x, eps=1e-6):
+    """Central differences of the scalar ``f(x)`` for every element of the float64 array ``x``
+    (``f`` gets a perturbed copy)."""
+    x = np.asarray(x, dtype=np.float64)
+    g = np.zeros_like(x)
+    for k in range(x.size):
+        xp, xm = x.copy(), x.copy()
+        xp.flat[k] += eps
+        xm.flat[k] -= eps
+        g.flat[k] = (f(xp) - f(xm)) / (2 * eps)
+    return g
+
+
 def run(kernel, x_np, y_shape, extra=(), dim=None):
     """Forward only: y(x) as a NumPy array."""
     x = wp.array(np.asarray(x_np, dtype=np.float64), dtype=F64)

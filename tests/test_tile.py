@@ -6,24 +6,10 @@ import numpy as np
 import pytest
 
 import weft as wp
+from tests.fd_check import central_differences
 
 M = wp.constant(8)
 N = wp.constant(4)
-
-
-def _fd_grad(run, x, eps=1e-3):
-    """Central differences of the scalar run(x) for every element of float64 array x."""
-    g = np.zeros_like(x)
-    flat, gf = x.reshape(-1), g.reshape(-1)
-    for k in range(flat.size):
-        old = flat[k]
-        flat[k] = old + eps
-        hi = run(x)
-        flat[k] = old - eps
-        lo = run(x)
-        flat[k] = old
-        gf[k] = (hi - lo) / (2 * eps)
-    return g
 
 
 @wp.kernel
@@ -153,7 +139,7 @@ def test_reshaping_slicing_and_element_writes():
     expect = (x * x).sum() + (x[::-1, 1] * np.arange(8)).sum() + x[3].sum() + (t * t).sum()
     assert loss == pytest.approx(expect, rel=1e-12)
     a, _, _ = run(x, backward=True)
-    np.testing.assert_allclose(a.grad.numpy(), _fd_grad(lambda v: run(v)[2], x.copy()), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(a.grad.numpy(), central_differences(lambda v: run(v)[2], x.copy()), rtol=1e-6, atol=1e-6)
 
 
 @wp.func
@@ -325,7 +311,7 @@ def test_tanh_and_exp_maps_differentiate_from_their_results():
 
     assert run(x)[1] == pytest.approx(((np.tanh(x) * np.exp(0.5 * x)) ** 2).sum(), rel=1e-12)
     a, _ = run(x, backward=True)
-    np.testing.assert_allclose(a.grad.numpy(), _fd_grad(lambda v: run(v)[1], x.copy(), eps=1e-6), rtol=1e-6)
+    np.testing.assert_allclose(a.grad.numpy(), central_differences(lambda v: run(v)[1], x.copy(), eps=1e-6), rtol=1e-6)
 
 
 @wp.kernel

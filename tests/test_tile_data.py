@@ -6,21 +6,11 @@ import numpy as np
 import pytest
 
 import weft as wp
+from tests.fd_check import central_differences
 
 N = wp.constant(13)
 M = wp.constant(4)
 K = wp.constant(3)
-
-
-def _fd(run, x, eps=1e-6):
-    """Central differences of the scalar run(x) for every element of float64 array x."""
-    g = np.zeros_like(x)
-    for k in range(x.size):
-        xp, xm = x.copy(), x.copy()
-        xp.flat[k] += eps
-        xm.flat[k] -= eps
-        g.flat[k] = (run(xp) - run(xm)) / (2 * eps)
-    return g
 
 
 def _tape_grad(kernel, inputs, grad_of, out, w):
@@ -158,8 +148,8 @@ def test_scatter_forward_and_gradients():
     x, v = wp.array(x0, dtype=wp.float64, requires_grad=True), wp.array(v0, dtype=wp.float64, requires_grad=True)
     y = wp.zeros((4, 3), dtype=wp.float64, requires_grad=True)
     gx, gv = _tape_grad(scatter_kernel, [x, v, y], [x, v], y, w)
-    np.testing.assert_allclose(gx, _fd(lambda a: np.sum(w * forward(a, v0)), x0), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(gv, _fd(lambda a: np.sum(w * forward(x0, a)), v0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gx, central_differences(lambda a: np.sum(w * forward(a, v0)), x0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gv, central_differences(lambda a: np.sum(w * forward(x0, a)), v0), rtol=1e-6, atol=1e-8)
 
 
 # ----------------------------------------------------------------- indexed loads and stores
@@ -201,7 +191,7 @@ def test_indexed_access_against_numpy_and_gradients():
     y = wp.zeros((6, 3), dtype=wp.float64, requires_grad=True)
     z = wp.zeros((3, 6), dtype=wp.float64, requires_grad=True)
     (gx,) = _tape_grad(indexed_kernel, [x, wp.array(idx), y, z], [x], y, w)
-    np.testing.assert_allclose(gx, _fd(lambda a: np.sum(w * forward(a)[0]), x0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gx, central_differences(lambda a: np.sum(w * forward(a)[0]), x0), rtol=1e-6, atol=1e-8)
 
 
 # ---------------------------------------------------------------------------------- stacks
@@ -323,9 +313,9 @@ def test_dot_and_axpy_forward_and_gradients():
     y = wp.zeros(13, dtype=wp.float64, requires_grad=True)
     grads = _tape_grad(fused_kernel, [*arrs, y], arrs, y, w)
     numeric = [
-        _fd(lambda v: np.sum(w * forward(v, b0, al0)), a0),
-        _fd(lambda v: np.sum(w * forward(a0, v, al0)), b0),
-        _fd(lambda v: np.sum(w * forward(a0, b0, v)), al0),
+        central_differences(lambda v: np.sum(w * forward(v, b0, al0)), a0),
+        central_differences(lambda v: np.sum(w * forward(a0, v, al0)), b0),
+        central_differences(lambda v: np.sum(w * forward(a0, b0, v)), al0),
     ]
     for g, n in zip(grads, numeric):
         np.testing.assert_allclose(g, n, rtol=1e-6, atol=1e-8)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import weft as wp
+from tests.fd_check import central_differences
 
 N = 5  # not a power of two
 R = 3  # right-hand-side columns
@@ -24,21 +25,6 @@ def _spd(n, seed):
 def _solve_triangular(m, b, lower):
     """m x = b using only m's lower (upper) triangle (NumPy reference)."""
     return np.linalg.solve(np.tril(m) if lower else np.triu(m), b)
-
-
-def _fd_grad(loss, x, eps=1e-6):
-    """Central differences of the scalar loss(x) for every element of float64 array x."""
-    g = np.zeros_like(x)
-    flat, gf = x.reshape(-1), g.reshape(-1)
-    for k in range(flat.size):
-        old = flat[k]
-        flat[k] = old + eps
-        hi = loss(x)
-        flat[k] = old - eps
-        lo = loss(x)
-        flat[k] = old
-        gf[k] = (hi - lo) / (2 * eps)
-    return g
 
 
 # ------------------------------------------------------------------------- kernels
@@ -131,7 +117,7 @@ def _check_grads(kernel, inputs, out_shapes, seed):
             outs, _ = _run(kernel, args, out_shapes, np.float64)
             return float(sum(np.sum(w * o) for w, o in zip(ws, outs)))
 
-        np.testing.assert_allclose(g, _fd_grad(loss, inputs[k].copy()), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(g, central_differences(loss, inputs[k].copy()), rtol=1e-5, atol=1e-6)
 
 
 # --------------------------------------------------------------------------- Cholesky
