@@ -26,6 +26,7 @@ import typing
 
 from .. import types as wt
 from . import composite
+from .ast_scans import subscript_indices
 from . import intrinsics as intr
 from . import ir
 from .errors import UnsupportedConstruct, WarpCodegenTypeError
@@ -92,7 +93,7 @@ def _last_array_subscript(lw, t, chain, target, node):
 
 
 def _index_count(n: ast.Subscript) -> int:
-    return len(n.slice.elts) if isinstance(n.slice, ast.Tuple) else 1
+    return len(subscript_indices(n))
 
 
 def _fresh_local(lw, name: ast.Name, node) -> ir.Var:
@@ -124,7 +125,7 @@ def _steps(lw, t, chain, node):
             extra.append(lw.const(composite.attribute_index(t, n.attr), wt.int32))
             t = t._scalar
         else:
-            nodes = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+            nodes = subscript_indices(n)
             if composite.has_slice(nodes):
                 raise lw.error("wp.address_of() takes one component, not a slice", n, UnsupportedConstruct)
             idx = lw.index_list(n)

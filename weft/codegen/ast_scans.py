@@ -16,6 +16,12 @@ def literal_type(value):
     return wt.float32
 
 
+def subscript_indices(node) -> list:
+    """The index expressions of a subscript ``x[i, j]`` (``[i]`` for ``x[i]``)."""
+    sl = node.slice
+    return sl.elts if isinstance(sl, ast.Tuple) else [sl]
+
+
 def walk_no_nested_loops(stmt):
     """Nodes of ``stmt``, not descending into loops (their break/continue are theirs)."""
     if isinstance(stmt, (ast.For, ast.While)):

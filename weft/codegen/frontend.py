@@ -27,6 +27,7 @@ from . import composite, ir, special_calls, starred, tile_calls, tile_linalg_cal
 from . import intrinsics as intr
 from . import typing_rules as tr
 from .ast_scans import literal_type as _literal_type
+from .ast_scans import subscript_indices
 from .control_flow import ControlFlow, ShapeTuple, StaticTuple
 from .errors import (
     UnsupportedConstruct,
@@ -430,7 +431,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             return
         if not (isinstance(base, ir.Var) and composite.is_composite(base.type)):
             raise self.error(f"cannot assign to '{ast.unparse(target)}'", target, UnsupportedConstruct)
-        nodes = (target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]) if isinstance(target, ast.Subscript) else []
+        nodes = subscript_indices(target) if isinstance(target, ast.Subscript) else []
         if composite.has_slice(nodes):
             new = composite.write_slice(self, base, nodes, v, target)
         elif isinstance(target, ast.Subscript):
@@ -511,7 +512,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 return t  # wp.adjoint[x.field] names a slot: nothing to evaluate
             if isinstance(t, ast.Subscript):
                 sl = t.slice
-                elts = [pin(e) for e in (sl.elts if isinstance(sl, ast.Tuple) else [sl])]
+                elts = [pin(e) for e in subscript_indices(t)]
                 new_slice = ast.Tuple(elts=elts, ctx=ast.Load()) if isinstance(sl, ast.Tuple) else elts[0]
                 return ast.copy_location(ast.Subscript(value=walk(t.value), slice=new_slice, ctx=t.ctx), t)
             if isinstance(t, ast.Attribute):
@@ -822,11 +823,11 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if isinstance(base, ir.Var) and isinstance(base.type, wt.TileType):
             return tile_views.subscript(self, base, node)
         if isinstance(base, ir.Var) and composite.is_composite(base.type):
-            nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            nodes = subscript_indices(node)
             if composite.has_slice(nodes):
                 return composite.read_slice(self, base, nodes, node)
             return composite.read(self, base, self.index_list(node), node)
-        nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        nodes = subscript_indices(node)
         if isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType) and composite.has_slice(nodes):
             return self.array_slice(base, nodes, node)
         arr, idx = self.array_and_index(node, base, partial=True)
@@ -855,14 +856,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         """The name of the tile ``value_node`` takes a view of, or None (``tile_views``)."""
         return tile_views.view_parent(self, value_node)
 
-    @staticmethod
-    def index_nodes(node) -> list:
-        """The index expressions of a subscript ``x[i, j]``."""
-        return node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-
     def index_list(self, node) -> list:
-        sl = node.slice
-        nodes = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        nodes = subscript_indices(node)
         if any(isinstance(i, ast.Slice) for i in nodes):
             raise self.error("slices are not supported in kernels; index each element", node, UnsupportedConstruct)
         return [self.expr(i) for i in nodes]
@@ -873,8 +868,7 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         base = base if base is not None else self.expr(node.value)
         if not isinstance(base, ir.Var) or not wt.is_array_like(base.type):
             raise self.error(f"'{ast.unparse(node.value)}' cannot be indexed", node, WarpCodegenTypeError)
-        sl = node.slice
-        idx_nodes = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        idx_nodes = subscript_indices(node)
         if any(isinstance(i, ast.Slice) for i in idx_nodes):
             raise self.error(
                 "slicing arrays inside kernels is not supported; index each element", node, UnsupportedConstruct
