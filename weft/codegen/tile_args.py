@@ -16,6 +16,7 @@ from .. import types as wt
 from ..builtins import registry as reg
 from ..builtins.registry import Overload
 from ..tile.types import TileType
+from . import composite
 from . import intrinsics as intr
 from . import typing_rules as tr
 from .cnames import ctype_name
@@ -28,6 +29,11 @@ if typing.TYPE_CHECKING:
 
 
 _REQUIRED = object()
+
+
+def call_name(node) -> str:
+    """How the call ``node`` names what it calls (``wp.tile_load``), for error messages."""
+    return ast.unparse(node.func)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +58,7 @@ _ADJOINT_FROM_RESULT = {"tanh": "weft::adj_tanh_from_result", "exp": "weft::adj_
 def _bind(lw: Lowerer, node, params) -> dict:
     """The call's argument nodes by parameter name (``params``: (name, default) pairs, default
     ``_REQUIRED`` for none); defaults for the ones left out."""
-    name = ast.unparse(node.func)
+    name = call_name(node)
     names = [n for n, _ in params]
     if len(node.args) > len(names):
         raise lw.error(f"{name}() takes at most {len(names)} arguments, got {len(node.args)}", node, WarpCodegenTypeError)
@@ -116,7 +122,7 @@ def _dtype(lw: Lowerer, x, node):
 def _tile_arg(lw: Lowerer, x, what: str, node):
     v = lw.expr(x)
     if not isinstance(v.type, TileType):
-        raise lw.error(f"{ast.unparse(node.func)}(): {what} must be a tile, got {wt.type_repr(v.type)}", node, WarpCodegenTypeError)
+        raise lw.error(f"{call_name(node)}(): {what} must be a tile, got {wt.type_repr(v.type)}", node, WarpCodegenTypeError)
     return v
 
 
@@ -169,21 +175,33 @@ def _targs(*parts) -> str:
 
 
 def _reject_struct(lw: Lowerer, dtype, op: str, node):
-    if getattr(dtype, "_kind", None) == "struct":
+    if composite.is_struct(dtype):
         raise lw.error(f"{op}() does not take tiles of a Warp struct ({wt.type_repr(dtype)})", node, WarpCodegenTypeError)
+
+
+def reduced_axis(lw: Lowerer, t, x, node):
+    """The ``axis`` argument ``x`` of a reduction of tile ``t`` (negative counts from the end) and
+    the result's shape: ``(None, (1,))`` without an axis, else t's shape without that dimension."""
+    axis = _static(lw, x, "axis", node)
+    if axis is None:
+        return None, (1,)
+    axis = int(axis) + (t.type.ndim if int(axis) < 0 else 0)
+    if not 0 <= axis < t.type.ndim:
+        raise lw.error(f"{call_name(node)}(): axis {axis} of a {t.type.ndim}-D tile", node, WarpCodegenValueError)
+    return axis, tuple(d for k, d in enumerate(t.type.shape) if k != axis) or (1,)
 
 
 def _array_arg(lw: Lowerer, x, node):
     arr = lw.expr(x)
     if not isinstance(arr.type, wt.ArrayType):
-        raise lw.error(f"{ast.unparse(node.func)}() takes an array, got {wt.type_repr(arr.type)}", node, WarpCodegenTypeError)
+        raise lw.error(f"{call_name(node)}() takes an array, got {wt.type_repr(arr.type)}", node, WarpCodegenTypeError)
     return arr
 
 
 def _offsets(lw: Lowerer, x, ndim: int, node) -> list:
-    offs = _int_list(lw, x, node) if x is not None else []
+    offs = _int_list(lw, x, node)
     if len(offs) > ndim:
-        raise lw.error(f"{ast.unparse(node.func)}(): {len(offs)} offsets for {ndim} dimension(s)", node, WarpCodegenValueError)
+        raise lw.error(f"{call_name(node)}(): {len(offs)} offsets for {ndim} dimension(s)", node, WarpCodegenValueError)
     return _padded(lw, offs)
 
 
@@ -208,7 +226,7 @@ def _element_op(lw: Lowerer, target, elem_args, node):
         if inst not in lw.fn.callees:
             lw.fn.callees.append(inst)
         return inst.symbol, f"adj_{inst.symbol}", args, inst.ret_type, inst.differentiable
-    raise lw.error(f"{ast.unparse(node.func)}(): {target!r} is not a builtin or a @wp.func", node, WarpCodegenTypeError)
+    raise lw.error(f"{call_name(node)}(): {target!r} is not a builtin or a @wp.func", node, WarpCodegenTypeError)
 
 
 def tile_map(lw: Lowerer, target, args: list, node):
@@ -218,7 +236,7 @@ def tile_map(lw: Lowerer, target, args: list, node):
     shapes = {args[k].type.shape for k in tiles}
     if not tiles or len(shapes) != 1:
         raise lw.error(
-            f"{ast.unparse(node.func) if isinstance(node, ast.Call) else 'a tile operation'}: tiles of one shape needed, "
+            f"{call_name(node) if isinstance(node, ast.Call) else 'a tile operation'}: tiles of one shape needed, "
             f"got {', '.join(wt.type_repr(a.type) for a in args)}",
             node,
             WarpCodegenValueError,
@@ -238,5 +256,5 @@ def tile_map(lw: Lowerer, target, args: list, node):
 def _function_arg(lw: Lowerer, x, node):
     v = lw.argument(x)
     if not isinstance(v, Static):
-        raise lw.error(f"{ast.unparse(node.func)}(): the first argument is a builtin or a @wp.func", node, WarpCodegenTypeError)
+        raise lw.error(f"{call_name(node)}(): the first argument is a builtin or a @wp.func", node, WarpCodegenTypeError)
     return v.value

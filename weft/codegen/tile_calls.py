@@ -19,6 +19,7 @@ from .. import types as wt
 from .. import vector_types as vt
 from ..tile import ops
 from ..tile.types import TileType, tile
+from . import composite
 from . import intrinsics as intr
 from .cnames import ctype_name
 from .errors import WarpCodegenTypeError, WarpCodegenValueError
@@ -40,6 +41,7 @@ from .tile_args import (
     _static,
     _targs,
     _tile_arg,
+    reduced_axis,
     tile_map,
 )
 from .tile_data_calls import check_atomic_dtype
@@ -87,7 +89,7 @@ def _tile_arange(lw: Lowerer, node):
     start, stop, step = (0, values[0], 1) if len(values) == 1 else (values[0], values[1], values[2] if len(values) == 3 else 1)
     if step == 0:
         raise lw.error("tile_arange(): step must not be zero", node, WarpCodegenValueError)
-    n = max(0, -(-(stop - start) // step)) if isinstance(step, int) and isinstance(start, int) and isinstance(stop, int) else max(0, int(-(-(stop - start) // step)))
+    n = max(0, int(-(-(stop - start) // step)))  # ceil((stop - start) / step), ints or floats
     dtype = _dtype(lw, kw["dtype"], node) if "dtype" in kw else (wt.float32 if any(isinstance(v, float) for v in values) else wt.int32)
     _reject_struct(lw, dtype, "tile_arange", node)
     t = TileType(dtype, (n,))
@@ -172,40 +174,34 @@ def binop(lw: Lowerer, builtin, a, b, node):
         )
     if isinstance(a.type, TileType) and isinstance(b.type, TileType) and a.type.shape != b.type.shape:
         raise lw.error(f"tiles of shapes {a.type.shape} and {b.type.shape} in one operation", node, WarpCodegenValueError)
-    structs = [t for t in elem if _is_struct(t)]
-    if structs:
+    if any(composite.is_struct(t) for t in elem):
         return _struct_binop(lw, builtin, a, b, elem, node)
     return tile_map(lw, builtin, [a, b], node)
 
 
-def _is_struct(t) -> bool:
-    return getattr(t, "_kind", None) == "struct"
-
-
-def struct_element_binop(lw: Lowerer, builtin, a, b, node):
-    """``t[i] += s`` of a tile of structs: the element and ``s`` added (or subtracted) field by
-    field; other operators are refused as Warp does."""
-    if builtin.name not in ("add", "sub") or a.type != b.type:
-        what = "bitwise inplace" if builtin.name.startswith("bit_") else builtin.name
+def _check_struct_op(lw: Lowerer, builtin, a_type, b_type, what: str, node):
+    """Structs add and subtract field by field (their generated ``weft::add`` / ``weft::sub``),
+    two of one type; any other operator on them is refused, as Warp does."""
+    if builtin.name not in ("add", "sub") or a_type != b_type:
+        op = "bitwise inplace" if builtin.name.startswith("bit_") else builtin.name
         raise lw.error(
-            f"{what} operations on elements of a Warp struct ({wt.type_repr(a.type)}) are not supported",
-            node,
-            WarpCodegenTypeError,
-        )
-    return _emit(lw, builtin.name, [a, b], a.type, node, differentiable=wt.is_differentiable(a.type))
-
-
-def _struct_binop(lw: Lowerer, builtin, a, b, elem, node):
-    """``+`` and ``-`` of tiles of one struct type: field by field (the struct's generated
-    ``weft::add`` / ``weft::sub``)."""
-    if builtin.name not in ("add", "sub") or elem[0] != elem[1]:
-        what = "bitwise inplace" if builtin.name.startswith("bit_") else builtin.name
-        raise lw.error(
-            f"{what} operations on tiles of a Warp struct ({wt.type_repr(elem[0])}) are not supported: "
+            f"{op} operations on {what} of a Warp struct ({wt.type_repr(a_type)}) are not supported: "
             "structs add and subtract field by field, nothing else",
             node,
             WarpCodegenTypeError,
         )
+
+
+def struct_element_binop(lw: Lowerer, builtin, a, b, node):
+    """``t[i] += s`` of a tile of structs: the element and ``s`` added (or subtracted) field by
+    field."""
+    _check_struct_op(lw, builtin, a.type, b.type, "elements", node)
+    return _emit(lw, builtin.name, [a, b], a.type, node, differentiable=wt.is_differentiable(a.type))
+
+
+def _struct_binop(lw: Lowerer, builtin, a, b, elem, node):
+    """``+`` and ``-`` of tiles of one struct type, element by element."""
+    _check_struct_op(lw, builtin, elem[0], elem[1], "tiles", node)
     tiles = tuple(k for k, x in enumerate((a, b)) if isinstance(x.type, TileType))
     shape = (a.type if isinstance(a.type, TileType) else b.type).shape
     op = ElementOp(f"weft::{builtin.name}", f"weft::adj_{builtin.name}", tiles, wt.is_differentiable(elem[0]))
@@ -230,14 +226,10 @@ def _tile_astype(lw: Lowerer, node):
 def _tile_sum(lw: Lowerer, node):
     a = _bind(lw, node, [("a", _REQUIRED), ("axis", None)])
     t = _tile_arg(lw, a["a"], "the value", node)
-    axis = _static(lw, a["axis"], "axis", node)
-    if axis is None:
-        return _emit(lw, "tile_sum", [t], TileType(t.type.dtype, (1,)), node)
-    axis = int(axis) + (t.type.ndim if int(axis) < 0 else 0)
-    if not 0 <= axis < t.type.ndim:
-        raise lw.error(f"tile_sum(): axis {axis} of a {t.type.ndim}-D tile", node, WarpCodegenValueError)
-    shape = tuple(d for k, d in enumerate(t.type.shape) if k != axis) or (1,)
+    axis, shape = reduced_axis(lw, t, a["axis"], node)
     r = TileType(t.type.dtype, shape)
+    if axis is None:
+        return _emit(lw, "tile_sum", [t], r, node)
     return _emit(lw, f"tile_sum_axis<{ctype_name(r)}, {axis}>", [t], r, node)
 
 
@@ -256,16 +248,12 @@ def _tile_reduce(lw: Lowerer, node):
     a = _bind(lw, node, [("op", _REQUIRED), ("a", _REQUIRED), ("axis", None)])
     target = _function_arg(lw, a["op"], node)
     t = _tile_arg(lw, a["a"], "the value", node)
-    axis = _static(lw, a["axis"], "axis", node)
-    if axis is not None:
-        axis = int(axis) + (t.type.ndim if int(axis) < 0 else 0)
-        if not 0 <= axis < t.type.ndim:
-            raise lw.error(f"tile_reduce(): axis {axis} of a {t.type.ndim}-D tile", node, WarpCodegenValueError)
+    axis, shape = reduced_axis(lw, t, a["axis"], node)
     e = lw.fn.new_var(t.type.dtype)
     try:
         sym, adj_sym, _, rtype, _ = _element_op(lw, target, [e, e], node)
     except WarpCodegenTypeError as err:
-        if getattr(t.type.dtype, "_kind", None) == "struct":
+        if composite.is_struct(t.type.dtype):
             raise lw.error(f"tile_reduce(): no overload of the operation takes a Warp struct ({err.bare_msg})", node, WarpCodegenTypeError) from None
         raise
     if rtype != t.type.dtype:
@@ -275,10 +263,7 @@ def _tile_reduce(lw: Lowerer, node):
             node,
             WarpCodegenTypeError,
         )
-    if axis is None:
-        return lw.call(intr.TILE_REDUCE, [t], TileType(rtype, (1,)), attr=ElementOp(sym, adj_sym, (0,), False), node=node)
-    shape = tuple(d for k, d in enumerate(t.type.shape) if k != axis) or (1,)
-    op = ElementOp(sym, adj_sym, (0,), False, axis)
+    op = ElementOp(sym, adj_sym, (0,), False, -1 if axis is None else axis)
     return lw.call(intr.TILE_REDUCE, [t], TileType(rtype, shape), attr=op, node=node)
 
 
@@ -371,7 +356,7 @@ def _tile_assign(lw: Lowerer, node):
         return _rebind(lw, a["dst"], set_element(lw, dst, offs, src, node))
     if src.type.dtype != dst.type.dtype:
         raise lw.error("tile_assign(): tiles of different dtypes", node, WarpCodegenTypeError)
-    offs = _int_list(lw, a["offset"], node) if a["offset"] is not None else []
+    offs = _int_list(lw, a["offset"], node)
     new = _emit(lw, "tile_assign", [dst, src] + _padded(lw, offs), dst.type, node)
     return _rebind(lw, a["dst"], new)
 

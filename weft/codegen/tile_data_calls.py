@@ -23,6 +23,7 @@ from .errors import WarpCodegenTypeError, WarpCodegenValueError
 from .special_calls import register_special
 from .tile_args import (
     _REQUIRED,
+    call_name,
     _array_arg,
     _bind,
     _emit,
@@ -41,10 +42,6 @@ if typing.TYPE_CHECKING:
 _SORT_KEYS = (wt.float32, wt.int32, wt.uint32, wt.int64, wt.uint64)
 _SCAN_TYPES = (wt.float32, wt.int32, wt.uint32)
 _ATOMIC_SCALARS = (wt.int32, wt.uint32, wt.int64, wt.uint64, wt.float16, wt.bfloat16, wt.float32, wt.float64)
-
-
-def _name(node) -> str:
-    return ast.unparse(node.func)
 
 
 def _tuple_get(lw: Lowerer, v, k: int, node):
@@ -71,7 +68,7 @@ def check_atomic_dtype(lw: Lowerer, dtype, node):
         return
     if _scalar_of(dtype) not in _ATOMIC_SCALARS:
         raise lw.error(
-            f"{_name(node)}() only supports tiles with [u]int32, [u]int64, float16, bfloat16, float32, "
+            f"{call_name(node)}() only supports tiles with [u]int32, [u]int64, float16, bfloat16, float32, "
             f"or float64 as the underlying scalar type, but got {wt.type_repr(dtype)}",
             node,
             WarpCodegenTypeError,
@@ -154,7 +151,7 @@ def _scatter(symbol, with_atomic):
 def _indices_arg(lw: Lowerer, x, node):
     ind = _tile_arg(lw, x, "indices", node)
     if ind.type.ndim != 1 or not wt.is_int(ind.type.dtype):
-        raise lw.error(f"{_name(node)}(): indices must be a 1-D tile of int, got {ind.type!r}", node, WarpCodegenValueError)
+        raise lw.error(f"{call_name(node)}(): indices must be a 1-D tile of int, got {ind.type!r}", node, WarpCodegenValueError)
     if ind.type.dtype != wt.int32:
         ind = _emit(lw, f"tile_astype{_targs(wt.int32)}", [ind], TileType(wt.int32, ind.type.shape), node, differentiable=False)
     return ind
@@ -163,16 +160,16 @@ def _indices_arg(lw: Lowerer, x, node):
 def _axis(lw: Lowerer, x, ndim: int, node) -> int:
     axis = int(_static(lw, x, "axis", node))
     if not 0 <= axis < ndim:
-        raise lw.error(f"{_name(node)}(): axis {axis} of a {ndim}-D array", node, WarpCodegenValueError)
+        raise lw.error(f"{call_name(node)}(): axis {axis} of a {ndim}-D array", node, WarpCodegenValueError)
     return axis
 
 
 def _check_indexed(lw: Lowerer, arr, ind, shape, axis, node):
     if len(shape) != arr.type.ndim:
-        raise lw.error(f"{_name(node)}(): a {len(shape)}-D tile for a {arr.type.ndim}-D array", node, WarpCodegenValueError)
+        raise lw.error(f"{call_name(node)}(): a {len(shape)}-D tile for a {arr.type.ndim}-D array", node, WarpCodegenValueError)
     if ind.type.shape[0] != shape[axis]:
         raise lw.error(
-            f"{_name(node)}(): the number of elements in the 1D indices tile ({ind.type.shape[0]}) must match the "
+            f"{call_name(node)}(): the number of elements in the 1D indices tile ({ind.type.shape[0]}) must match the "
             f"tile shape along the specified axis ({shape[axis]})",
             node,
             WarpCodegenValueError,
@@ -223,7 +220,7 @@ def _store_indexed(symbol, returns):
 def _stack_arg(lw: Lowerer, x, node):
     s = lw.expr(x)
     if not isinstance(s.type, TileStackType):
-        raise lw.error(f"{_name(node)}() argument must be a tile_stack, got {wt.type_repr(s.type)}", node, WarpCodegenTypeError)
+        raise lw.error(f"{call_name(node)}() argument must be a tile_stack, got {wt.type_repr(s.type)}", node, WarpCodegenTypeError)
     return s
 
 
@@ -304,15 +301,15 @@ def _tile_from_thread(lw: Lowerer, node):
 
 def _check_pair(lw: Lowerer, x, y, what: str, node):
     if x.type.shape != y.type.shape:
-        raise lw.error(f"{_name(node)}() {what} must have the same shape, got {x.type.shape} and {y.type.shape}", node, WarpCodegenTypeError)
+        raise lw.error(f"{call_name(node)}() {what} must have the same shape, got {x.type.shape} and {y.type.shape}", node, WarpCodegenTypeError)
     if x.type.dtype != y.type.dtype:
         raise lw.error(
-            f"{_name(node)}() {what} must have the same dtype, got {wt.type_repr(x.type.dtype)} and {wt.type_repr(y.type.dtype)}",
+            f"{call_name(node)}() {what} must have the same dtype, got {wt.type_repr(x.type.dtype)} and {wt.type_repr(y.type.dtype)}",
             node,
             WarpCodegenTypeError,
         )
     if _scalar_of(x.type.dtype) is None:
-        raise lw.error(f"{_name(node)}() takes tiles of scalars, vectors or matrices, got {wt.type_repr(x.type.dtype)}", node, WarpCodegenTypeError)
+        raise lw.error(f"{call_name(node)}() takes tiles of scalars, vectors or matrices, got {wt.type_repr(x.type.dtype)}", node, WarpCodegenTypeError)
 
 
 def _tile_dot(lw: Lowerer, node):

@@ -8,7 +8,6 @@ transform direction). The in-place forms emit the same call and rebind the updat
 
 from __future__ import annotations
 
-import ast
 import typing
 
 from .. import types as wt
@@ -16,7 +15,7 @@ from .. import vector_types as vt
 from ..tile import ops_linalg as ops
 from .errors import WarpCodegenTypeError, WarpCodegenValueError
 from .special_calls import register_special
-from .tile_args import _REQUIRED, _bind, _emit, _static, _tile_arg
+from .tile_args import _REQUIRED, call_name, _bind, _emit, _static, _tile_arg
 from .tile_views import _rebind
 
 if typing.TYPE_CHECKING:
@@ -25,19 +24,15 @@ if typing.TYPE_CHECKING:
 _FLOATS = (wt.float32, wt.float64)
 
 
-def _name(node) -> str:
-    return ast.unparse(node.func)
-
-
 def _square(lw: Lowerer, x, what: str, node):
     """The tile argument ``x``: a square 2-D tile of float32 or float64."""
     t = _tile_arg(lw, x, what, node)
     shape = t.type.shape
     if len(shape) != 2 or shape[0] != shape[1] or shape[0] == 0:
-        raise lw.error(f"{_name(node)}(): '{what}' must be a square 2-D tile, got shape {shape}", node, WarpCodegenValueError)
+        raise lw.error(f"{call_name(node)}(): '{what}' must be a square 2-D tile, got shape {shape}", node, WarpCodegenValueError)
     if t.type.dtype not in _FLOATS:
         raise lw.error(
-            f"{_name(node)}(): '{what}' must be a tile of float32 or float64, got {wt.type_repr(t.type.dtype)}",
+            f"{call_name(node)}(): '{what}' must be a tile of float32 or float64, got {wt.type_repr(t.type.dtype)}",
             node,
             WarpCodegenTypeError,
         )
@@ -49,16 +44,16 @@ def _rhs(lw: Lowerer, x, what: str, m, node):
     ``m``'s dtype with as many rows as ``m``."""
     t = _tile_arg(lw, x, what, node)
     if t.type.ndim not in (1, 2):
-        raise lw.error(f"{_name(node)}(): '{what}' must be a 1-D or 2-D tile, got shape {t.type.shape}", node, WarpCodegenTypeError)
+        raise lw.error(f"{call_name(node)}(): '{what}' must be a 1-D or 2-D tile, got shape {t.type.shape}", node, WarpCodegenTypeError)
     if t.type.shape[0] != m.type.shape[0]:
         raise lw.error(
-            f"{_name(node)}(): '{what}' has {t.type.shape[0]} rows for a {m.type.shape[0]} x {m.type.shape[0]} matrix",
+            f"{call_name(node)}(): '{what}' has {t.type.shape[0]} rows for a {m.type.shape[0]} x {m.type.shape[0]} matrix",
             node,
             WarpCodegenValueError,
         )
     if t.type.dtype != m.type.dtype:
         raise lw.error(
-            f"{_name(node)}(): the tiles must have one dtype, got {wt.type_repr(m.type.dtype)} and {wt.type_repr(t.type.dtype)}",
+            f"{call_name(node)}(): the tiles must have one dtype, got {wt.type_repr(m.type.dtype)} and {wt.type_repr(t.type.dtype)}",
             node,
             WarpCodegenTypeError,
         )
@@ -69,7 +64,7 @@ def _upper(lw: Lowerer, x, node) -> bool:
     """Whether the build-time ``fill_mode`` argument is ``"upper"`` (``"lower"`` otherwise)."""
     mode = _static(lw, x, "fill_mode", node)
     if mode not in ("lower", "upper"):
-        raise lw.error(f"{_name(node)}(): fill_mode must be \"lower\" or \"upper\", got {mode!r}", node, WarpCodegenValueError)
+        raise lw.error(f"{call_name(node)}(): fill_mode must be \"lower\" or \"upper\", got {mode!r}", node, WarpCodegenValueError)
     return mode == "upper"
 
 
@@ -128,13 +123,13 @@ def _fft(sign: int):
         t = _tile_arg(lw, a["inout"], "inout", node)
         if t.type.dtype not in (vt.vec2f, vt.vec2d):
             raise lw.error(
-                f"{_name(node)}(): the tile must hold vec2f or vec2d (complex numbers), got {wt.type_repr(t.type.dtype)}",
+                f"{call_name(node)}(): the tile must hold vec2f or vec2d (complex numbers), got {wt.type_repr(t.type.dtype)}",
                 node,
                 WarpCodegenTypeError,
             )
         if t.type.ndim < 2 or t.type.shape[-1] == 0:
             raise lw.error(
-                f"{_name(node)}(): the tile must have at least 2 dimensions and a non-empty last one, got shape {t.type.shape}",
+                f"{call_name(node)}(): the tile must have at least 2 dimensions and a non-empty last one, got shape {t.type.shape}",
                 node,
                 WarpCodegenValueError,
             )

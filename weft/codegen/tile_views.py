@@ -17,6 +17,7 @@ import typing
 from .. import types as wt
 from ..tile import ops
 from ..tile.types import TileType
+from .ast_scans import subscript_indices
 from .cnames import ctype_name
 from .errors import WarpCodegenError, WarpCodegenTypeError, WarpCodegenValueError
 from .tile_args import _REQUIRED, _bind, _emit, _int_list, _padded, _static
@@ -102,18 +103,19 @@ def get_element(lw: Lowerer, t, idx, node):
     return _emit(lw, "tile_extract", [t] + _element_indices(lw, t, idx, node), t.type.dtype, node)
 
 
-def set_element(lw: Lowerer, t, idx, v, node, add=False):
+def set_element(lw: Lowerer, t, idx, v, node):
     v = lw.cast(v, t.type.dtype) if wt.is_scalar(v.type) and wt.is_scalar(t.type.dtype) else v
     if v.type != t.type.dtype:
         raise lw.error(f"a {wt.type_repr(v.type)} assigned to an element of a tile of {wt.type_repr(t.type.dtype)}", node, WarpCodegenTypeError)
-    return _emit(lw, "tile_add_at" if add else "tile_set", [t] + _element_indices(lw, t, idx, node) + [v], t.type, node)
+    return _emit(lw, "tile_set", [t] + _element_indices(lw, t, idx, node) + [v], t.type, node)
 
 
-def _index_plan(lw: Lowerer, t, node):
+def _index_plan(lw: Lowerer, t, node, first=None):
     """How ``t[...]`` indexes: per source dimension, an int32 value (an index, or a slice's start)
     and a step (None for an integer index); the result's shape. Slices are NumPy's, with bounds
-    known when the kernel is built; integer indices may be runtime values."""
-    nodes = lw.index_nodes(node)
+    known when the kernel is built; integer indices may be runtime values. ``first``: the first
+    index, when the caller has lowered it already."""
+    nodes = subscript_indices(node)
     shape = t.type.shape
     if len(nodes) > len(shape):
         raise lw.error(f"a {len(shape)}-D tile indexed with {len(nodes)} indices", node, WarpCodegenValueError)
@@ -132,7 +134,7 @@ def _index_plan(lw: Lowerer, t, node):
             steps.append(step)
             out.append(length)
             continue
-        v = lw.expr(n)
+        v = first if d == 0 and first is not None else lw.expr(n)
         if not wt.is_int(v.type):
             raise lw.error(
                 f"tile indices must be integers or slices, got {wt.type_repr(v.type)} in {ast.unparse(node)}",
@@ -155,41 +157,35 @@ def _slice_call(lw: Lowerer, symbol, t, values, steps, out_shape, extra, rtype, 
     return _emit(lw, f"{symbol}{targs}", args, rtype, node)
 
 
-def _advanced_index(lw: Lowerer, t, node):
-    """``t[idx, :]`` with an int tile ``idx``: the rows at those indices, or None."""
-    nodes = lw.index_nodes(node)
-    first = lw.expr(nodes[0]) if not isinstance(nodes[0], ast.Slice) else None
-    if first is None or not isinstance(first.type, TileType):
-        return None, first
-    if not wt.is_int(first.type.dtype) or first.type.ndim != 1:
+def _advanced_index(lw: Lowerer, t, idx, node):
+    """``t[idx, :]`` with the int tile ``idx``: the rows at those indices."""
+    if not wt.is_int(idx.type.dtype):
+        raise lw.error("tile advanced indexing needs an integer index tile", node, WarpCodegenValueError)
+    if idx.type.ndim != 1:
         raise lw.error("tile advanced indexing takes a 1-D integer index tile", node, WarpCodegenValueError)
-    if any(not (isinstance(n, ast.Slice) and n.lower is None and n.upper is None and n.step is None) for n in nodes[1:]):
+    if any(not (isinstance(n, ast.Slice) and n.lower is None and n.upper is None and n.step is None) for n in subscript_indices(node)[1:]):
         raise lw.error("tile advanced indexing requires ':' on all other axes", node, WarpCodegenValueError)
-    r = TileType(t.type.dtype, (first.type.shape[0], *t.type.shape[1:]))
+    r = TileType(t.type.dtype, (idx.type.shape[0], *t.type.shape[1:]))
     loc = lw.const(lw.loc(node).id, wt.int32)
-    return _emit(lw, f"tile_gather_rows<{ctype_name(r)}>", [t, loc, first], r, node), first
+    return _emit(lw, f"tile_gather_rows<{ctype_name(r)}>", [t, loc, idx], r, node)
 
 
 def subscript(lw: Lowerer, t, node):
     """``t[i, j]``: an element; ``t[i]``, ``t[2:6, :]``, ``t[::-1]``: the sub-tile (NumPy's
-    basic indexing); ``t[idx, :]`` with an int tile: those rows."""
-    nodes = lw.index_nodes(node)
-    if not isinstance(nodes[0], ast.Slice):
-        probe = lw.expr(nodes[0])
-        if isinstance(probe.type, TileType):
-            if not wt.is_int(probe.type.dtype):
-                raise lw.error("tile advanced indexing needs an integer index tile", node, WarpCodegenValueError)
-            return _advanced_index(lw, t, node)[0]
-    if len(nodes) == t.type.ndim and not any(isinstance(n, ast.Slice) for n in nodes):
-        values, _, _ = _index_plan(lw, t, node)
+    basic indexing); ``t[idx, :]`` with an int tile: those rows. Each index is lowered once."""
+    nodes = subscript_indices(node)
+    first = None if isinstance(nodes[0], ast.Slice) else lw.expr(nodes[0])
+    if first is not None and isinstance(first.type, TileType):
+        return _advanced_index(lw, t, first, node)
+    values, steps, out = _index_plan(lw, t, node, first)
+    if not out:  # every dimension indexed by an integer
         return get_element(lw, t, values, node)
-    values, steps, out = _index_plan(lw, t, node)
     return _slice_call(lw, "tile_slice", t, values, steps, out, [], TileType(t.type.dtype, out), node)
 
 
 def is_view(t, node) -> bool:
     """Whether the subscript ``node`` of tile ``t`` names a sub-tile rather than an element."""
-    nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    nodes = subscript_indices(node)
     return len(nodes) < t.type.ndim or any(isinstance(n, ast.Slice) for n in nodes)
 
 

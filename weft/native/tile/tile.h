@@ -345,20 +345,4 @@ WEFT_FN void adj_tile_set(const tile_t<T, D...>& t, int32 loc, int32 i0, int32 i
     adj_v += adj_ret.data[k];
 }
 
-// t[i, j] += v (and -=): the tile with one element added to
-template <typename T, int... D>
-WEFT_FN tile_t<T, D...> tile_add_at(const tile_t<T, D...>& t, int32 loc, int32 i0, int32 i1, int32 i2, int32 i3,
-                                    T v) {
-    tile_t<T, D...> r = t;
-    r.data[tile_linear<tile_shape_t<D...>>(loc, sizeof...(D), i0, i1, i2, i3)] += v;
-    return r;
-}
-template <typename T, int... D>
-WEFT_FN void adj_tile_add_at(const tile_t<T, D...>& t, int32 loc, int32 i0, int32 i1, int32 i2, int32 i3, T v,
-                             tile_t<T, D...>& adj_t, int32&, int32&, int32&, int32&, int32&, T& adj_v,
-                             const tile_t<T, D...>& adj_ret) {
-    adj_t += adj_ret;
-    adj_v += adj_ret.data[tile_linear<tile_shape_t<D...>>(loc, sizeof...(D), i0, i1, i2, i3)];
-}
-
 }  // namespace weft

@@ -110,15 +110,6 @@ WEFT_FN R tile_reduce_axis(F f, const tile_t<T, D...>& t) {
 
 // ------------------------------------------------------------------------------ reshaping
 
-// Shared by views, assignment, broadcasting: the linear index in a tile of shape S of the
-// coordinates c (any count).
-template <typename S>
-WEFT_FN int tile_offset_of(const int* c) {
-    int o = 0;
-    for (int d = 0; d < S::ndim; ++d) o += c[d] * S::stride(d);
-    return o;
-}
-
 // tile_reshape / tile_squeeze: the same elements in the same order, another shape
 template <typename R, typename T, int... D>
 WEFT_FN R tile_reshape(const tile_t<T, D...>& t) {
