@@ -446,6 +446,9 @@ class KernelInstance:
         self.ir = self.compiled.ir
         self.facts = self.compiled.facts
         self.funcs = _func_closure(self.ir)
+        # a kernel holding tiles: each of its threads is a whole block's work (runtime/launch.py)
+        bodies = [self.ir] + [f.ir for f in self.funcs if getattr(f, "ir", None) is not None]
+        self.holds_tiles = any(isinstance(v.type, wt.TileType) for fn in bodies for v in fn.vars)
         # why no backward pass can be built (a construct without an adjoint, here or in a func)
         self.backward_error = self.compiled.reverse_error or next(
             (f.backward_error for f in self.funcs if getattr(f, "backward_error", None)), None

@@ -540,30 +540,15 @@ def cpu_launch_args(inst, adjoint: bool, ctx, was_ordered: bool = False) -> tupl
     return (1 if order == SERIAL else config.cpu_threads), False, order == ORDERED
 
 
-def min_tasks_per_thread(inst) -> int:
-    """The fewest tasks per worker for which a launch of ``inst`` uses the thread pool: 1 for a
-    kernel that works on tiles (each task is a block's work), else config.cpu_min_tasks_per_thread."""
-    return 1 if works_on_tiles(inst) else config.cpu_min_tasks_per_thread
-
-
-def works_on_tiles(inst) -> bool:
-    """Whether a kernel (or a func it calls) holds tiles: each of its threads is a whole block's
-    work, so a launch of a few of them is worth the thread pool (which small launches of ordinary
-    kernels skip: config.cpu_min_tasks_per_thread), and the pool is used without the runtime's
-    one-thread trials (config.cpu_adaptive), whose noisy first samples could keep such launches
-    on one thread."""
-    found = getattr(inst, "_works_on_tiles", None)
-    if found is None:
-        seen, stack, found = set(), [inst.ir], False
-        while stack and not found:
-            fn = stack.pop()
-            if id(fn) in seen:
-                continue
-            seen.add(id(fn))
-            found = any(isinstance(v.type, wt.TileType) for v in fn.vars)
-            stack.extend(c.ir for c in fn.callees if getattr(c, "ir", None) is not None)
-        inst._works_on_tiles = found
-    return found
+def pool_policy(inst) -> tuple:
+    """``(min tasks per worker, adaptive)`` for a CPU launch of ``inst``. A kernel holding tiles
+    (``inst.holds_tiles``) runs a whole block's work per task, so a launch of a few tasks is worth
+    the thread pool (small launches of ordinary kernels skip it: config.cpu_min_tasks_per_thread),
+    and it skips the runtime's one-thread trials (config.cpu_adaptive), whose noisy first samples
+    could keep such launches on one thread."""
+    if inst.holds_tiles:
+        return 1, False
+    return config.cpu_min_tasks_per_thread, config.cpu_adaptive
 
 
 def run(inst, bounds, args_struct, adjoint: bool):
@@ -573,17 +558,18 @@ def run(inst, bounds, args_struct, adjoint: bool):
         ptr = entry_point(inst, adjoint)
     ctx = launch_context_t()
     ctx.bounds = bounds
+    min_tasks, adaptive = pool_policy(inst)
     if inst.kernel.module.options.get("deterministic"):
         threads, adaptive, _ = cpu_launch_args(inst, adjoint, ctx)
     else:
-        threads, adaptive = config.cpu_threads, config.cpu_adaptive and not works_on_tiles(inst)
+        threads = config.cpu_threads
     if (_launch_fn[0] if _launch_fn else launch_fn())(
         ptr,
         ctypes.addressof(ctx),
         ctypes.addressof(args_struct),
         bounds.size,
         threads,
-        min_tasks_per_thread(inst),
+        min_tasks,
         adaptive,
     ):
         raise kernel_error(inst, ctx)

@@ -275,17 +275,18 @@ class Launch:
                 self.max_blocks, self._entry,
             )
             return
+        min_tasks, adaptive = _launch.pool_policy(self._inst)
         if self._ordered or self._module_options.get("deterministic"):
             threads, adaptive, self._ordered = _launch.cpu_launch_args(self._inst, self.adjoint, self._ctx, self._ordered)
         else:
-            threads, adaptive = config.cpu_threads, config.cpu_adaptive and not _launch.works_on_tiles(self._inst)
+            threads = config.cpu_threads
         if self._launch_fn(
             self._entry,
             self._ctx_addr,
             self._args_addr,
             self._size,
             threads,
-            _launch.min_tasks_per_thread(self._inst),
+            min_tasks,
             adaptive,
         ):
             ctx = self._ctx
