@@ -423,3 +423,16 @@ def test_gradients_of_an_array_every_block_reads_sum_over_threads():
             wp.config.cpu_threads = saved
         np.testing.assert_allclose(w.grad.numpy(), xv.T @ g, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(x.grad.numpy(), g @ wv.T, rtol=1e-4, atol=1e-4)
+
+
+@wp.kernel
+def index_once_kernel(counter: wp.array[int], out: wp.array[float]):
+    t = wp.tile_arange(M, dtype=float)
+    out[0] = t[wp.atomic_add(counter, 0, 1) + 2]  # the index expression runs once
+
+
+def test_a_tile_index_expression_runs_once():
+    counter = wp.zeros(1, dtype=int)
+    out = wp.zeros(1, dtype=float)
+    wp.launch_tiled(index_once_kernel, dim=[1], inputs=[counter, out], block_dim=8)
+    assert counter.numpy()[0] == 1 and out.numpy()[0] == 2.0
