@@ -513,10 +513,12 @@ def test_every_suite_kernel_compiles_for_cuda(cpu_builds):
     PTX and CUBIN for sm_75 and sm_90: one NVRTC run per arch gives both, with nvrtc.FAST_OPTION
     (every stage runs, with less optimisation: ~4.5x less CPU time than the full build; the tests
     above compile with the production options), through the cache, on all cores, largest
-    sources first so that the cores finish together."""
+    sources first so that the cores finish together. Tile kernels are also built with their tiles
+    spread over 64 threads (sm_90)."""
     if not cpu_builds:
         pytest.skip("no CPU kernels were built in this session")
-    jobs, failures = {}, []
+    jobs, failures = {}, []  # (source, arch, defines) -> (module stem, names, entry points, instances)
+    defines = wmod.build_options()
     for m, insts in cpu_builds:
         r = CUDARenderer()
         names = ", ".join(f"{i.kernel.module.name}.{i.kernel.key}" for i in insts)
@@ -525,15 +527,22 @@ def test_every_suite_kernel_compiles_for_cuda(cpu_builds):
         except Exception as e:  # noqa: BLE001 -- a renderer bug is a CUDA failure of these kernels too
             failures.append(f"{names}: rendering failed: {e!r}")
             continue
-        jobs.setdefault(src, (m.stem(), names, [n for i in insts for n in r.entry_points(i)], insts))
-    defines = wmod.build_options()
-    work = sorted(((src, arch) for src in jobs for arch in ARCHS), key=lambda w: -len(w[0]))
-    args = [(wmod.cache_dir(), jobs[src][0], src, arch, defines, True) for src, arch in work]
+        for arch in ARCHS:
+            jobs.setdefault((src, arch, defines), (m.stem(), names, [n for i in insts for n in r.entry_points(i)], insts))
+        # kernels whose tiles a GPU spreads over a block's threads (native/tile/tile_cuda.h) are
+        # also built that way, alone, for blocks of 64 threads and sm_90
+        for inst in (i for i in insts if i.spreads_tiles):
+            r = CUDARenderer()
+            spread = r.render_module([inst], m.funcs_of([inst]))
+            key = (spread, 90, defines + ("WEFT_TILE_LANES=64",))
+            jobs.setdefault(key, (m.stem(), f"{inst.kernel.key} (64 threads)", r.entry_points(inst), [inst]))
+    work = sorted(jobs, key=lambda w: -len(w[0]))
+    args = [(wmod.cache_dir(), jobs[w][0], *w, True) for w in work]
     ctx = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=ctx) as pool:
         results = list(pool.map(nvrtc.images_job, args))
-    for (src, arch), (ok, out) in zip(work, results):
-        _, names, entry_names, insts = jobs[src]
+    for (src, arch, _), (ok, out) in zip(work, results):
+        _, names, entry_names, insts = jobs[(src, arch, _)]
         if not ok:
             failures.append(f"{culprit(src, out, insts) or names} (sm_{arch}): {out}")
             continue

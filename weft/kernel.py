@@ -19,11 +19,13 @@ import numpy as np
 from . import types as wt
 from .codegen import adjoint as ad
 from .codegen import frontend, ir, ordering, pipeline
+from .codegen import intrinsics as intr
 from .codegen import typing_rules as tr
 from .codegen.access import array_access
 from .codegen.errors import WarpCodegenError
 from .codegen.source import Source, snapshot
 from .codegen.statics import Static
+from .codegen.tile_cuda import TileOverload
 from .native_func import native_instance
 from .reference import is_reference
 from .runtime import module as mod
@@ -449,6 +451,10 @@ class KernelInstance:
         # a kernel holding tiles: each of its threads is a whole block's work (runtime/launch.py)
         bodies = [self.ir] + [f.ir for f in self.funcs if getattr(f, "ir", None) is not None]
         self.holds_tiles = any(isinstance(v.type, wt.TileType) for fn in bodies for v in fn.vars)
+        # on CUDA its tiles may be spread over a block's threads (native/tile/tile_cuda.h, runtime/cuda.py
+        # tile_lanes): every thread then runs its other code, so that code must be the same in all
+        # of them and touch no memory
+        self.spreads_tiles = self.holds_tiles and not any(_thread_bound(fn) for fn in bodies)
         # why no backward pass can be built (a construct without an adjoint, here or in a func)
         self.backward_error = self.compiled.reverse_error or next(
             (f.backward_error for f in self.funcs if getattr(f, "backward_error", None)), None
@@ -516,6 +522,29 @@ def _definition_site(pyfunc) -> tuple:
     except (OSError, TypeError):
         text = ""
     return code.co_filename, code.co_firstlineno, 0, text
+
+
+_MEMORY_INTRINSICS = frozenset(
+    [intr.LOAD, intr.STORE, intr.ATOMIC_CAS, intr.ADDRESS_OF_ELEMENT, intr.PRINT_VALUE, intr.PRINT_STR,
+     intr.PRINT_NEWLINE, intr.PRINTF, *intr.ATOMICS.values()]
+)
+
+
+def _thread_bound(fn) -> bool:
+    """Whether ``fn`` does something each thread of a block would do again if its tiles were
+    spread over them: reads values that differ between the threads, or outside tile operations
+    reads or writes array elements, prints, or calls a builtin with side effects."""
+    if fn.thread_values:
+        return True
+    for s in ir.walk(fn.body):
+        c = getattr(s, "callee", None)
+        if c is None or isinstance(c, TileOverload):
+            continue
+        if ir.is_intrinsic(c) and c in _MEMORY_INTRINSICS:
+            return True
+        if ir.is_builtin(c) and getattr(c, "side_effect", False):
+            return True
+    return False
 
 
 def _func_closure(fn_ir) -> list:

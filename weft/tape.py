@@ -31,6 +31,7 @@ class LaunchRecord:
     inputs: tuple
     outputs: tuple
     device: object
+    block_dim: int = 256  # threads per block on a GPU (a tiled launch's backward needs the same)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,6 +127,7 @@ def _launch_adjoint(rec, adj, record_cmd=False):
         adjoint=True,
         record_tape=False,
         record_cmd=record_cmd,
+        block_dim=rec.block_dim,
     )
 
 
@@ -211,8 +213,8 @@ class Tape:
     def __exit__(self, *exc):
         recording.pop_tape(self)
 
-    def record_launch(self, kernel, instance, dim, inputs, outputs, device):
-        rec = LaunchRecord(kernel, instance, dim, tuple(inputs), tuple(outputs), device)
+    def record_launch(self, kernel, instance, dim, inputs, outputs, device, block_dim=256):
+        rec = LaunchRecord(kernel, instance, dim, tuple(inputs), tuple(outputs), device, block_dim)
         if config.verify_autograd_array_access:
             _check_overwrites(rec, list(inputs) + list(outputs))
         self.launches.append(rec)

@@ -195,6 +195,9 @@ class Function:
         self.locs: list[tuple] = []  # (file, line, source text) per Loc id
         self.callees: list = []  # FuncInstances called (for emission order)
         self.has_side_effects = False
+        # reads values that differ between a block's threads (wp.tile(x), wp.untile, wp.block_dim):
+        # its tiles cannot be spread over the threads on CUDA (native/tile/tile_cuda.h)
+        self.thread_values = False
         self.adjoint_error: Optional[str] = None  # set when no correct gradient can be generated
         self.global_captures: list = []  # (module globals or closure cells, name, value) of constants baked in
 

@@ -14,7 +14,6 @@ import typing
 
 from .. import types as wt
 from ..builtins import registry as reg
-from ..builtins.registry import Overload
 from ..tile.types import TileType
 from . import composite
 from . import intrinsics as intr
@@ -23,6 +22,7 @@ from .cnames import ctype_name
 from .control_flow import StaticTuple
 from .errors import WarpCodegenError, WarpCodegenTypeError, WarpCodegenValueError
 from .statics import Static
+from .tile_cuda import TileOverload
 
 if typing.TYPE_CHECKING:
     from .frontend import Lowerer
@@ -153,7 +153,7 @@ def _padded(lw: Lowerer, items: list) -> list:
 
 
 @dataclasses.dataclass(frozen=True)
-class ArrayOverload(Overload):
+class ArrayOverload(TileOverload):
     """A tile operation's overload that touches the array given as its first argument:
     ``array_access`` is ``"read"`` (tile_load), ``"write"`` (tile_store) or ``"update"`` (the
     atomic adds). The access analyses (access.py) count it like an array load or store."""
@@ -166,7 +166,7 @@ def _emit(lw: Lowerer, symbol: str, args: list, rtype, node, differentiable=True
     if array_access:
         ov = ArrayOverload(params, rtype, symbol, differentiable, side_effect, array_access)
     else:
-        ov = Overload(params, rtype, symbol, differentiable, side_effect)
+        ov = TileOverload(params, rtype, symbol, differentiable, side_effect)
     return lw.call(ov, args, rtype, node=node)
 
 

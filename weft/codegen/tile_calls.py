@@ -377,6 +377,7 @@ def _tile_extract(lw: Lowerer, node):
 def _tile_from_thread_value(lw: Lowerer, node):
     a = _bind(lw, node, [("x", _REQUIRED), ("preserve_type", False)])
     x = lw.expr(a["x"])
+    lw.fn.thread_values = True
     preserve = bool(_static(lw, a["preserve_type"], "preserve_type", node))
     if wt.is_scalar(x.type) or preserve or not hasattr(x.type, "_shape"):
         return _emit(lw, "tile_from_value", [x], TileType(x.type, (1,)), node)
@@ -387,6 +388,7 @@ def _tile_from_thread_value(lw: Lowerer, node):
 def _untile(lw: Lowerer, node):
     a = _bind(lw, node, [("t", _REQUIRED)])
     t = _tile_arg(lw, a["t"], "the value", node)
+    lw.fn.thread_values = True
     shape = t.type.shape
     if shape[-1] != 1:
         raise lw.error(f"untile() takes a tile made by wp.tile() (last dimension the block size, 1), got {shape}", node, WarpCodegenValueError)
@@ -404,6 +406,7 @@ def _untile(lw: Lowerer, node):
 def _block_dim(lw: Lowerer, node):
     if node.args or node.keywords:
         raise lw.error("wp.block_dim() takes no arguments", node, WarpCodegenTypeError)
+    lw.fn.thread_values = True
     return lw.const(1, wt.int32)
 
 

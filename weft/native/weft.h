@@ -27,6 +27,7 @@
 #include "tile/tile_linalg.h"
 #include "tile/tile_data.h"
 #include "tile/tile_geometry.h"
+#include "tile/tile_cuda.h"
 
 namespace weft {
 

@@ -389,7 +389,10 @@ def kernel_error(inst, device, ctx):
     """The ``IndexError`` for an error a kernel recorded on the GPU (worded as on the CPU)."""
     from .launch import kernel_error as cpu_kernel_error
 
-    locs = inst.binding.cuda_functions[device.ordinal][3]
+    key = device.ordinal
+    if isinstance(inst, SpreadLaunch):
+        inst, key = inst.inst, (device.ordinal, inst.tile_lanes)
+    locs = inst.binding.cuda_functions[key][3]
     view = _ErrorView(locs)
     return cpu_kernel_error(view.bind(inst), ctx)
 
@@ -509,13 +512,16 @@ def module_format(device) -> str:
     return "ptx"
 
 
-def functions(inst, device):
+def functions(inst, device, tile_lanes: int = 1):
     """``(module, forward, backward, locs)`` of ``inst`` on ``device``, loading on first use.
 
     An image loaded with ``wp.load_aot_module`` for the device is used when it has the instance;
     otherwise all not-yet-loaded instances of the kernel's module are compiled into one image
-    (a module's kernels usually launch together), as on the CPU.
+    (a module's kernels usually launch together), as on the CPU. ``tile_lanes`` > 1: the kernel
+    built alone with its tiles spread over that many threads per block (``tile_lanes``).
     """
+    if tile_lanes > 1:
+        return _spread_functions(inst, device, tile_lanes)
     entry = inst.binding.cuda_functions.get(device.ordinal)
     if entry is not None:
         return entry
@@ -548,6 +554,72 @@ def functions(inst, device):
             bwd = loaded.function(f"{i.symbol}_cuda_backward") if i.backward_enabled else None
             i.binding.cuda_functions[device.ordinal] = (loaded, fwd, bwd, build.locs)
     return inst.binding.cuda_functions[device.ordinal]
+
+
+def _spread_functions(inst, device, lanes: int):
+    key = (device.ordinal, lanes)
+    entry = inst.binding.cuda_functions.get(key)
+    if entry is not None:
+        return entry
+    from . import module as mod
+
+    with mod._lock:
+        entry = inst.binding.cuda_functions.get(key)
+        if entry is None:
+            use_ptx = module_format(device) == "ptx"
+            arch = compile_arch(device) if use_ptx else device.arch
+            build = inst.kernel.module.cuda_build([inst], arch, use_ptx, tile_lanes=lanes)
+            loaded = load_module(device, build.image)
+            loaded.shared_bytes = build.shared_bytes
+            if build.shared_bytes > 48 * 1024:  # beyond the default: the kernel must ask for it
+                limit = _attr(cu.api(), device.handle, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+                if build.shared_bytes > limit:
+                    raise RuntimeError(
+                        f"kernel '{inst.kernel.key}' needs {build.shared_bytes} bytes of shared memory for its "
+                        f"tiles with block_dim={lanes}, more than {device} has per block ({limit}); use smaller "
+                        "tiles or a smaller block_dim"
+                    )
+            fwd = loaded.function(f"{inst.symbol}_cuda_forward")
+            bwd = loaded.function(f"{inst.symbol}_cuda_backward") if inst.backward_enabled else None
+            for f in (fwd, bwd):
+                if f is not None and build.shared_bytes > 48 * 1024:
+                    with ContextGuard(device):
+                        cu.check(
+                            cu.api().cuFuncSetAttribute(
+                                f,
+                                cu.api().CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                build.shared_bytes,
+                            ),
+                            f"giving kernel '{inst.kernel.key}' {build.shared_bytes} bytes of shared memory",
+                        )
+            entry = inst.binding.cuda_functions[key] = (loaded, fwd, bwd, build.locs)
+    return entry
+
+
+def tile_lanes(inst, bounds, block_dim: int, adjoint: bool) -> int:
+    """The threads of a block that share each tile of a launch of ``inst`` (native/tile/tile_cuda.h):
+    ``block_dim`` when the launch's last dimension is the block (``wp.launch_tiled``, or Warp's
+    ``dim=(..., block_dim)``), the kernel does not read the thread's index in the block
+    (``wp.tid()`` gives one index fewer than the launch has dimensions) nor values that differ
+    between its threads (``inst.spreads_tiles``), and the launch is not run in task order; else 1
+    (each thread a whole block, as on the CPU)."""
+    if block_dim <= 1 or not inst.spreads_tiles or bounds.ndim < 1:
+        return 1
+    if bounds.shape[bounds.ndim - 1] != block_dim or inst.tid_ndim >= bounds.ndim:
+        return 1
+    if _launch.in_task_order(inst, adjoint):
+        return 1
+    return block_dim
+
+
+class SpreadLaunch:
+    """An error slot's owner for a launch of ``inst`` built with ``tile_lanes`` > 1 (its own image,
+    its own source locations)."""
+
+    __slots__ = ("inst", "tile_lanes")
+
+    def __init__(self, inst, lanes: int):
+        self.inst, self.tile_lanes = inst, lanes
 
 
 def force_load(device):
@@ -623,7 +695,14 @@ def launch_kernel(inst, device, bounds, args_struct, adjoint, stream=None, block
             f"kernel '{inst.kernel.key}' was declared with launch_bounds={launch_bounds[0]} threads per block, "
             f"but is launched with block_dim={block_dim}; pass block_dim={launch_bounds[0]} or less to wp.launch"
         )
-    if fn is None:
+    lanes = tile_lanes(inst, bounds, block_dim, adjoint) if inst.holds_tiles else 1
+    shared = 0
+    if lanes > 1:  # the kernel built for spread tiles (its own image: fn was the one-lane entry)
+        loaded, fwd, bwd, _ = functions(inst, device, lanes)
+        fn, shared = (bwd if adjoint else fwd), loaded.shared_bytes
+        if fn is None:
+            entry_function(inst, device, adjoint)  # raises why there is no backward pass
+    elif fn is None:
         fn = entry_function(inst, device, adjoint)
     if stream is None:
         stream = device.stream
@@ -646,16 +725,16 @@ def launch_kernel(inst, device, bounds, args_struct, adjoint, stream=None, block
     params.ptrs[1] = ctypes.addressof(args_struct)
     params.ptrs[2] = ctypes.addressof(params) + _Params.ctx.offset
     if (inst.kernel.module.options.get("mode") or config.mode) != "release":
-        params.ctx = device.error_slot(inst, stream)
+        params.ctx = device.error_slot(inst if lanes == 1 else SpreadLaunch(inst, lanes), stream)
     if device._captures:
         capture = device._captures.get(stream.cuda_stream)
         if capture is not None:  # the graph must keep the kernel's module loaded
-            capture.modules.add(inst.binding.cuda_functions[device.ordinal][0])
+            capture.modules.add(inst.binding.cuda_functions[device.ordinal if lanes == 1 else (device.ordinal, lanes)][0])
     drv = cu.api()
     with ContextGuard(device):
         cu.check(
             drv.cuLaunchKernel(
-                fn, grid, 1, 1, block_dim, 1, 1, 0, stream.cuda_stream, ctypes.addressof(params), 0
+                fn, grid, 1, 1, block_dim, 1, 1, shared, stream.cuda_stream, ctypes.addressof(params), 0
             ),
             f"launching kernel '{inst.kernel.key}' on {device}",
         )

@@ -48,7 +48,7 @@ def launch(
     if not adjoint and record_tape:
         tape = recording.active_tape()
         if tape is not None:
-            tape.record_launch(kernel, inst, dim, list(inputs), list(outputs), device)
+            tape.record_launch(kernel, inst, dim, list(inputs), list(outputs), device, block_dim)
     cuda.launch_kernel(inst, device, bounds, args_struct, adjoint, stream, block_dim, max_blocks)
 
 

@@ -436,9 +436,10 @@ class Module:
                     batch.build_backward(self)
                     return
 
-    def cuda_build(self, instances, arch: int, use_ptx: bool = True) -> "CudaBuild":
+    def cuda_build(self, instances, arch: int, use_ptx: bool = True, tile_lanes: int = 1) -> "CudaBuild":
         """Render the instances for CUDA and compile them with NVRTC for ``sm_<arch>`` (PTX for
-        ``compute_<arch>`` when ``use_ptx``), through the disk cache. Needs no GPU.
+        ``compute_<arch>`` when ``use_ptx``), through the disk cache. Needs no GPU. ``tile_lanes``:
+        the threads of a block sharing each tile (native/tile/tile_cuda.h; 1: one thread per block).
 
         Raises:
             WeftBuildError: NVRTC is missing, or rejected the code (mapped to the Python line).
@@ -448,9 +449,12 @@ class Module:
 
         renderer = CUDARenderer()
         source = renderer.render_module(instances, self.funcs_of(instances))
-        image = nvrtc.cached_image(self.stem(), source, int(arch), use_ptx, build_options(self.options))
+        defines = build_options(self.options) + ((f"WEFT_TILE_LANES={int(tile_lanes)}",) if tile_lanes > 1 else ())
+        image = nvrtc.cached_image(self.stem(), source, int(arch), use_ptx, defines)
         entries = {inst.symbol: renderer.entry_points(inst) for inst in instances}
-        return CudaBuild(image, entries, list(renderer.locs), source)
+        build = CudaBuild(image, entries, list(renderer.locs), source)
+        build.shared_bytes = renderer.tile_memory.bytes_for(tile_lanes)
+        return build
 
     def cuda_image(self, instances, arch: int, use_ptx: bool = True) -> bytes:
         """PTX text or CUBIN bytes of the instances' CUDA entry points (see ``cuda_build``)."""
@@ -508,6 +512,7 @@ class CudaBuild:
             backward name when the instance was built without a backward pass).
         locs: source locations; a kernel error's ``loc`` indexes this list (-1: no location).
         source: the CUDA C++ that was compiled.
+        shared_bytes: the dynamic shared memory a block of its tile kernels needs.
     """
 
     def __init__(self, image: bytes, entry_points: dict, locs: list, source: str):
@@ -515,6 +520,7 @@ class CudaBuild:
         self.entry_points = entry_points
         self.locs = locs
         self.source = source
+        self.shared_bytes = 0
 
 
 _runtime: list = []

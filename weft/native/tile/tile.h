@@ -10,7 +10,21 @@
 #pragma once
 #include "../core.h"
 
-namespace weft {
+// On CUDA these whole-tile operations live in namespace weft::full: tile_cuda.h spreads tiles over
+// a block's threads and runs the operations it does not write itself through them.
+#ifdef WEFT_CUDA
+#define WEFT_TILE_BEGIN \
+    namespace weft {    \
+    namespace full {
+#define WEFT_TILE_END \
+    }                 \
+    }
+#else
+#define WEFT_TILE_BEGIN namespace weft {
+#define WEFT_TILE_END }
+#endif
+
+WEFT_TILE_BEGIN
 
 template <typename A, typename B>
 struct tile_is_same {
@@ -345,4 +359,4 @@ WEFT_FN void adj_tile_set(const tile_t<T, D...>& t, int32 loc, int32 i0, int32 i
     adj_v += adj_ret.data[k];
 }
 
-}  // namespace weft
+WEFT_TILE_END

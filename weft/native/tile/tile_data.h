@@ -9,7 +9,7 @@
 #include "../random.h"
 #include "../tuple.h"
 
-namespace weft {
+WEFT_TILE_BEGIN
 
 // The scalar components of an element (a scalar, vector, matrix...), for the fused products.
 template <typename T>
@@ -387,4 +387,4 @@ WEFT_FN void adj_tile_axpy(S alpha, const tile_t<T, D...>& src, const tile_t<T, 
     }
 }
 
-}  // namespace weft
+WEFT_TILE_END

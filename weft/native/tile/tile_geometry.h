@@ -7,7 +7,7 @@
 #include "tile.h"
 #include "../geometry/mesh.h"
 
-namespace weft {
+WEFT_TILE_BEGIN
 
 struct tile_query_t {
     bvh_query_t q;
@@ -54,4 +54,4 @@ WEFT_FN tuple_t<tile_t<int32, 1>, tile_query_t> tile_query_next(tile_query_t t) 
     return tuple_t<tile_t<int32, 1>, tile_query_t>{r, {t, {}}};
 }
 
-}  // namespace weft
+WEFT_TILE_END

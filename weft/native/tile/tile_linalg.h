@@ -10,7 +10,7 @@
 #pragma once
 #include "tile_ops.h"
 
-namespace weft {
+WEFT_TILE_BEGIN
 
 // ------------------------------------------------------------------------------- helpers
 
@@ -308,4 +308,4 @@ WEFT_FN void adj_tile_fft(const tile_t<vec_t<2, T>, D...>& a, tile_t<vec_t<2, T>
     adj_a += tile_fft<-Sign>(adj_ret);
 }
 
-}  // namespace weft
+WEFT_TILE_END

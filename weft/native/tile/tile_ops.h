@@ -4,7 +4,7 @@
 #pragma once
 #include "tile.h"
 
-namespace weft {
+WEFT_TILE_BEGIN
 
 // ------------------------------------------------------------------------------ reductions
 
@@ -332,9 +332,9 @@ WEFT_FN void adj_tile_matmul(const tile_t<T, M, K>& a, const tile_t<T, K, N>& b,
     for (int i = 0; i < M * N; ++i) adj_c.data[i] += beta * adj_ret.data[i];
 }
 
-}  // namespace weft
+WEFT_TILE_END
 
-namespace weft {
+WEFT_TILE_BEGIN
 
 // ------------------------------------------------------------------------------ slicing
 
@@ -459,4 +459,4 @@ WEFT_FN void adj_tile_matmul(const tile_t<TA, M, K>& a, const tile_t<TB, K, N>& 
     for (int i = 0; i < K * N; ++i) adj_b.data[i] += TB(gb.data[i]);
 }
 
-}  // namespace weft
+WEFT_TILE_END
