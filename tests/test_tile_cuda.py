@@ -13,6 +13,7 @@ from weft.runtime.launch import make_bounds
 from weft.tile.types import TileType
 
 T = 16
+pytestmark = pytest.mark.fixed_device("builds for CUDA, and compares cuda:0 with the CPU where there is a GPU")
 
 
 @wp.func

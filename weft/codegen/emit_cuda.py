@@ -52,6 +52,8 @@ class CUDARenderer(CStyleRenderer):
         return tile_cuda.serial(f"weft::{c.symbol}", args)
 
     def intrinsic_expr(self, b, s, args) -> str:
+        if s.callee is intr.TID and s.attr[1] == 1:  # a spread tile launch's task is (block, thread)
+            return "weft::int32(task / weft::tile_lanes)"
         text = super().intrinsic_expr(b, s, args)
         if s.callee is not intr.TILE_REDUCE:
             return text

@@ -571,41 +571,46 @@ def _spread_functions(inst, device, lanes: int):
             build = inst.kernel.module.cuda_build([inst], arch, use_ptx, tile_lanes=lanes)
             loaded = load_module(device, build.image)
             loaded.shared_bytes = build.shared_bytes
-            if build.shared_bytes > 48 * 1024:  # beyond the default: the kernel must ask for it
-                limit = _attr(cu.api(), device.handle, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
-                if build.shared_bytes > limit:
-                    raise RuntimeError(
-                        f"kernel '{inst.kernel.key}' needs {build.shared_bytes} bytes of shared memory for its "
-                        f"tiles with block_dim={lanes}, more than {device} has per block ({limit}); use smaller "
-                        "tiles or a smaller block_dim"
-                    )
             fwd = loaded.function(f"{inst.symbol}_cuda_forward")
             bwd = loaded.function(f"{inst.symbol}_cuda_backward") if inst.backward_enabled else None
             for f in (fwd, bwd):
-                if f is not None and build.shared_bytes > 48 * 1024:
-                    with ContextGuard(device):
-                        cu.check(
-                            cu.api().cuFuncSetAttribute(
-                                f,
-                                cu.api().CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                build.shared_bytes,
-                            ),
-                            f"giving kernel '{inst.kernel.key}' {build.shared_bytes} bytes of shared memory",
-                        )
+                if f is not None and build.shared_bytes:
+                    _allow_shared(inst, device, f, build.shared_bytes, lanes)
             entry = inst.binding.cuda_functions[key] = (loaded, fwd, bwd, build.locs)
     return entry
+
+
+def _allow_shared(inst, device, f, shared: int, lanes: int):
+    """Let kernel function ``f`` launch with ``shared`` bytes of dynamic shared memory (beyond the
+    48 KiB a launch gets without asking), or say why the device has too little."""
+    drv = cu.api()
+    with ContextGuard(device):
+        static = cu.check(
+            drv.cuFuncGetAttribute(drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f), "shared size"
+        )
+        limit = _attr(drv, device.handle, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+        if static + shared > limit:
+            raise RuntimeError(
+                f"kernel '{inst.kernel.key}' needs {static + shared} bytes of shared memory for its tiles with "
+                f"block_dim={lanes}, more than {device} has per block ({limit}); use smaller tiles or a smaller "
+                "block_dim"
+            )
+        cu.check(
+            drv.cuFuncSetAttribute(f, drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared),
+            f"giving kernel '{inst.kernel.key}' {shared} bytes of shared memory",
+        )
 
 
 def tile_lanes(inst, bounds, block_dim: int, adjoint: bool) -> int:
     """The threads of a block that share each tile of a launch of ``inst`` (native/tile/tile_cuda.h):
     ``block_dim`` when the launch's last dimension is the block (``wp.launch_tiled``, or Warp's
     ``dim=(..., block_dim)``), the kernel does not read the thread's index in the block
-    (``wp.tid()`` gives one index fewer than the launch has dimensions) nor values that differ
+    (``wp.tid()`` gives no index or one fewer than the launch has dimensions) nor values that differ
     between its threads (``inst.spreads_tiles``), and the launch is not run in task order; else 1
     (each thread a whole block, as on the CPU)."""
     if block_dim <= 1 or not inst.spreads_tiles or bounds.ndim < 1:
         return 1
-    if bounds.shape[bounds.ndim - 1] != block_dim or inst.tid_ndim >= bounds.ndim:
+    if bounds.shape[bounds.ndim - 1] != block_dim or inst.tid_ndim not in (0, bounds.ndim - 1):
         return 1
     if _launch.in_task_order(inst, adjoint):
         return 1

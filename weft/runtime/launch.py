@@ -436,10 +436,12 @@ def _make_bounds(dim) -> wt.launch_bounds_t:
 
 
 def check_grid(inst, bounds, dim):
-    # launch_tiled adds a trailing dimension of 1 (the thread in the block), which a kernel may
-    # leave out of wp.tid() as in Warp: `i, j = wp.tid()` for dim=(M, N) tiled
+    # launch_tiled adds a trailing dimension (the thread in the block: 1 on the CPU), which a kernel
+    # may leave out of wp.tid() as in Warp: `i, j = wp.tid()` for dim=(M, N) tiled
     trailing_ones = bounds.ndim > inst.tid_ndim and all(bounds.shape[k] == 1 for k in range(inst.tid_ndim, bounds.ndim))
-    if inst.tid_ndim > 1 and inst.tid_ndim != bounds.ndim and not trailing_ones:
+    # on a GPU a tile kernel's last dimension may be the threads of its block (cuda.tile_lanes)
+    block = inst.holds_tiles and bounds.ndim == inst.tid_ndim + 1
+    if inst.tid_ndim > 1 and inst.tid_ndim != bounds.ndim and not trailing_ones and not block:
         raise ValueError(
             f"kernel '{inst.kernel.key}' unpacks wp.tid() into {inst.tid_ndim} indices but was launched with a "
             f"{bounds.ndim}-dimensional dim={dim!r}"
