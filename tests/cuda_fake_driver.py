@@ -103,6 +103,7 @@ class FakeDriver:
             A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: 6,
             A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 4,
             A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: 49152,
+            A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: 101376,
             A.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: 1,
             A.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: 1,
             A.CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: 1,
@@ -395,14 +396,25 @@ class FakeDriver:
             return (INVALID_CONTEXT, None)
         return (OK, FakeFunction(name.decode()))
 
+    def cuFuncGetAttribute(self, attrib, f):
+        return (OK, 0)  # no static shared memory, no limits
+
+    def cuFuncSetAttribute(self, f, attrib, value):
+        return (OK,)
+
     def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
-        assert gx >= 1 and bx >= 1 and gy == gz == by == bz == 1 and shared == 0 and extra == 0
+        assert gx >= 1 and bx >= 1 and gy == gz == by == bz == 1 and shared >= 0 and extra == 0
         symbol, _, kind = f.name.rpartition("_cuda_")
         inst = _find_instance(symbol)
         ptrs = (ctypes.c_void_p * 3).from_address(int(params))
         bounds = _launch.wt.launch_bounds_t.from_buffer_copy(
             ctypes.string_at(ptrs[0], ctypes.sizeof(_launch.wt.launch_bounds_t))
         )
+        last = bounds.ndim - 1
+        if inst.holds_tiles and bx > 1 and last >= 0 and bounds.shape[last] == bx:
+            # tiles spread over the block's threads (cuda.tile_lanes): the CPU runs a block as one thread
+            bounds.shape[last] = 1
+            bounds.size //= bx
         args = inst.binding.launcher.struct.from_buffer_copy(ctypes.string_at(ptrs[1], ctypes.sizeof(inst.binding.launcher.struct)))
         ctx_ptr = ctypes.c_uint64.from_address(ptrs[2]).value
         self.launches += 1
