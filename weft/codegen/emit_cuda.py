@@ -61,8 +61,7 @@ class CUDARenderer(CStyleRenderer):
         head, _, rest = text.partition("(")
         f = rest[: -len(args[0]) - 3]  # "f, t)" less ", t)"
         self.tile_memory.serial([x.type for x in s.args], [], s.result.type)
-        inner = "weft::full::" + tile_cuda.whole(head.removeprefix("weft::"))
-        return f"weft::tile_serial([&](auto&&... x) {{ return {inner}({f}, x...); }}, {args[0]})"
+        return tile_cuda.serial(head, [args[0]], bound=f)
 
     def reverse_call(self, b, s) -> str:
         c = s.callee
@@ -138,4 +137,4 @@ class CUDARenderer(CStyleRenderer):
 
 def _float_valued(t) -> bool:
     """A float scalar, vector or matrix (a value whose adjoint a thread sums)."""
-    return wt.is_float(getattr(t, "_scalar", t)) if (wt.is_scalar(t) or hasattr(t, "_scalar")) else False
+    return wt.is_float(getattr(t, "_scalar", t))

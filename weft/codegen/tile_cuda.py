@@ -75,11 +75,13 @@ def whole(text: str) -> str:
     return text.replace("weft::tile_t<", "weft::full::tile_t<")
 
 
-def serial(callee: str, args: list) -> str:
+def serial(callee: str, args: list, bound: str = "") -> str:
     """``weft::tile_serial``: ``callee`` (a ``weft::`` operation) called on the block's first
-    thread with whole tiles."""
+    thread with whole tiles; ``bound``: C++ text of leading arguments passed as they are (a
+    reduction's lambda)."""
     inner = "weft::full::" + whole(callee.removeprefix("weft::"))
-    return f"weft::tile_serial([&](auto&&... x) {{ return {inner}(x...); }}{''.join(', ' + a for a in args)})"
+    lead = f"{bound}, " if bound else ""
+    return f"weft::tile_serial([&](auto&&... x) {{ return {inner}({lead}x...); }}{''.join(', ' + a for a in args)})"
 
 
 def out(arg: str) -> str:
