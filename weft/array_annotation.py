@@ -172,6 +172,22 @@ class _IndexedArrayAnnotation(_ArrayAnnotationBase):
     kernel_kind = types.IndexedArrayType
 
 
+class _FabricArrayAnnotation(_ArrayAnnotationBase):
+    """``wp.fabricarray[dtype]`` and ``wp.fabricarray[dtype, Literal[2]]`` (an array of arrays)."""
+
+    __slots__ = ()
+    _name = "fabricarray"
+    kernel_kind = types.FabricArrayType
+
+
+class _IndexedFabricArrayAnnotation(_ArrayAnnotationBase):
+    """``wp.indexedfabricarray[dtype]`` and ``wp.indexedfabricarray[dtype, Literal[2]]``."""
+
+    __slots__ = ()
+    _name = "indexedfabricarray"
+    kernel_kind = types.IndexedFabricArrayType
+
+
 def dtype_source(dtype) -> str:
     """How an element type is written in source: ``wp.float32``, ``wp.vec3f``, ``Any``, a
     struct's name, or ``wp.types.vector(length=5, dtype=wp.float32)`` for a composite type
@@ -219,7 +235,8 @@ ARRAY_TYPE_FABRIC_INDEXED = 3
 
 def array_type_id(x) -> int:
     """The kind code of an array, array annotation or kernel-side array type:
-    ``ARRAY_TYPE_REGULAR`` or ``ARRAY_TYPE_INDEXED``.
+    ``ARRAY_TYPE_REGULAR``, ``ARRAY_TYPE_INDEXED``, ``ARRAY_TYPE_FABRIC`` or
+    ``ARRAY_TYPE_FABRIC_INDEXED``.
 
     Raises:
         TypeError: ``x`` is not an array kind.
@@ -227,16 +244,20 @@ def array_type_id(x) -> int:
     kt = x.kernel_type() if callable(getattr(x, "kernel_type", None)) else x
     if isinstance(kt, types.IndexedArrayType):
         return ARRAY_TYPE_INDEXED
+    if isinstance(kt, types.FabricArrayType):
+        return ARRAY_TYPE_FABRIC
+    if isinstance(kt, types.IndexedFabricArrayType):
+        return ARRAY_TYPE_FABRIC_INDEXED
     if isinstance(kt, types.ArrayType):
         return ARRAY_TYPE_REGULAR
     raise TypeError(f"{x!r} is not an array type")
 
 
 def is_array(a) -> bool:
-    """Whether ``a`` is an array of any kind (``wp.array``, ``wp.indexedarray`` and their n-d
-    forms, with data or as an annotation), a subscript array annotation, or a kernel-side array
-    type."""
-    if isinstance(a, (_ArrayAnnotationBase, types.ArrayType, types.IndexedArrayType)):
+    """Whether ``a`` is an array of any kind (``wp.array``, ``wp.indexedarray``, the Fabric arrays
+    and their n-d forms, with data or as an annotation), a subscript array annotation, or a
+    kernel-side array type."""
+    if isinstance(a, _ArrayAnnotationBase) or types.is_array_like(a):
         return True
     return not isinstance(a, type) and bool(getattr(type(a), "_weft_array_class", False))
 

@@ -92,8 +92,31 @@ def _is_indexed(a) -> bool:
     return type(a).__name__ == "indexedarray" and not a.is_annotation  # (weft.indexed_array imports this module)
 
 
+def _is_fabric(a) -> bool:
+    """A Fabric array or indexed Fabric array with data (``weft.fabric_array``)."""
+    return type(a).__name__ in ("fabricarray", "indexedfabricarray") and not a.is_annotation
+
+
+def _copy_fabric(dest, src, dest_offset, src_offset, count):
+    """``wp.copy`` where a side is a Fabric array: whole arrays of the same size and dtype,
+    through the host (Fabric data takes no gradients, so nothing is recorded on a tape)."""
+    for name, a in (("dest", dest), ("src", src)):
+        if not (isinstance(a, array) or _is_indexed(a) or _is_fabric(a)) or a.is_annotation:
+            raise TypeError(f"wp.copy: {name} must be an array with data, got {type(a).__name__}")
+    _check_copy_range(dest_offset, src_offset, count)
+    if dest_offset or src_offset or count:
+        raise CopyError("wp.copy: offsets and counts are not supported for indexed or Fabric arrays; copy whole arrays")
+    if dest.size != src.size or dest.dtype != src.dtype or dest.ndim != src.ndim:
+        raise CopyError(
+            f"wp.copy: a Fabric array copy needs the same size, dtype and dimensions, got {dest.shape} "
+            f"{_dtype_name(dest.dtype)} and {src.shape} {_dtype_name(src.dtype)}"
+        )
+    if dest.size:
+        dest.assign(src.numpy())
+
+
 def _like(src, device, requires_grad, pinned, retain_grad, zero) -> array:
-    if not (isinstance(src, array) or _is_indexed(src)) or src.is_annotation:
+    if not (isinstance(src, array) or _is_indexed(src) or _is_fabric(src)) or src.is_annotation:
         raise TypeError(f"Expected a wp.array with data, got {type(src).__name__}")
     device = src.device if device is None else device
     requires_grad = src.requires_grad if requires_grad is None else requires_grad
@@ -215,6 +238,9 @@ def _copy(dest, src, dest_offset, src_offset, count, operation, stream=None):
         and cpu_capture.defer(dest.device, lambda: _copy(dest, src, dest_offset, src_offset, count, operation, stream))
     ):
         return  # a CPU graph capture records the copy
+    if _is_fabric(dest) or _is_fabric(src):
+        _copy_fabric(dest, src, dest_offset, src_offset, count)
+        return
     if _is_indexed(dest) or _is_indexed(src):
         _copy_indexed(dest, src, dest_offset, src_offset, count)
         return

@@ -194,6 +194,7 @@ def _scalar(name, ctype, np_dtype, kind):
     cls = type(name, (scalar_base,), {})
     cls.ctype = ctype
     cls._type_ = ctype  # Warp's name for the ctypes type
+    cls._length_ = 1  # Warp's component count, 1 for a scalar (as a vector type's is its length)
     cls.np_dtype = np.dtype(np_dtype)
     cls.cname = name
     cls.kind = kind
@@ -517,9 +518,36 @@ class IndexedArrayType(_ArrayKindType):
     _interned: dict = {}
 
 
+class FabricArrayType(_ArrayKindType):
+    """Kernel-side type of a ``wp.fabricarray`` parameter: elements of ``dtype`` spread over
+    buckets (``native/fabric.h``); ``ndim`` 1, or 2 for an array of arrays (``a[i]`` is then an
+    array). Kernels reach an element through a one-element view (``codegen/frontend.py``)."""
+
+    __slots__ = ()
+    _kind_name = "fabricarray"
+    _interned: dict = {}
+
+
+class IndexedFabricArrayType(_ArrayKindType):
+    """Kernel-side type of a ``wp.indexedfabricarray`` parameter: a Fabric array seen through one
+    int32 index array."""
+
+    __slots__ = ()
+    _kind_name = "indexedfabricarray"
+    _interned: dict = {}
+
+
+FABRIC_KINDS = (FabricArrayType, IndexedFabricArrayType)
+
+
+def is_fabric(t) -> _py.bool:
+    """A Fabric array type (plain or indexed)."""
+    return isinstance(t, FABRIC_KINDS)
+
+
 def is_array_like(t) -> _py.bool:
-    """An array or an indexed array type."""
-    return isinstance(t, (ArrayType, IndexedArrayType))
+    """An array, indexed array or Fabric array type."""
+    return isinstance(t, (ArrayType, IndexedArrayType, FabricArrayType, IndexedFabricArrayType))
 
 
 class TupleType:
@@ -575,6 +603,32 @@ class indexedarray_t(ctypes.Structure):
         ("indices", ctypes.c_uint64 * MAX_DIMS),
         ("shape", ctypes.c_int32 * MAX_DIMS),
     ]
+
+
+class fabricbucket_t(ctypes.Structure):
+    """Mirror of ``weft::fabricbucket_t`` in ``native/fabric.h``: one bucket of a Fabric array
+    (the global indices it covers, its data, and for arrays of arrays the inner lengths)."""
+
+    _fields_ = [
+        ("index_start", ctypes.c_uint64),
+        ("index_end", ctypes.c_uint64),
+        ("ptr", ctypes.c_uint64),
+        ("lengths", ctypes.c_uint64),
+    ]
+
+
+class fabricarray_t(ctypes.Structure):
+    """Mirror of ``weft::fabricarray_t<T>``: the bucket table (on the array's device), its length
+    and the number of elements."""
+
+    _fields_ = [("buckets", ctypes.c_uint64), ("nbuckets", ctypes.c_uint64), ("size", ctypes.c_uint64)]
+
+
+class indexedfabricarray_t(ctypes.Structure):
+    """Mirror of ``weft::indexedfabricarray_t<T>``: a Fabric array, an int32 index buffer and the
+    number of indices."""
+
+    _fields_ = [("fa", fabricarray_t), ("indices", ctypes.c_uint64), ("size", ctypes.c_uint64)]
 
 
 # array_t.flags bits

@@ -37,6 +37,10 @@ def _field_ctype(t):
         return wt.array_t
     if isinstance(t, wt.IndexedArrayType):
         return wt.indexedarray_t
+    if isinstance(t, wt.FabricArrayType):
+        return wt.fabricarray_t
+    if isinstance(t, wt.IndexedFabricArrayType):
+        return wt.indexedfabricarray_t
     if isinstance(t, Struct):
         return t.ctype
     return t.ctype
@@ -133,9 +137,63 @@ class StructInstance:
                 g._values[name] = v.gradients()
         return g
 
+    def to(self, device) -> "StructInstance":
+        """This struct with its arrays on ``device``: the same instance's values when they are
+        all there already (array fields keep the very same arrays), else a new instance whose
+        ``wp.array`` fields are copies on ``device`` (nested structs alike).
+
+        Raises:
+            ValueError: an indexed or Fabric array field would have to move: such views cannot
+                be copied to another device (copy their elements with ``contiguous()``).
+        """
+        from .runtime.device import get_device
+
+        device = get_device(device)
+        out = StructInstance.__new__(type(self))
+        object.__setattr__(out, "_struct", self._struct)
+        values = {}
+        for name, t in self._struct.vars.items():
+            v = self._values[name]
+            if isinstance(t, Struct):
+                v = v.to(device)
+            elif wt.is_array_like(t) and v is not None and v.device != device:
+                if not isinstance(t, wt.ArrayType):
+                    raise ValueError(
+                        f"Cannot move struct field '{name}' containing a Warp {_KIND_WORDS[type(t)]} from "
+                        f"{v.device} to {device} (struct {self._struct.key}); copy its elements with contiguous()"
+                    )
+                v = v.to(device)
+            values[name] = v
+        object.__setattr__(out, "_values", values)
+        return out
+
     def __repr__(self):
         parts = ", ".join(f"{n}={self._values[n]!r}" for n in self._struct.vars)
         return f"{self._struct.key}({parts})"
+
+
+_KIND_WORDS = {
+    wt.ArrayType: "array",
+    wt.IndexedArrayType: "indexed array",
+    wt.FabricArrayType: "Fabric array",
+    wt.IndexedFabricArrayType: "indexed Fabric array",
+}
+
+
+def _fabric_from_descriptor(raw: bytes, t, device):
+    """The Fabric array (or indexed Fabric array) a descriptor in a struct record describes, over
+    the same buckets and indices (nothing copied), or None for a null one."""
+    from .array import array
+    from .fabric_array import fabricarray, indexedfabricarray
+
+    if isinstance(t, wt.FabricArrayType):
+        d = wt.fabricarray_t.from_buffer_copy(raw)
+        return fabricarray._from_descriptor(d, t.dtype, t.ndim, device) if d.buckets or d.size else None
+    d = wt.indexedfabricarray_t.from_buffer_copy(raw)
+    if not d.indices:
+        return None
+    fa = fabricarray._from_descriptor(d.fa, t.dtype, t.ndim, device)
+    return indexedfabricarray(fa, array(ptr=d.indices, dtype=wt.int32, shape=(int(d.size),), device=device))
 
 
 def _array_from_descriptor(raw: bytes, t, device):
@@ -238,6 +296,8 @@ class Struct:
             if wt.is_array_like(t):
                 if isinstance(t, wt.ArrayType):
                     setattr(inst, name, _array_from_descriptor(bytes(np.asarray(v)), t, device))
+                elif wt.is_fabric(t):
+                    setattr(inst, name, _fabric_from_descriptor(bytes(np.asarray(v)), t, device))
                 continue
             if isinstance(t, Struct):
                 value = t.from_record(v, device)
@@ -288,7 +348,7 @@ class Struct:
         """Check an array assigned to an array field: kind, dtype and dimensions, as Warp words it."""
         if value is None:
             return None
-        kind = "indexed array" if isinstance(t, wt.IndexedArrayType) else "array"
+        kind = _KIND_WORDS[type(t)]
         kt = value.kernel_type() if callable(getattr(value, "kernel_type", None)) else None
         if type(kt) is not type(t):
             got = type(value).__name__
@@ -298,7 +358,7 @@ class Struct:
                 f"Struct field '{name}' expects dtype {wt.type_repr(t.dtype)}, got {wt.type_repr(kt.dtype)} "
                 f"(struct {self.key})"
             )
-        if kt.ndim != t.ndim:
+        if t.ndim is not Any and kt.ndim != t.ndim:
             raise TypeError(
                 f"Struct field '{name}' expects an array with {t.ndim} dimension(s), got {kt.ndim} dimension(s) "
                 f"(struct {self.key})"

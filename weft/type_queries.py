@@ -223,8 +223,8 @@ def get_type_code(t) -> str:
         return _scalar_code(t)
     if not isinstance(t, type) and callable(getattr(t, "kernel_type", None)):
         t = t.kernel_type()  # an array, or an array annotation
-    if isinstance(t, (st.ArrayType, st.IndexedArrayType)):
-        prefix = "ia" if isinstance(t, st.IndexedArrayType) else "a"
+    if st.is_array_like(t):
+        prefix = {st.IndexedArrayType: "ia", st.FabricArrayType: "fa", st.IndexedFabricArrayType: "ifa"}.get(type(t), "a")
         return f"{prefix}{_dim_code(t.ndim)}{get_type_code(t.dtype)}"
     kind = getattr(t, "_kind", None) or getattr(t, "kind", None)
     if kind in _COMPOSITE_KINDS:  # a composite class, or a generic one (Any parts)

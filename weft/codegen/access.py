@@ -25,6 +25,10 @@ from . import intrinsics as intr
 from . import ir
 
 
+# calls whose result is (part of) the memory of their first argument
+_VIEWS = (intr.ARRAY_VIEW, intr.ARRAY_SLICE, intr.INDEXED_VIEW, intr.INDEXED_DATA, intr.FABRIC_ELEMENT, intr.FABRIC_ROW)
+
+
 def _origins(fn: ir.Function) -> dict:
     """var id -> set of parameter paths the var may refer to (arrays and structs only)."""
     origin: dict = {}
@@ -34,7 +38,7 @@ def _origins(fn: ir.Function) -> dict:
         if isinstance(s, ir.Call) and s.result is not None:
             if s.callee == intr.GET_FIELD and s.args[0].id in origin:
                 origin[s.result.id] = {path + (s.attr[1],) for path in origin[s.args[0].id]}
-            elif s.callee in (intr.ARRAY_VIEW, intr.ARRAY_SLICE, intr.INDEXED_VIEW, intr.INDEXED_DATA) and s.args[0].id in origin:
+            elif s.callee in _VIEWS and s.args[0].id in origin:
                 origin[s.result.id] = set(origin[s.args[0].id])  # a subarray is the array's memory
             elif s.callee == intr.PHI:
                 merged = origin.get(s.args[1].id, set()) | origin.get(s.args[2].id, set())

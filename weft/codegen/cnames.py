@@ -22,6 +22,10 @@ def ctype_name(t) -> str:
         return f"weft::fixed_storage_t<{ctype_name(t.dtype)}, {t.size}>"
     if isinstance(t, wt.IndexedArrayType):
         return f"weft::indexedarray_t<{ctype_name(t.dtype)}>"
+    if isinstance(t, wt.FabricArrayType):
+        return f"weft::fabricarray_t<{ctype_name(t.dtype)}>"
+    if isinstance(t, wt.IndexedFabricArrayType):
+        return f"weft::indexedfabricarray_t<{ctype_name(t.dtype)}>"
     if isinstance(t, wt.TupleType):
         return f"weft::tuple_t<{', '.join(ctype_name(x) for x in t.types)}>"
     if isinstance(t, wt.TileType):

@@ -155,7 +155,9 @@ forward_formats = {
     intr.ADJ_ACCUM: lambda r, b, s, a: f"adjp_{s.attr[0]}{s.attr[1]} += {a[0]}",
     intr.ADJ_SET: lambda r, b, s, a: f"adjp_{s.attr[0]}{s.attr[1]} = {a[0]}",
     intr.TID: _tid,
-    intr.SHAPE: lambda r, b, s, a: f"{a[0]}.shape[{s.attr}]",
+    intr.SHAPE: lambda r, b, s, a: (
+        f"weft::int32({a[0]}.size)" if wt.is_fabric(s.args[0].type) else f"{a[0]}.shape[{s.attr}]"
+    ),
     intr.ZERO: lambda r, b, s, a: "{}",
     intr.LOGICAL_AND: lambda r, b, s, a: f"({a[0]} && {a[1]})",
     intr.LOGICAL_OR: lambda r, b, s, a: f"({a[0]} || {a[1]})",
@@ -180,6 +182,9 @@ forward_formats = {
         f"({', '.join([f'weft::uint64({a[0]})'] + [f'weft::int32({x})' for x in a[1:]])})"
     ),
     intr.INDEXED_VIEW: _with_loc("indexed_view"),
+    intr.FABRIC_ELEMENT: _with_loc("fabric_element"),
+    intr.FABRIC_ROW: _with_loc("fabric_row"),
+    intr.FABRIC_SIZE: lambda r, b, s, a: f"{a[0]}.size",
     intr.INDEXED_DATA: lambda r, b, s, a: f"{a[0]}.data",
     intr.COPY: lambda r, b, s, a: a[0],
     intr.ADDRESS_OF_LOCAL: _address_of(element=False),

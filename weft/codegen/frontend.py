@@ -670,6 +670,11 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 return self.from_python(found, node.attr, node)
             raise self.error(f"{base.type.__name__} has no attribute '{node.attr}'", node, WarpCodegenAttributeError)
         if isinstance(base, ir.Var) and wt.is_array_like(base.type):
+            if wt.is_fabric(base.type):  # one dimension of elements (an array of arrays too), as in Warp
+                if node.attr == "size":
+                    return self.call(intr.FABRIC_SIZE, [base], wt.uint64, node=node)
+                if node.attr == "shape":
+                    return ShapeTuple([self.call(intr.SHAPE, [base], wt.int32, attr=0)])
             if node.attr == "shape":
                 return ShapeTuple([self.call(intr.SHAPE, [base], wt.int32, attr=d) for d in range(base.type.ndim)])
             if node.attr == "ndim":
@@ -831,6 +836,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
         if isinstance(base, ir.Var) and isinstance(base.type, wt.ArrayType) and composite.has_slice(nodes):
             return self.array_slice(base, nodes, node)
         arr, idx = self.array_and_index(node, base, partial=True)
+        if len(idx) < arr.type.ndim and wt.is_fabric(arr.type):
+            return self.fabric_row(arr, idx[0], node)
         if len(idx) < arr.type.ndim:
             kind, op = (
                 (wt.IndexedArrayType, intr.INDEXED_VIEW)
@@ -888,6 +895,8 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
                 )
         if isinstance(base.type, wt.IndexedArrayType) and len(idx) == base.type.ndim:
             return self.indexed_element(base, idx, node)
+        if wt.is_fabric(base.type) and len(idx) == base.type.ndim:
+            return self.fabric_element(base, idx, node)
         return base, idx
 
     def array_slice(self, arr, nodes, node):
@@ -922,6 +931,19 @@ class Lowerer(ControlFlow, ast.NodeVisitor):
             args += [start or zero, stop or zero, step or self.const(1, wt.int64)]
         ndim = arr.type.ndim - sum(1 for kind, _ in attr if kind == 0)
         return self.call(intr.ARRAY_SLICE, args, type(arr.type)(arr.type.dtype, ndim), attr=tuple(attr), node=node)
+
+    def fabric_element(self, arr, idx, node):
+        """An element of a Fabric array as ``(array, indices)`` of an ordinary array: a one-element
+        view of ``a[i]`` and index 0, or for an array of arrays ``a[i, j]``, inner array ``i`` and
+        ``j`` (``native/fabric.h``)."""
+        if arr.type.ndim == 2:
+            return self.fabric_row(arr, idx[0], node), [idx[1]]
+        view = self.call(intr.FABRIC_ELEMENT, [arr, idx[0]], wt.ArrayType(arr.type.dtype, 1), node=node)
+        return view, [self.const(0, wt.int32)]
+
+    def fabric_row(self, arr, i, node):
+        """``a[i]`` of a Fabric array of arrays: inner array ``i``, an ordinary 1-D array."""
+        return self.call(intr.FABRIC_ROW, [arr, i], wt.ArrayType(arr.type.dtype, 1), node=node)
 
     def indexed_element(self, arr, idx, node):
         """An element of an indexed array as ``(data array, data indices)``: each index checked

@@ -37,6 +37,9 @@ INDEXED_DATA = "indexed_data"  # an indexed array's data array (its loads and st
 INDEXED_INDEX = "indexed_index"  # attr d: index i of dimension d of an indexed array, as a data index
 INDEXED_VIEW = "indexed_view"  # a[i] of an indexed array with more dimensions: the indexed subarray
 ARRAY_SLICE = "array_slice"  # a[i, 1:n:2] in a kernel: attr ((kind, given bounds) per entry); args start, stop, step each
+FABRIC_ELEMENT = "fabric_element"  # a[i] of a Fabric array: a one-element view (its loads and stores are a's)
+FABRIC_ROW = "fabric_row"  # a[i] of a Fabric array of arrays: the inner array
+FABRIC_SIZE = "fabric_size"  # a.size of a Fabric array (uint64, as in Warp)
 ARRAY_VIEW = "array_view"  # a[i] of a 2-D+ array: the subarray (shares memory and gradient)
 ARRAY_PTR = "array_ptr"  # a.ptr: the address of element 0, as a uint64
 ARRAY_FROM_PTR = "array_from_ptr"  # wp.array(ptr=p, shape=(n, m), dtype=T): a contiguous array over memory at p
@@ -159,6 +162,9 @@ OPS: dict = {
     INDEXED_DATA: OpInfo(_never),
     INDEXED_INDEX: OpInfo(_never),
     INDEXED_VIEW: OpInfo(_never),
+    FABRIC_ELEMENT: OpInfo(_never),
+    FABRIC_ROW: OpInfo(_never),
+    FABRIC_SIZE: OpInfo(_never),
     ARRAY_VIEW: OpInfo(_never),
     ARRAY_SLICE: OpInfo(_never),  # its loads and stores are the view's, attributed to the array (access.py)
     ARRAY_PTR: OpInfo(_never),

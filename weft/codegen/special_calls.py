@@ -212,6 +212,8 @@ def _call_atomic(name):
             )
         if isinstance(arr.type, wt.IndexedArrayType):
             arr, idx = lw.indexed_element(arr, idx, node)
+        elif wt.is_fabric(arr.type):
+            arr, idx = lw.fabric_element(arr, idx, node)
         vals = [lw.coerce_store_value(arr, v, node) for v in vals]
         op = intr.ATOMIC_CAS if name == "atomic_cas" else intr.ATOMICS[name]
         return lw.call(op, [arr] + idx + vals, arr.type.dtype, node=node)

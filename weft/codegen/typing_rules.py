@@ -198,7 +198,7 @@ def annotation_type(annotation):
     if isinstance(annotation, type) and getattr(annotation, "_weft_kind", None) == "func":
         return FUNCTION  # g: wp.Function
     if annotation is typing.Any or isinstance(
-        annotation, (vt.GenericComposite, wt.ArrayType, wt.IndexedArrayType, typing.TypeVar)
+        annotation, (vt.GenericComposite, wt.ArrayType, wt.IndexedArrayType, *wt.FABRIC_KINDS, typing.TypeVar)
     ):
         return annotation
     if getattr(annotation, "_kind", None) and getattr(annotation, "_scalar", None) is not None:

@@ -4,6 +4,7 @@
 #pragma once
 #include "core.h"
 #include "array.h"
+#include "fabric.h"
 
 namespace weft {
 
@@ -16,6 +17,10 @@ template <typename T>
 WEFT_FN void accumulate_field(array_t<T>&, const array_t<T>&) {}
 template <typename T>
 WEFT_FN void accumulate_field(indexedarray_t<T>&, const indexedarray_t<T>&) {}
+template <typename T>
+WEFT_FN void accumulate_field(fabricarray_t<T>&, const fabricarray_t<T>&) {}
+template <typename T>
+WEFT_FN void accumulate_field(indexedfabricarray_t<T>&, const indexedfabricarray_t<T>&) {}
 WEFT_FN void accumulate_field(bool& a, const bool& b) { a = a || b; }
 
 // Field-wise sums and differences of structs (tiles of structs add and subtract field by field);
@@ -47,6 +52,8 @@ WEFT_FN void adj_field_sub(const T& a, const T& b, T& adj_a, T& adj_b, const T& 
     WEFT_FN void adj_field_sub(const T&, const T&, T&, T&, const T&) {}
 WEFT_KEEP_FIRST_FIELD(array_t<T>, typename T)
 WEFT_KEEP_FIRST_FIELD(indexedarray_t<T>, typename T)
+WEFT_KEEP_FIRST_FIELD(fabricarray_t<T>, typename T)
+WEFT_KEEP_FIRST_FIELD(indexedfabricarray_t<T>, typename T)
 #undef WEFT_KEEP_FIRST_FIELD
 WEFT_FN bool field_add(const bool& a, const bool&) { return a; }
 WEFT_FN bool field_sub(const bool& a, const bool&) { return a; }

@@ -4,6 +4,7 @@
 #include "loop_stack.h"
 #include "scalar.h"
 #include "array.h"
+#include "fabric.h"
 #include "tuple.h"
 #include "vec_types.h"
 #include "vec.h"

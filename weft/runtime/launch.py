@@ -59,19 +59,29 @@ def _struct_converter(t, name, key):
     return convert
 
 
-class _IndexedConverter:
-    """Checks and converts a ``wp.indexedarray`` argument (None: an empty one, any access of
-    which fails the bounds check). Its gradient is its data array's."""
+# the ctypes mirror of each array kind passed as a descriptor of its own (not an array_t)
+_DESCRIPTORS = {
+    wt.IndexedArrayType: wt.indexedarray_t,
+    wt.FabricArrayType: wt.fabricarray_t,
+    wt.IndexedFabricArrayType: wt.indexedfabricarray_t,
+}
+
+
+class _DescriptorConverter:
+    """Checks and converts a ``wp.indexedarray`` or Fabric array argument (None: an empty one,
+    any access of which fails the bounds check). An indexed array's gradient is its data
+    array's; Fabric arrays have none."""
 
     def __init__(self, t, name, key):
         self.t, self.name, self.key = t, name, key
+        self.ctype = _DESCRIPTORS[type(t)]
 
     def __call__(self, value, k, device):
         if value is None:
-            return wt.indexedarray_t()
+            return self.ctype()
         kt = getattr(value, "kernel_type", None)
         kt = kt() if callable(kt) else None
-        if not isinstance(kt, wt.IndexedArrayType) or not (
+        if type(kt) is not type(self.t) or not (
             kt == self.t or (self.t.dtype is typing.Any and kt.ndim == self.t.ndim)
         ):
             got = _array_desc(kt) if kt is not None else type(value).__name__
@@ -82,7 +92,7 @@ class _IndexedConverter:
         expected = _device._cpu if device is None else device
         if value.device is not expected:
             raise RuntimeError(
-                f"kernel '{self.key}' argument '{self.name}' (position {k}) is an indexed array on device "
+                f"kernel '{self.key}' argument '{self.name}' (position {k}) is an {self.t._kind_name} on device "
                 f"'{value.device}' but the kernel is launched on '{expected}'"
             )
         return value.__ctype__()
@@ -133,9 +143,9 @@ class Launcher:
             if isinstance(t, wt.ArrayType):
                 fields.append((name, wt.array_t))
                 self.fields.append((name, True, t, None))
-            elif isinstance(t, wt.IndexedArrayType):
-                fields.append((name, wt.indexedarray_t))
-                self.fields.append((name, False, _IndexedConverter(t, name, kernel.key), None))
+            elif type(t) in _DESCRIPTORS:
+                fields.append((name, _DESCRIPTORS[type(t)]))
+                self.fields.append((name, False, _DescriptorConverter(t, name, kernel.key), None))
             elif wt.is_scalar(t):
                 fields.append((name, t.ctype))
                 self.fields.append((name, False, _scalar_converter(t), _exact_python_type(t)))
@@ -215,8 +225,8 @@ class Launcher:
         are not part of the ABI and are ignored. Arrays must live on ``device`` (None: the CPU).
         """
         name, is_array, info, _ = self.fields[k]
-        if isinstance(info, _IndexedConverter):
-            setattr(s, name, value if raw and isinstance(value, wt.indexedarray_t) else info(value, k, device))
+        if isinstance(info, _DescriptorConverter):
+            setattr(s, name, value if raw and isinstance(value, info.ctype) else info(value, k, device))
             return
         if not is_array:
             try:
@@ -276,7 +286,7 @@ def _array_desc(t) -> str:
     """``array(ndim=2, dtype=float32)``: an array type as Warp's launch errors write it."""
     if not wt.is_array_like(t):
         return repr(t)
-    kind = "indexedarray" if isinstance(t, wt.IndexedArrayType) else "array"
+    kind = "array" if isinstance(t, wt.ArrayType) else t._kind_name
     return f"{kind}(ndim={t.ndim}, dtype={wt.type_repr(t.dtype)})"
 
 
