@@ -475,3 +475,35 @@ def test_kernel_adj_reports_what_each_parameter_is_used_for():
     assert (args["b"].is_read, args["b"].is_write) == (True, False)
     assert (args["c"].is_read, args["c"].is_write) == (False, True)
     assert not args["n"].is_read and not args["n"].is_write  # not an array
+
+
+def test_gradient_checks_leave_a_pending_tapes_reads_alone(verify, capsys):
+    """jacobian / jacobian_fd run their own launches on private tapes: the read a pending user
+    tape recorded stays recorded (a later overwrite still warns), and the checks' reads do not
+    linger (checking a function that overwrites its input warns nothing)."""
+
+    def squared(x):
+        y = wp.zeros_like(x)
+        wp.launch(square, dim=x.size, inputs=[x, y])
+        return y
+
+    for jacobian in (wp.autograd.jacobian, wp.autograd.jacobian_fd):
+        a, b, c = arr([1.0, 2.0]), arr([0.0, 0.0]), arr([5.0, 6.0])
+        tape = wp.Tape()
+        with tape:
+            wp.launch(square, dim=2, inputs=[a, b])
+        jac = jacobian(squared, inputs=[a])
+        np.testing.assert_allclose(jac[(0, 0)].numpy(), np.diag([2.0, 4.0]), rtol=1e-6)
+        assert warnings_of(capsys) == []
+        with tape:
+            wp.launch(overwrite, dim=2, inputs=[c, a])
+        (w,) = warnings_of(capsys)
+        assert MESSAGE in w
+
+    def overwrite_then_square(x):
+        wp.launch(overwrite, dim=x.size, inputs=[c, x])
+        return squared(x)
+
+    a = arr([1.0, 2.0])
+    assert wp.autograd.gradcheck(overwrite_then_square, inputs=[a], raise_exception=False, show_summary=False)
+    assert warnings_of(capsys) == []

@@ -165,16 +165,19 @@ class _Target:
             for a in v.arrays() if hasattr(v, "arrays") else [v]:
                 if _is_array(a):
                     arrays[id(a)] = a
-        return [(a, a.numpy().copy()) for a in arrays.values()]
+        return [(a, a.numpy().copy(), getattr(a, "_is_read", False)) for a in arrays.values()]
 
     def restore(self):
-        """Put the original contents back into the argument arrays."""
-        for a, saved in self._saved:
+        """Put the original contents back into the argument arrays, and their read flags (the
+        overwrite check's state, which a pending user tape owns: the check's scratch launches
+        must neither clear a read it recorded nor leave reads of their own behind)."""
+        for a, saved, was_read in self._saved:
             if self.restore_inputs or any(a is o for o in self.given_outputs or []):
                 if a.device.is_cpu:
                     a.numpy()[...] = saved
                 else:
                     a.assign(saved)  # numpy() of a GPU array is a copy
+            a._is_read = was_read
 
     def evaluate(self) -> list:
         """Run the kernel / call the function once; return the output arrays."""
