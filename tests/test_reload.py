@@ -95,6 +95,8 @@ def test_funcs_bound_to_locals_are_module_references_and_follow_reloads(tmp_path
     user = importlib.import_module("bound_user")
     module = user.k.module
     assert module.references == {dep.magic.module, other.magic.module}
+    assert module in dep.magic.module.dependents and module in other.magic.module.dependents
+    assert module.dependents == set()  # nothing calls the user module's funcs
     before = module.get_module_hash()
     assert run(user) == 121.0
     (tmp_path / "bound_other.py").write_text(DEPENDENCY.format(value="3.0") + "\n# edited\n")

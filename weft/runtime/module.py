@@ -391,6 +391,12 @@ class Module:
                         found.add(module)
         return found
 
+    @property
+    def dependents(self) -> set:
+        """The modules whose kernels call this module's funcs (the inverse of ``references``):
+        the modules that a redefinition here makes compile again."""
+        return {m for m in list(_modules.values()) if m is not self and m.kernels and self in m.references}
+
     @staticmethod
     def funcs_of(instances) -> list:
         """The funcs the instances call (transitively), each once, in dependency order."""
