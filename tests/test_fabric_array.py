@@ -345,10 +345,6 @@ def test_explicit_dtype_with_the_same_layout():
         wp.fabricarray(data=iface, attrib="attr", ndim=2)
 
 
-@pytest.mark.xfail(
-    reason="fabric_array._same_layout calls wp.types.type_length, which raises TypeError for scalar types",
-    strict=True,
-)
 def test_explicit_scalar_dtype():
     fa, _, iface = fabric_of(np.arange(4, dtype=np.float32), [4])
     a = wp.fabricarray(data=iface, attrib="attr", dtype=float)
@@ -359,11 +355,6 @@ def test_explicit_scalar_dtype():
         wp.fabricarray(data=iface, attrib="attr", dtype=wp.int32)
 
 
-@pytest.mark.xfail(
-    reason="_same_layout compares wp.types.type_length (a matrix's first dimension: 2 for mat22) instead "
-    "of the component count: a mat22 view of 4 floats is refused and a vec2 view of a mat22 accepted",
-    strict=True,
-)
 def test_explicit_matrix_dtype_compares_component_counts():
     values = np.arange(8, dtype=np.float32).reshape(2, 4)
     backing = wp.array(values, dtype=wp.vec4)

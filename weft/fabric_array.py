@@ -87,7 +87,7 @@ def fabric_dtype(type_info, attrib: str):
 
 def _same_layout(a, b) -> bool:
     """Whether element types ``a`` and ``b`` have the same scalar and the same number of them."""
-    return getattr(a, "_scalar", a) is getattr(b, "_scalar", b) and types.type_length(a) == types.type_length(b)
+    return types.type_scalar_type(a) is types.type_scalar_type(b) and types.type_size(a) == types.type_size(b)
 
 
 def _host_values(src, dtype, ndim) -> np.ndarray:
