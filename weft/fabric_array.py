@@ -164,9 +164,10 @@ class _FabricBase:
                 out[k] = rows[i]
             return out
         parts = [view.numpy() for _, view in fa._bucket_views()]
-        empty = array(dtype=self.dtype, shape=(0,), device="cpu").numpy()
-        whole = np.concatenate(parts) if parts else empty
-        return np.array(whole if pos is None else whole[pos], copy=True)
+        if not parts:
+            return array(dtype=self.dtype, shape=(0,), device="cpu").numpy()
+        whole = np.concatenate(parts)  # a copy, also of a single bucket
+        return whole if pos is None else whole[pos]
 
     def list(self) -> list:
         """The elements as Python values (numbers, vector / matrix values); for an array of arrays,
