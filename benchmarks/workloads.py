@@ -348,18 +348,28 @@ def _atomic_kernels(wp):
         i = wp.tid()
         wp.atomic_add(bins, i % nbins, x[i])
 
-    return {"atomic_bins": atomic_bins}
+    @wp.kernel
+    def atomic_total(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+        i = wp.tid()
+        wp.atomic_add(out, 0, x[i])
+
+    return {"atomic_bins": atomic_bins, "atomic_total": atomic_total}
 
 
 def _atomic_section(wp, device, sync):
     K = kernels(wp, _atomic_kernels)
     f32 = wp.float32
     acc1 = wp.zeros(1, dtype=f32, device=device)
+    acc0 = wp.zeros(1, dtype=f32, device=device)
     acc1024 = wp.zeros(1024, dtype=f32, device=device)
     xa = wp.array(np.full(N_BIG, 0.25, dtype=np.float32), dtype=f32, device=device)  # exact sums
 
     def atomic_1():
         wp.launch(K.atomic_bins, dim=N_BIG, inputs=[xa, acc1, 1], device=device)
+        sync()
+
+    def atomic_total():
+        wp.launch(K.atomic_total, dim=N_BIG, inputs=[xa, acc0], device=device)
         sync()
 
     def atomic_1024():
@@ -373,6 +383,13 @@ def _atomic_section(wp, device, sync):
             atomic_1,
             prepare=acc1.zero_,
             check=lambda: float(acc1.numpy()[0]),
+        ),
+        Workload(
+            "atomic_add 10M -> out[0]",
+            "10M float atomic adds into out[0] (a constant index: a loss)",
+            atomic_total,
+            prepare=acc0.zero_,
+            check=lambda: float(acc0.numpy()[0]),
         ),
         Workload(
             "atomic_add 10M -> 1024",
@@ -885,7 +902,7 @@ SECTIONS = [
     (("saxpy 10M f32", "saxpy 10M backward"), _saxpy_section),
     (("numpy copy, same bytes",), _numpy_section),
     (("particles fwd, taped", "particles backward"), _particle_section),
-    (("atomic_add 10M -> 1", "atomic_add 10M -> 1024"), _atomic_section),
+    (("atomic_add 10M -> 1", "atomic_add 10M -> out[0]", "atomic_add 10M -> 1024"), _atomic_section),
     (("dyn loop 64, fwd", "dyn loop 64, backward"), _loop_section),
     (("array_sum 10M", "radix_sort_pairs 1M"), _utils_section),
     (
@@ -918,6 +935,7 @@ ROW_ORDER = [
     "particles fwd, taped",
     "particles backward",
     "atomic_add 10M -> 1",
+    "atomic_add 10M -> out[0]",
     "atomic_add 10M -> 1024",
     "dyn loop 64, fwd",
     "dyn loop 64, backward",

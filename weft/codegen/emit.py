@@ -31,6 +31,7 @@ class Body:
     facts: access.AccessFacts = access.NO_FACTS
     unchecked: bool = False
     plan: staging.StagePlan | None = None
+    hoist: bool = False  # a CPU forward body summing one-element accumulations locally (access.py)
 
 
 def c_string(s: str) -> str:
@@ -97,6 +98,9 @@ def _atomic(name):
     def render(r, b, s, a):
         if id(s) not in b.facts.accum_calls:
             return plain(r, b, s, a)
+        slot = b.facts.hoisted.get(id(s)) if b.hoist else None
+        if slot is not None:  # into the thread's local sum (CPURenderer.hoist_lines)
+            return f"weft::hoist_{kind}(hoist.a{slot}[lane], hoist.used{slot}, {a[-1]})"
         return f"weft::accumulate_{kind}(tc, {a[0]}, {r.loc(b, s)}, {', '.join(a[1:])})"
 
     return render
@@ -624,8 +628,16 @@ class CStyleRenderer:
             else []
         )
 
+        hoist = self.hoists(inst)
+
         def head(mode, variant):
-            return templates.BODY_HEAD.format(qualifier=self.body_qualifier, sym=sym, mode=mode, variant=variant)
+            extra = f", {sym}_hoist& hoist, int lane" if hoist and mode == "forward" else ""
+            return templates.BODY_HEAD.format(
+                qualifier=self.body_qualifier, sym=sym, mode=mode, variant=variant, extra=extra
+            )
+
+        if hoist:
+            out += self.hoist_struct(inst)
 
         variants = [("", False)] + ([("_fast", True)] if inst.facts.tid_indexed else [])
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
@@ -635,7 +647,7 @@ class CStyleRenderer:
             if "forward" in modes:
                 out.append(head("forward", suffix))
                 out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
-                self.forward_block(body, fn.body, out, "    ", False)
+                self.forward_block(dataclasses.replace(body, hoist=hoist), fn.body, out, "    ", False)
                 out.append("}")
             if "backward" in modes and not (unchecked and plan):
                 out.append(head("backward", suffix))
@@ -645,6 +657,11 @@ class CStyleRenderer:
         for mode in modes:
             out += self.kernel_entry(inst, mode, len(variants) > 1, plan if mode == "backward" else None)
         return "\n".join(out)
+
+    def hoists(self, inst) -> bool:
+        """Whether the forward pass sums one-element accumulations in thread-local variables
+        (the CPU renderer, for kernels access.py found such accumulations in)."""
+        return False
 
     def backward_body(self, body, reverse, head_lines, skip) -> list:
         """The lines of a backward body after its signature: replay of the forward, then the
@@ -786,21 +803,90 @@ class CPURenderer(CStyleRenderer):
         fast variant, it is used when ``fast_condition`` holds for the launch; with a staging
         ``plan``, the fast variant is the staged loop."""
         sym = inst.symbol
-        call = templates.CPU_BODY_CALL.format(sym=sym, mode=mode)
+        hoist = self.hoists(inst) and mode == "forward"
+        call = templates.CPU_BODY_CALL.format(sym=sym, mode=mode, extra="")
         body = self.accumulate_scope(inst, mode, "        ") if inst.facts.accum_params else []
         cond = None
         if has_fast:
             # The range test lets the compiler see the int32 thread index equals the task number.
             cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(inst, "local_args.", "local_bounds")
-        # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run in any
-        # order), which lets the compiler vectorize element-wise kernels
-        loops = self.task_loops(cond, templates.CPU_TASK_LOOP, call, "        ", pragmas=("#pragma GCC ivdep",))
+        if hoist:
+            loops = self.hoist_loops(inst, cond, "        ")
+        else:
+            # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run in
+            # any order), which lets the compiler vectorize element-wise kernels
+            loops = self.task_loops(cond, templates.CPU_TASK_LOOP, call, "        ", pragmas=("#pragma GCC ivdep",))
         if plan:  # the fast branch (between the if and the else) becomes the staged loop
             loops = loops[:1] + staging.staged_loops(inst.symbol, plan, "            ") + loops[-3:]
         entry = templates.CPU_ENTRY.format(
             qualifier=self.entry_qualifier, sym=sym, target=self.target, mode=mode, body="\n".join(body + loops)
         )
         return entry.split("\n")
+
+    # Lanes of a thread-local sum: the fast loop runs its tasks in groups of this many, task k of
+    # a group adding into lane k, so the adds of a group are independent (in flight together, and
+    # vectorized) instead of one chain each waiting for the previous add.
+    HOIST_LANES = 8
+
+    def hoists(self, inst) -> bool:
+        return bool(inst.facts.hoist_slots)
+
+    def hoist_struct(self, inst) -> list:
+        """The thread-local sums of a forward pass's one-element accumulations (access.py
+        ``hoisted``): per target element, ``HOIST_LANES`` partial sums and whether anything was
+        added."""
+        fields = [
+            f"    {ctype_name(dtype)} a{k}[{self.HOIST_LANES}]{{}};\n    bool used{k} = false;"
+            for k, (_, dtype, _) in enumerate(inst.facts.hoist_slots)
+        ]
+        return [f"struct {inst.symbol}_hoist {{", *fields, "};"]
+
+    def hoist_loops(self, inst, cond, ind) -> list:
+        """The task loops of a forward pass with thread-local sums: the local sums, the fast loop
+        in groups of ``HOIST_LANES`` tasks (lane k of each sum taking task k of a group: the
+        group's adds are independent), the rest and the checked loop on lane 0, then
+        ``hoist_flush``."""
+        sym, n = inst.symbol, self.HOIST_LANES
+
+        def call(variant, task, lane):
+            return f"{sym}_forward{variant}_body(&local_args, &local_bounds, {task}, tc, hoist, {lane});"
+
+        checked = [f"{ind}for (weft::int64 t = begin; t < end; ++t) {call('', 't', 0)}"]
+        lines = [f"{ind}{sym}_hoist hoist;"]
+        if cond is None:
+            lines += checked
+        else:
+            lines += [
+                f"{ind}if (__builtin_expect({cond}, 1)) {{",
+                f"{ind}    weft::int64 t = begin;",
+                f"{ind}    for (; t + {n} <= end; t += {n}) {{",
+                f"{ind}        #pragma GCC unroll {n}",
+                f"{ind}        for (int lane = 0; lane < {n}; ++lane) {call('_fast', 't + lane', 'lane')}",
+                f"{ind}    }}",
+                f"{ind}    for (; t < end; ++t) {call('_fast', 't', 0)}",
+                f"{ind}}} else {{",
+                *["    " + line for line in checked],
+                f"{ind}}}",
+            ]
+        return lines + self.hoist_flush(inst, ind)
+
+    def hoist_flush(self, inst, ind) -> list:
+        """After a share's tasks: each local sum added once to its element, as the accumulation
+        itself would have added it (its index checked, private copy or table, access.py)."""
+        fn = inst.ir
+        first = {}  # slot -> its first accumulation (the location an index error names)
+        for s in ir.walk(fn.body):
+            slot = inst.facts.hoisted.get(id(s))
+            if slot is not None:
+                first.setdefault(slot, s)
+        lines = []
+        for k, (name, _, sources) in enumerate(inst.facts.hoist_slots):
+            idx = [f"weft::int32({v})" if kind == "const" else f"local_args.arg_{v}" for kind, v in sources]
+            loc = self.loc(Body(fn), first[k])
+            lanes = f"weft::sum_lanes<{self.HOIST_LANES}>(hoist.a{k})"
+            add = f"weft::accumulate_add(tc, local_args.arg_{name}, {loc}, {', '.join(idx)}, {lanes})"
+            lines.append(f"{ind}if (hoist.used{k}) {add};")
+        return lines
 
     def accumulate_scope(self, inst, mode, ind) -> list:
         """The accumulation scope of an entry point (native/accumulate.h): the runtime overlap

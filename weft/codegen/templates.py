@@ -8,7 +8,7 @@ No logic lives here; a renderer decides what goes into a skeleton, the skeleton 
 # The per-thread body of one pass of a kernel (``{variant}``: "", "_fast" for the unchecked body).
 BODY_HEAD = (
     "{qualifier} void {sym}_{mode}{variant}_body(const wp_args_{sym}* args, const weft::launch_bounds* bounds, "
-    "weft::int64 task, weft::thread_ctx& tc) {{"
+    "weft::int64 task, weft::thread_ctx& tc{extra}) {{"
 )
 
 # The CPU's staged backward body (staging.py): one task of a chunk, recording its gradient adds.
@@ -36,7 +36,7 @@ CPU_ENTRY = """\
 }}"""
 
 CPU_TASK_LOOP = "for (weft::int64 t = begin; t < end; ++t) "
-CPU_BODY_CALL = "{sym}_{mode}{{}}_body(&local_args, &local_bounds, t, tc);"
+CPU_BODY_CALL = "{sym}_{mode}{{}}_body(&local_args, &local_bounds, t, tc{extra});"
 
 # The CUDA entry point of one pass: a grid-stride loop over the launch (64-bit: launches may
 # exceed 2^31 threads in total); ``ctx`` is a device pointer where the first kernel error goes.

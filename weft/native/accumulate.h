@@ -425,6 +425,30 @@ WEFT_FN T accumulate_sub_at(const thread_ctx& tc, const array_t<T>& a, int32 loc
     accumulate_raw(tc, element<true>(a.data, a, loc, idx...), negated(v));
     return T{};
 }
+// hoist_add / hoist_sub(sum, used, v): an accumulation into the same element for the whole launch
+// (access.py _hoisting_facts), summed in the calling thread's local `sum`; the entry point adds
+// the sum once with accumulate_add when the thread's share ends (when `used`).
+template <typename T, typename V>
+WEFT_FN T hoist_add(T& sum, bool& used, const V& v) {
+    sum += T(v);
+    used = true;
+    return T{};
+}
+template <typename T, typename V>
+WEFT_FN T hoist_sub(T& sum, bool& used, const V& v) {
+    sum -= T(v);
+    used = true;
+    return T{};
+}
+// The sum of N partial sums, pairwise (the lanes of a hoisted sum).
+template <int N, typename T>
+WEFT_FN T sum_lanes(const T (&lanes)[N]) {
+    T part[N];
+    for (int k = 0; k < N; ++k) part[k] = lanes[k];
+    for (int w = N / 2; w > 0; w /= 2)
+        for (int k = 0; k < w; ++k) part[k] += part[k + w];
+    return part[0];
+}
 // adj_load_accum[_nc] / adj_load_shared[_nc](tc, a, loc, i..., adj): the gradient of a read in a
 // kernel body; accumulated (the array is only read), or added where other accesses may see it.
 template <bool CHECK, typename T, typename... I>
