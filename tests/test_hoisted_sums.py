@@ -166,3 +166,70 @@ def test_deterministic_mode_gives_the_same_bits_for_every_thread_count():
         assert len(results) == 1
     finally:
         wp.config.deterministic = saved
+
+
+# -- the backward pass: gradient adds into one element (a parameter every thread reads) --------
+
+
+@wp.kernel
+def k_affine(x: wp.array(dtype=float), w: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = w[0] * x[i] + w[1]
+
+
+@wp.kernel
+def k_param_loss(x: wp.array(dtype=float), w: wp.array(dtype=float), loss: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(loss, 0, w[0] * x[i] * x[i] + w[1] * x[i])
+
+
+def test_analysis_hoists_shared_parameter_gradients():
+    back = access.analyze(k_affine.default_instance().ir).hoist_back_slots
+    assert sorted((name, idx) for name, _, idx in back) == [("w", (("const", 0),)), ("w", (("const", 1),))]
+    assert access.analyze(k_thread_dependent.default_instance().ir).hoist_back_slots == ()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_shared_parameter_gradient_matches_numpy(threads):
+    xs = np.random.default_rng(11).random(100_003).astype(np.float32)
+    x = wp.array(xs, requires_grad=True)
+    w = wp.array([2.0, 0.5], dtype=float, requires_grad=True)
+    y = wp.zeros(xs.size, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        with_threads(threads, lambda: wp.launch(k_affine, dim=xs.size, inputs=[x, w], outputs=[y]))
+    seed = np.random.default_rng(12).random(xs.size).astype(np.float32)
+    with_threads(threads, lambda: tape.backward(grads={y: seed}))
+    x64, s64 = xs.astype(np.float64), seed.astype(np.float64)
+    np.testing.assert_allclose(w.grad.numpy(), [(s64 * x64).sum(), s64.sum()], rtol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * seed, rtol=1e-6)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_staged_backward_with_a_shared_parameter_matches_numpy(threads):
+    inst = k_param_loss.default_instance()
+    assert inst.compiled.stage_plan is not None  # the staged loop applies the hoisted adds
+    xs = np.random.default_rng(13).random(70_001).astype(np.float32)
+    x = wp.array(xs, requires_grad=True)
+    w = wp.array([2.0, 0.5], dtype=float, requires_grad=True)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        with_threads(threads, lambda: wp.launch(k_param_loss, dim=xs.size, inputs=[x, w, loss]))
+    with_threads(threads, lambda: tape.backward(loss))
+    x64 = xs.astype(np.float64)
+    np.testing.assert_allclose(loss.numpy()[0], (2 * x64 * x64 + 0.5 * x64).sum(), rtol=1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), [(x64 * x64).sum(), x64.sum()], rtol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), 4 * xs + 0.5, rtol=1e-6)
+
+
+def test_shared_parameter_without_a_gradient():
+    x = wp.array(np.ones(1000, dtype=np.float32), requires_grad=True)
+    w = wp.array([3.0, 1.0], dtype=float)  # no gradient: its hoisted sum has nowhere to go
+    y = wp.zeros(1000, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_affine, dim=1000, inputs=[x, w], outputs=[y])
+    tape.backward(grads={y: np.ones(1000, dtype=np.float32)})
+    np.testing.assert_allclose(x.grad.numpy(), 3.0)
+    assert w.grad is None

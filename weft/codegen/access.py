@@ -405,13 +405,13 @@ def _accumulation_facts(fn: ir.Function, exclusive: frozenset) -> dict:
             calls_marked.update(id(s) for s in marked if s.callee == intr.LOAD or mode == "forward")
             params_marked.append(prm.name)
             targets[mode].append(prm.name)
-    forward = [s for s in ir.walk(fn.body) if id(s) in calls_marked and isinstance(s, ir.Call) and s.callee in adds]
+    marked = [s for s in ir.walk(fn.body) if id(s) in calls_marked]
     return {
         "accum_calls": frozenset(calls_marked),
         "accum_params": tuple(params_marked),
         "accum_forward": tuple(targets["forward"]),
         "accum_backward": tuple(targets["backward"]),
-        **_hoisting_facts(fn, forward),
+        **_hoisting_facts(fn, [s for s in marked if s.callee in adds], [s for s in marked if s.callee == intr.LOAD]),
     }
 
 
@@ -423,33 +423,38 @@ def _hoistable(dtype) -> bool:
     return getattr(dtype, "_kind", None) in ("vector", "matrix") and dtype._scalar in (wt.float32, wt.float64)
 
 
-def _hoisting_facts(fn: ir.Function, accumulations: list) -> dict:
-    """Forward accumulations into the same element for the whole launch (every index a constant
-    or an int parameter the kernel never rebinds): a thread sums them in a local variable and
-    adds the sum once, when its share of the launch ends (``emit.CPURenderer``). Returns the
-    ``AccessFacts`` fields ``hoisted`` (call id -> slot) and ``hoist_slots`` (per slot: the
-    array parameter, its element type and the index sources, ``("const", value)`` or
-    ``("param", name)``)."""
+def _hoisting_facts(fn: ir.Function, adds: list, loads: list) -> dict:
+    """Accumulations into the same element for the whole launch (every index a constant or an
+    int parameter the kernel never rebinds): forward atomic adds (``adds``) and the gradient
+    adds of reads (``loads``, backward). A thread sums them in local variables and adds each sum
+    once, when its share of the launch ends (``emit.CPURenderer``). Returns the ``AccessFacts``
+    fields ``hoisted`` (call id -> slot of its pass) and ``hoist_slots`` /
+    ``hoist_back_slots`` (per slot: the array parameter, its element type and the index
+    sources, ``("const", value)`` or ``("param", name)``)."""
     int_params = {p.var.id: p.name for p in fn.params if wt.is_int(p.var.type)}
     reassigned = ir.assigned_var_ids(fn)
     names = {p.var.id: p.name for p in fn.params}
-    slots, hoisted = {}, {}
-    for s in accumulations:
-        arr, idx = s.args[0], s.args[1:-1]
-        if not _hoistable(arr.type.dtype):
-            continue
-        sources = []
-        for v in idx:
-            if v.is_const:
-                sources.append(("const", int(v.const)))
-            elif v.id in int_params and v.id not in reassigned:
-                sources.append(("param", int_params[v.id]))
+    hoisted, out = {}, {}
+    for field, calls, last in (("hoist_slots", adds, -1), ("hoist_back_slots", loads, None)):
+        slots = {}
+        for s in calls:
+            arr, idx = s.args[0], s.args[1:last]
+            if not _hoistable(arr.type.dtype):
+                continue
+            sources = []
+            for v in idx:
+                if v.is_const:
+                    sources.append(("const", int(v.const)))
+                elif v.id in int_params and v.id not in reassigned:
+                    sources.append(("param", int_params[v.id]))
+                else:
+                    break
             else:
-                break
-        else:
-            key = (names[arr.id], arr.type.dtype, tuple(sources))
-            hoisted[id(s)] = slots.setdefault(key, len(slots))
-    return {"hoisted": hoisted, "hoist_slots": tuple(slots)} if slots else {}
+                key = (names[arr.id], arr.type.dtype, tuple(sources))
+                hoisted[id(s)] = slots.setdefault(key, len(slots))
+        if slots:
+            out[field] = tuple(slots)
+    return {"hoisted": hoisted, **out} if hoisted else {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -468,7 +473,12 @@ class AccessFacts:
     accum_forward: tuple = ()
     accum_backward: tuple = ()
     hoisted: dict = dataclasses.field(default_factory=dict)  # forward adds into one element per launch
-    hoist_slots: tuple = ()  # (array parameter, dtype, index sources) per hoisted sum
+    hoist_slots: tuple = ()  # (array parameter, dtype, index sources) per hoisted forward sum
+    hoist_back_slots: tuple = ()  # the same for the backward pass's gradient sums
+
+    def hoist_slots_of(self, mode: str) -> tuple:
+        """The hoisted sums of the ``"forward"`` or ``"backward"`` pass."""
+        return self.hoist_slots if mode == "forward" else self.hoist_back_slots
 
     def accum_targets(self, mode: str) -> tuple:
         """The arrays the ``"forward"`` or ``"backward"`` pass accumulates into."""

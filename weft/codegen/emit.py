@@ -31,7 +31,7 @@ class Body:
     facts: access.AccessFacts = access.NO_FACTS
     unchecked: bool = False
     plan: staging.StagePlan | None = None
-    hoist: bool = False  # a CPU forward body summing one-element accumulations locally (access.py)
+    hoist: str = ""  # the pass ("forward" / "backward") whose one-element sums a CPU body keeps locally
 
 
 def c_string(s: str) -> str:
@@ -98,8 +98,8 @@ def _atomic(name):
     def render(r, b, s, a):
         if id(s) not in b.facts.accum_calls:
             return plain(r, b, s, a)
-        slot = b.facts.hoisted.get(id(s)) if b.hoist else None
-        if slot is not None:  # into the thread's local sum (CPURenderer.hoist_lines)
+        slot = b.facts.hoisted.get(id(s)) if b.hoist == "forward" else None
+        if slot is not None:  # into the thread's local sum (CPURenderer.hoist_loops)
             return f"weft::hoist_{kind}(hoist.a{slot}[lane], hoist.used{slot}, {a[-1]})"
         return f"weft::accumulate_{kind}(tc, {a[0]}, {r.loc(b, s)}, {', '.join(a[1:])})"
 
@@ -217,6 +217,9 @@ def _adj_load(r, b, s, a, adjs, ret) -> str:
     if site is not None:
         offset = f"weft::stage_offset_nc({', '.join(a)})" if _nc(b, s) else f"weft::stage_offset(bad, {', '.join(a)})"
         return staging.record_site(site, offset, ret[0])
+    slot = b.facts.hoisted.get(id(s)) if b.hoist == "backward" else None
+    if slot is not None:  # into the thread's local sum (CPURenderer.hoist_loops)
+        return f"weft::hoist_add(hoist.a{slot}[lane], hoist.used{slot}, {ret[0]});"
     args = [a[0], r.loc(b, s)] + a[1:] + ret
     if id(s) in b.facts.exclusive_loads:
         name = "adj_load_exclusive"
@@ -628,16 +631,15 @@ class CStyleRenderer:
             else []
         )
 
-        hoist = self.hoists(inst)
-
         def head(mode, variant):
-            extra = f", {sym}_hoist& hoist, int lane" if hoist and mode == "forward" else ""
+            extra = f", {sym}_{mode}_hoist& hoist, int lane" if self.hoists(inst, mode) else ""
             return templates.BODY_HEAD.format(
                 qualifier=self.body_qualifier, sym=sym, mode=mode, variant=variant, extra=extra
             )
 
-        if hoist:
-            out += self.hoist_struct(inst)
+        for mode in ("forward", "backward"):
+            if self.hoists(inst, mode):
+                out += self.hoist_struct(inst, mode)
 
         variants = [("", False)] + ([("_fast", True)] if inst.facts.tid_indexed else [])
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
@@ -647,20 +649,23 @@ class CStyleRenderer:
             if "forward" in modes:
                 out.append(head("forward", suffix))
                 out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
+                hoist = "forward" if self.hoists(inst, "forward") else ""
                 self.forward_block(dataclasses.replace(body, hoist=hoist), fn.body, out, "    ", False)
                 out.append("}")
             if "backward" in modes and not (unchecked and plan):
                 out.append(head("backward", suffix))
-                out += self.backward_body(body, inst.compiled.adjoint(), unpack + tid, skip)
+                hoist = "backward" if self.hoists(inst, "backward") else ""
+                back = dataclasses.replace(body, hoist=hoist)
+                out += self.backward_body(back, inst.compiled.adjoint(), unpack + tid, skip)
         if plan:  # the staged body replaces the unchecked one
             out += self.staged_body(inst, plan, unpack + tid, skip)
         for mode in modes:
             out += self.kernel_entry(inst, mode, len(variants) > 1, plan if mode == "backward" else None)
         return "\n".join(out)
 
-    def hoists(self, inst) -> bool:
-        """Whether the forward pass sums one-element accumulations in thread-local variables
-        (the CPU renderer, for kernels access.py found such accumulations in)."""
+    def hoists(self, inst, mode: str) -> bool:
+        """Whether pass ``mode`` sums one-element accumulations in thread-local variables (the
+        CPU renderer, for kernels access.py found such accumulations in)."""
         return False
 
     def backward_body(self, body, reverse, head_lines, skip) -> list:
@@ -801,23 +806,41 @@ class CPURenderer(CStyleRenderer):
     def kernel_entry(self, inst, mode, has_fast, plan=None) -> list:
         """The exported range function: runs tasks [begin, end), catching kernel errors. With a
         fast variant, it is used when ``fast_condition`` holds for the launch; with a staging
-        ``plan``, the fast variant is the staged loop."""
-        sym = inst.symbol
-        hoist = self.hoists(inst) and mode == "forward"
-        call = templates.CPU_BODY_CALL.format(sym=sym, mode=mode, extra="")
-        body = self.accumulate_scope(inst, mode, "        ") if inst.facts.accum_params else []
-        cond = None
-        if has_fast:
+        ``plan``, the fast variant is the staged loop; with thread-local sums (``hoists``), the
+        fast loop runs groups of ``HOIST_LANES`` tasks and the sums are added at the end."""
+        sym, ind = inst.symbol, "        "
+        hoist = self.hoists(inst, mode)
+        extra = ", hoist, 0" if hoist else ""
+        body = self.accumulate_scope(inst, mode, ind) if inst.facts.accum_params else []
+        checked = [f"{templates.CPU_TASK_LOOP}{templates.CPU_BODY_CALL.format(sym=sym, mode=mode, extra=extra).format('')}"]
+        if hoist:
+            body.append(f"{ind}{sym}_{mode}_hoist hoist;")
+        if not has_fast:
+            loops = [ind + line for line in checked]
+        else:
             # The range test lets the compiler see the int32 thread index equals the task number.
             cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(inst, "local_args.", "local_bounds")
+            if plan:
+                hoisted = inst.facts.hoisted if hoist else {}
+                fast = staging.staged_loops(sym, plan, ind + "    ", hoisted, self.HOIST_LANES)
+            elif hoist:
+                fast = self.hoist_fast_loop(inst, mode, ind + "    ")
+            else:
+                # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run
+                # in any order), which lets the compiler vectorize element-wise kernels
+                call = templates.CPU_BODY_CALL.format(sym=sym, mode=mode, extra="").format("_fast")
+                fast = [f"{ind}    #pragma GCC ivdep", f"{ind}    {templates.CPU_TASK_LOOP}{call}"]
+            # Expected true: GCC otherwise predicts the stride equalities false and compiles the
+            # fast loop as cold code (no inlining of the vector operations it calls).
+            loops = [
+                f"{ind}if (__builtin_expect({cond}, 1)) {{",
+                *fast,
+                f"{ind}}} else {{",
+                *[f"{ind}    {line}" for line in checked],
+                f"{ind}}}",
+            ]
         if hoist:
-            loops = self.hoist_loops(inst, cond, "        ")
-        else:
-            # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run in
-            # any order), which lets the compiler vectorize element-wise kernels
-            loops = self.task_loops(cond, templates.CPU_TASK_LOOP, call, "        ", pragmas=("#pragma GCC ivdep",))
-        if plan:  # the fast branch (between the if and the else) becomes the staged loop
-            loops = loops[:1] + staging.staged_loops(inst.symbol, plan, "            ") + loops[-3:]
+            loops += self.hoist_flush(inst, mode, ind)
         entry = templates.CPU_ENTRY.format(
             qualifier=self.entry_qualifier, sym=sym, target=self.target, mode=mode, body="\n".join(body + loops)
         )
@@ -828,63 +851,60 @@ class CPURenderer(CStyleRenderer):
     # vectorized) instead of one chain each waiting for the previous add.
     HOIST_LANES = 8
 
-    def hoists(self, inst) -> bool:
-        return bool(inst.facts.hoist_slots)
+    def hoists(self, inst, mode: str) -> bool:
+        if mode == "backward" and not inst.backward_enabled:
+            return False
+        return bool(inst.facts.hoist_slots_of(mode))
 
-    def hoist_struct(self, inst) -> list:
-        """The thread-local sums of a forward pass's one-element accumulations (access.py
+    def hoist_struct(self, inst, mode) -> list:
+        """The thread-local sums of pass ``mode``'s one-element accumulations (access.py
         ``hoisted``): per target element, ``HOIST_LANES`` partial sums and whether anything was
         added."""
         fields = [
             f"    {ctype_name(dtype)} a{k}[{self.HOIST_LANES}]{{}};\n    bool used{k} = false;"
-            for k, (_, dtype, _) in enumerate(inst.facts.hoist_slots)
+            for k, (_, dtype, _) in enumerate(inst.facts.hoist_slots_of(mode))
         ]
-        return [f"struct {inst.symbol}_hoist {{", *fields, "};"]
+        return [f"struct {inst.symbol}_{mode}_hoist {{", *fields, "};"]
 
-    def hoist_loops(self, inst, cond, ind) -> list:
-        """The task loops of a forward pass with thread-local sums: the local sums, the fast loop
-        in groups of ``HOIST_LANES`` tasks (lane k of each sum taking task k of a group: the
-        group's adds are independent), the rest and the checked loop on lane 0, then
-        ``hoist_flush``."""
+    def hoist_fast_loop(self, inst, mode, ind) -> list:
+        """The fast task loop of a pass with thread-local sums: groups of ``HOIST_LANES`` tasks
+        (lane k of each sum taking task k of a group: the group's adds are independent), then the
+        rest on lane 0."""
         sym, n = inst.symbol, self.HOIST_LANES
 
-        def call(variant, task, lane):
-            return f"{sym}_forward{variant}_body(&local_args, &local_bounds, {task}, tc, hoist, {lane});"
+        def call(task, lane):
+            return f"{sym}_{mode}_fast_body(&local_args, &local_bounds, {task}, tc, hoist, {lane});"
 
-        checked = [f"{ind}for (weft::int64 t = begin; t < end; ++t) {call('', 't', 0)}"]
-        lines = [f"{ind}{sym}_hoist hoist;"]
-        if cond is None:
-            lines += checked
-        else:
-            lines += [
-                f"{ind}if (__builtin_expect({cond}, 1)) {{",
-                f"{ind}    weft::int64 t = begin;",
-                f"{ind}    for (; t + {n} <= end; t += {n}) {{",
-                f"{ind}        #pragma GCC unroll {n}",
-                f"{ind}        for (int lane = 0; lane < {n}; ++lane) {call('_fast', 't + lane', 'lane')}",
-                f"{ind}    }}",
-                f"{ind}    for (; t < end; ++t) {call('_fast', 't', 0)}",
-                f"{ind}}} else {{",
-                *["    " + line for line in checked],
-                f"{ind}}}",
-            ]
-        return lines + self.hoist_flush(inst, ind)
+        return [
+            f"{ind}weft::int64 t = begin;",
+            f"{ind}for (; t + {n} <= end; t += {n}) {{",
+            f"{ind}    #pragma GCC unroll {n}",
+            f"{ind}    for (int lane = 0; lane < {n}; ++lane) {call('t + lane', 'lane')}",
+            f"{ind}}}",
+            f"{ind}for (; t < end; ++t) {call('t', 0)}",
+        ]
 
-    def hoist_flush(self, inst, ind) -> list:
+    def hoist_flush(self, inst, mode, ind) -> list:
         """After a share's tasks: each local sum added once to its element, as the accumulation
-        itself would have added it (its index checked, private copy or table, access.py)."""
+        itself would have added it (forward: ``accumulate_add``, its index checked; backward:
+        ``adj_load_accum`` into the gradient, if there is one)."""
         fn = inst.ir
         first = {}  # slot -> its first accumulation (the location an index error names)
+        slots = inst.facts.hoist_slots_of(mode)
         for s in ir.walk(fn.body):
-            slot = inst.facts.hoisted.get(id(s))
-            if slot is not None:
-                first.setdefault(slot, s)
+            if isinstance(s, ir.Call) and id(s) in inst.facts.hoisted:
+                is_load = s.callee == intr.LOAD
+                if is_load == (mode == "backward"):
+                    first.setdefault(inst.facts.hoisted[id(s)], s)
         lines = []
-        for k, (name, _, sources) in enumerate(inst.facts.hoist_slots):
+        for k, (name, _, sources) in enumerate(slots):
             idx = [f"weft::int32({v})" if kind == "const" else f"local_args.arg_{v}" for kind, v in sources]
             loc = self.loc(Body(fn), first[k])
-            lanes = f"weft::sum_lanes<{self.HOIST_LANES}>(hoist.a{k})"
-            add = f"weft::accumulate_add(tc, local_args.arg_{name}, {loc}, {', '.join(idx)}, {lanes})"
+            total = f"weft::sum_lanes<{self.HOIST_LANES}>(hoist.a{k})"
+            if mode == "forward":
+                add = f"weft::accumulate_add(tc, local_args.arg_{name}, {loc}, {', '.join(idx)}, {total})"
+            else:
+                add = f"weft::adj_load_accum(tc, local_args.arg_{name}, {loc}, {', '.join(idx)}, {total})"
             lines.append(f"{ind}if (hoist.used{k}) {add};")
         return lines
 

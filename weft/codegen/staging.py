@@ -147,18 +147,25 @@ def record_site(site: Site, offset: str, adj: str) -> str:
     return f"st.off_{site.index}[k] = {offset}; st.val_{site.index}[k] = {adj};"
 
 
-def staged_loops(sym: str, plan: StagePlan, ind: str) -> list:
+def staged_loops(sym: str, plan: StagePlan, ind: str, hoisted=None, lanes: int = 8) -> list:
     """The fast branch of a staged entry point: chunks of tasks, each run as the pure staged loop
     and then the in-order application of its recorded adds (or the checked body for a task whose
-    flagged index was out of range: it raises the error there)."""
+    flagged index was out of range: it raises the error there). ``hoisted`` maps the loads whose
+    gradient adds go to one element for the whole launch to their thread-local sum (access.py
+    ``hoisted``, emit.py ``hoist_flush``): those adds go into the sum's lanes instead."""
+    hoisted = hoisted or {}
     apply = []
-    for site in sorted(plan.sites.values(), key=lambda x: x.index):
+    for sid, site in sorted(plan.sites.items(), key=lambda x: x[1].index):
         arr = f"local_args.arg_{site.param}"
         val = f"st.off_{site.index}[k], st.val_{site.index}[k]"
-        if site.exclusive:
+        if sid in hoisted:
+            slot = hoisted[sid]
+            apply.append(f"weft::hoist_add(hoist.a{slot}[k % {lanes}], hoist.used{slot}, st.val_{site.index}[k]);")
+        elif site.exclusive:
             apply.append(f"weft::stage_add_exclusive({arr}, {val});")
         else:
             apply.append(f"weft::stage_accumulate(tc, {arr}, {val});")
+    checked = f"{sym}_backward_body(&local_args, &local_bounds, t0 + k, tc{', hoist, 0' if hoisted else ''});"
     i2, i3, i4 = ind + "    ", ind + "        ", ind + "            "
     return [
         f"{ind}wp_stage_{sym} st;",
@@ -168,7 +175,7 @@ def staged_loops(sym: str, plan: StagePlan, ind: str) -> list:
         f"{i2}for (int k = 0; k < m; ++k) {sym}_backward_staged_body(&local_args, &local_bounds, t0 + k, st, k);",
         f"{i2}for (int k = 0; k < m; ++k) {{",
         f"{i3}if (st.bad[k]) {{",
-        f"{i4}{sym}_backward_body(&local_args, &local_bounds, t0 + k, tc);",
+        f"{i4}{checked}",
         f"{i4}continue;",
         f"{i3}}}",
         *[i3 + line for line in apply],
