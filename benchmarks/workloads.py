@@ -176,7 +176,12 @@ def _saxpy_kernels(wp):
         i = wp.tid()
         z[i] = a * x[i] + y[i]
 
-    return {"saxpy": saxpy}
+    @wp.kernel
+    def affine(x: wp.array(dtype=float), w: wp.array(dtype=float), z: wp.array(dtype=float)):
+        i = wp.tid()
+        z[i] = w[0] * x[i] + w[1]  # w: parameters every thread reads
+
+    return {"saxpy": saxpy, "affine": affine}
 
 
 def _saxpy_section(wp, device, sync):
@@ -206,6 +211,20 @@ def _saxpy_section(wp, device, sync):
         saxpy_tape.backward()
         sync()
 
+    w = wp.array([2.0, 0.5], dtype=f32, device=device, requires_grad=True)
+    affine_tape = wp.Tape()
+    with affine_tape:
+        wp.launch(K.affine, dim=N_BIG, inputs=[x, w], outputs=[z], device=device)
+
+    def affine_seed():
+        x.grad.zero_()
+        w.grad.zero_()
+        z.grad.fill_(1.0)
+
+    def affine_backward():
+        affine_tape.backward()
+        sync()
+
     return [
         Workload(
             "saxpy 10M f32",
@@ -221,6 +240,14 @@ def _saxpy_section(wp, device, sync):
             prepare=saxpy_seed,
             nbytes=None,
             check=lambda: float(x.grad.numpy()[:1000].sum() + y.grad.numpy()[:1000].sum()),
+        ),
+        Workload(
+            "shared params 10M backward",
+            "tape.backward() of z[i] = w[0]*x[i] + w[1] (grads of x and of the 2 parameters)",
+            affine_backward,
+            prepare=affine_seed,
+            nbytes=None,
+            check=lambda: float(w.grad.numpy()[1]),
         ),
     ]
 
@@ -899,7 +926,7 @@ def _build_section(wp, device, sync):
 # setting up, e.g. on a GPU) still gives its rows, as errors, and the other sections still run.
 SECTIONS = [
     (("launch, 4 array args", "launch, 1 float arg", "wp.Launch replay, 4 arrays"), _launch_section),
-    (("saxpy 10M f32", "saxpy 10M backward"), _saxpy_section),
+    (("saxpy 10M f32", "saxpy 10M backward", "shared params 10M backward"), _saxpy_section),
     (("numpy copy, same bytes",), _numpy_section),
     (("particles fwd, taped", "particles backward"), _particle_section),
     (("atomic_add 10M -> 1", "atomic_add 10M -> out[0]", "atomic_add 10M -> 1024"), _atomic_section),
@@ -932,6 +959,7 @@ ROW_ORDER = [
     "saxpy 10M f32",
     "numpy copy, same bytes",
     "saxpy 10M backward",
+    "shared params 10M backward",
     "particles fwd, taped",
     "particles backward",
     "atomic_add 10M -> 1",
