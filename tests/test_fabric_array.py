@@ -177,7 +177,8 @@ fill_vec2 = wp.overload(k_fill_generic, {"a": wp.fabricarray[wp.vec2], "value": 
 
 
 @wp.kernel
-def k_row_sums(a: wp.fabricarrayarray(dtype=float), sums: wp.array(dtype=float), lens: wp.array(dtype=int)):
+def k_row_sums(a: Any, sums: wp.array(dtype=float), lens: wp.array(dtype=int)):
+    """Row sums and lengths of an array of arrays (plain or indexed); lens[len(a)] = len(a)."""
     i = wp.tid()
     row = a[i]
     s = float(0.0)  # noqa: UP018 (a variable the loop may change)
@@ -185,6 +186,8 @@ def k_row_sums(a: wp.fabricarrayarray(dtype=float), sums: wp.array(dtype=float),
         s += row[j]
     sums[i] = s
     lens[i] = row.shape[0]
+    if i == 0:
+        lens[len(a)] = len(a)
 
 
 @wp.kernel
@@ -193,19 +196,6 @@ def k_first_of_rows(a: wp.fabricarray[float, Literal[2]], out: wp.array(dtype=fl
     if a[i].shape[0] > 0:
         out[i] = a[i, 0]
         a[i, 0] = a[i, 0] + 1000.0
-
-
-@wp.kernel
-def k_row_sums_indexed(a: wp.indexedfabricarrayarray(dtype=float), sums: wp.array(dtype=float), n: wp.array(dtype=int)):
-    i = wp.tid()
-    row = a[i]
-    s = float(0.0)  # noqa: UP018 (a variable the loop may change)
-    for j in range(row.shape[0]):
-        s += row[j]
-    sums[i] = s
-    n[i] = row.shape[0]
-    if i == 0:
-        n[len(a)] = len(a)
 
 
 @wp.func
@@ -561,10 +551,10 @@ def test_array_of_arrays_kernel(buckets):
     assert isinstance(aa, wp.fabricarray)
     assert aa.ndim == 2 and aa.shape == (6,) and aa.size == 6 and len(aa) == 6 and aa.dtype is wp.float32
     sums = wp.zeros(6, dtype=float)
-    lens = wp.zeros(6, dtype=int)
+    lens = wp.zeros(7, dtype=int)
     wp.launch(k_row_sums, dim=6, inputs=[aa, sums, lens])
     np.testing.assert_array_equal(sums.numpy(), [sum(r) for r in ROWS])
-    np.testing.assert_array_equal(lens.numpy(), [len(r) for r in ROWS])
+    np.testing.assert_array_equal(lens.numpy(), [len(r) for r in ROWS] + [6])
 
     first = wp.full(6, -1.0, dtype=float)
     wp.launch(k_first_of_rows, dim=6, inputs=[aa, first])
@@ -614,7 +604,7 @@ def test_indexed_array_of_arrays_kernel():
     assert isinstance(ia, wp.indexedfabricarray) and ia.ndim == 2
     sums = wp.zeros(5, dtype=float)
     n = wp.zeros(6, dtype=int)
-    wp.launch(k_row_sums_indexed, dim=5, inputs=[ia, sums, n])
+    wp.launch(k_row_sums, dim=5, inputs=[ia, sums, n])
     np.testing.assert_array_equal(sums.numpy(), [sum(ROWS[k]) for k in picks])
     np.testing.assert_array_equal(n.numpy(), [len(ROWS[k]) for k in picks] + [5])
 
