@@ -26,6 +26,7 @@ from .array import (
 from .indexed_array import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
 from .fabric_array import fabricarray, fabricarrayarray, indexedfabricarray, indexedfabricarrayarray
 from .checkpoint import checkpoint
+from . import distributed  # wp.distributed: MPI; mpi4py is imported on first use, not here
 from .array_annotation import fixedarray  # noqa: F401 (a func returning a wp.zeros made in a kernel)
 from .builtins.search import lower_bound
 from .builtins.intersect import closest_point_edge_edge, intersect_tri_tri
