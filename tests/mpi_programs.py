@@ -2,7 +2,7 @@
 
 python tests/mpi_programs.py checks
     halo exchanges (1-, 2-, 3-D, several process grids and halo widths), their adjoints, the
-    collectives and their adjoints, scatter / gather; raises on the first mismatch and rank 0
+    collectives and their adjoints, scatter / gather, exchanges inside ``wp.checkpoint``; raises on the first mismatch and rank 0
     prints ``checks passed`` with what it checked.
 python tests/mpi_programs.py heat --size N --steps S --out FILE.npz [--fd I,J ...]
     the distributed_heat example's loss and gradient for a fixed problem; rank 0 saves the
@@ -111,12 +111,54 @@ def check_collectives() -> None:
     assert np.allclose(x.grad.numpy(), total if rank == root else 0.0)
 
 
+@wp.kernel
+def smooth(u: wp.array2d(dtype=wp.float64), v: wp.array2d(dtype=wp.float64)):
+    """A nonlinear 5-point step on the interior of a block with one ghost layer."""
+    i, j = wp.tid()
+    c = u[i + 1, j + 1]
+    s = u[i, j + 1] + u[i + 2, j + 1] + u[i + 1, j] + u[i + 1, j + 2]
+    v[i + 1, j + 1] = 0.5 * c + 0.125 * s + wp.float64(0.1) * c * c
+
+
+def check_checkpoint() -> None:
+    """Steps with exchanges in ``wp.checkpoint`` segments give the plain tape's gradient: the
+    segments' exchanges run again in backward, on every rank in the same order."""
+    d = wd.Decomposition((12, 10), halo=1)
+    start = d.scatter(np.random.default_rng(5).random((12, 10)) if d.rank == 0 else None)
+    weights = d.scatter(np.random.default_rng(6).random((12, 10)) if d.rank == 0 else None)
+
+    def segment(u, n):
+        for _ in range(n):
+            d.exchange(u)
+            v = wp.zeros(d.local_shape, dtype=wp.float64, requires_grad=True)
+            wp.launch(smooth, dim=d.interior_shape, inputs=[u], outputs=[v])
+            u = v
+        return u
+
+    grads = []
+    for checkpointed in (False, True):
+        u0 = wp.array(start, dtype=wp.float64, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            u = u0
+            for _ in range(3):
+                u = wp.checkpoint(segment, u, 2) if checkpointed else segment(u, 2)
+        seed = np.zeros(d.local_shape)
+        seed[d.interior] = weights[d.interior]
+        tape.backward(grads={u: seed})
+        grads.append(u0.grad.numpy()[d.interior].copy())
+    assert np.allclose(grads[0], grads[1], rtol=1e-12, atol=0), f"rank {d.rank}: checkpointed gradient differs"
+    assert np.abs(grads[0]).max() > 0
+
+
 def checks() -> int:
     for case in _grids(MPI.COMM_WORLD.Get_size()):
         check_halo(*case)
     check_collectives()
+    check_checkpoint()
     if MPI.COMM_WORLD.Get_rank() == 0:
-        print(f"checks passed: {len(_grids(MPI.COMM_WORLD.Get_size()))} decompositions, collectives", flush=True)
+        count = len(_grids(MPI.COMM_WORLD.Get_size()))
+        print(f"checks passed: {count} decompositions, collectives, checkpoints", flush=True)
     return 0
 
 

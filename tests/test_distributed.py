@@ -377,9 +377,10 @@ def test_heat_gradient_on_one_rank_matches_numpy_and_checkpointing():
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_exchanges_and_collectives_on_several_ranks(ranks):
     """1-, 2- and 3-D decompositions (halo 1 and 2): ghost values against the global array, the
-    adjoint as the exact transpose, collectives and their adjoints, scatter / gather."""
+    adjoint as the exact transpose, collectives and their adjoints, scatter / gather, and
+    checkpointed segments of exchanges (replayed in backward on every rank)."""
     out = run_mpi(ranks, [PROGRAMS, "checks"])
-    assert "checks passed: 6 decompositions, collectives" in out
+    assert "checks passed: 6 decompositions, collectives, checkpoints" in out
 
 
 @needs_mpiexec
