@@ -154,6 +154,20 @@ def test_broadcast_on_one_rank_keeps_values_and_gradients():
         wp.distributed.broadcast(y, root=1)
 
 
+@needs_mpi4py
+def test_cpu_arrays_go_to_mpi4py_directly_without_copies():
+    """A weft CPU array is a buffer mpi4py takes as it is (DLPack / array interface): MPI writes
+    straight into its memory, which a NumPy view of it shows."""
+    from mpi4py import MPI
+
+    a = wp.array(np.arange(6, dtype=np.float32).reshape(2, 3), dtype=float, device="cpu")
+    MPI.COMM_WORLD.Allreduce(MPI.IN_PLACE, a, op=MPI.MAX)
+    b = wp.zeros((2, 3), dtype=float, device="cpu")
+    view = b.numpy()  # shares b's memory
+    MPI.COMM_WORLD.Sendrecv(a, dest=0, recvbuf=b, source=0)
+    np.testing.assert_array_equal(view, np.arange(6).reshape(2, 3))
+
+
 # -- decompositions on one process ---------------------------------------------------------------
 
 

@@ -51,8 +51,8 @@ def whole(a, write: bool):
 
 
 class _CudaBuffer:
-    """A GPU array as mpi4py takes device memory: ``__cuda_array_interface__`` only (mpi4py would
-    try DLPack first, whose capsule a CUDA-aware MPI gains nothing from)."""
+    """A GPU array offered to mpi4py through ``__cuda_array_interface__`` alone: mpi4py 4.1 tries
+    DLPack first, and consuming weft's DLPack capsule of a (simulated) CUDA array failed there."""
 
     def __init__(self, a):
         self.__cuda_array_interface__ = a.__cuda_array_interface__
