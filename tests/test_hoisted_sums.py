@@ -233,3 +233,16 @@ def test_shared_parameter_without_a_gradient():
     tape.backward(grads={y: np.ones(1000, dtype=np.float32)})
     np.testing.assert_allclose(x.grad.numpy(), 3.0)
     assert w.grad is None
+
+
+@wp.kernel
+def k_mat_total(m: wp.array(dtype=wp.mat22d), out: wp.array(dtype=wp.mat22d)):
+    i = wp.tid()
+    wp.atomic_sub(out, 0, m[i])
+
+
+def test_matrix_sum_into_one_element():
+    m = np.random.default_rng(21).random((1003, 2, 2))
+    out = wp.zeros(1, dtype=wp.mat22d)
+    with_threads(2, lambda: wp.launch(k_mat_total, dim=1003, inputs=[wp.array(m, dtype=wp.mat22d), out]))
+    np.testing.assert_allclose(out.numpy()[0], -m.sum(axis=0), rtol=1e-12)
