@@ -372,7 +372,7 @@ def test_heat_gradient_on_one_rank_matches_numpy_and_checkpointing():
             u = v
         return u
 
-    loss_arr = wp.zeros(1, dtype=float, requires_grad=True)
+    loss_arr = wp.zeros(1, dtype=wp.float64, requires_grad=True)
     tape = wp.Tape()
     with tape:
         u = u0
@@ -420,7 +420,7 @@ def test_heat_loss_and_gradient_agree_for_1_2_and_4_ranks(tmp_path):
     ref_loss, ref_grad = _numpy_heat(at, truth, steps)
     scale = np.abs(ref_grad).max()
     for ranks, r in results.items():
-        assert float(r["loss"]) == pytest.approx(float(results[1]["loss"]), rel=2e-6), ranks  # float32 sums
+        assert float(r["loss"]) == pytest.approx(float(results[1]["loss"]), rel=1e-9), ranks  # float64 sums
         np.testing.assert_allclose(r["grad"], results[1]["grad"], rtol=0, atol=1e-6 * scale)
         assert float(r["loss"]) == pytest.approx(ref_loss, rel=1e-5)
         np.testing.assert_allclose(r["grad"], ref_grad, rtol=1e-4, atol=1e-5 * scale)

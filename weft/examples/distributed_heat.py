@@ -45,11 +45,12 @@ def diffuse(u: wp.array2d(dtype=float), alpha: float, v: wp.array2d(dtype=float)
 
 
 @wp.kernel
-def misfit(u: wp.array2d(dtype=float), target: wp.array2d(dtype=float), loss: wp.array(dtype=float)):
-    """This block's part of 1/2 sum (u - target)^2."""
+def misfit(u: wp.array2d(dtype=float), target: wp.array2d(dtype=float), loss: wp.array(dtype=wp.float64)):
+    """This block's part of 1/2 sum (u - target)^2, summed in float64: a million float32 terms
+    added in an order that depends on the threads and ranks would differ in the fourth digit."""
     i, j = wp.tid()
     d = u[i + 1, j + 1] - target[i + 1, j + 1]
-    wp.atomic_add(loss, 0, 0.5 * d * d)
+    wp.atomic_add(loss, 0, wp.float64(0.5 * d * d))
 
 
 def true_initial_field(n: int) -> np.ndarray:
@@ -79,7 +80,7 @@ class HeatProblem:
         # states[0] is the unknown initial field; ghosts at the plate's edges stay 0 (the boundary)
         self.states = [wp.zeros(shape, dtype=float, requires_grad=True) for _ in range(steps + 1)]
         self.target = wp.zeros(shape, dtype=float)
-        self.loss = wp.zeros(1, dtype=float, requires_grad=True)
+        self.loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
         self.tape = wp.Tape()
 
     def run(self):
@@ -105,7 +106,7 @@ class HeatProblem:
             wp.launch(misfit, dim=self.decomp.interior_shape, inputs=[u, self.target, self.loss])
             wd.allreduce(self.loss)  # every rank now holds the global loss
         # the seeds of all ranks add up (the allreduce's adjoint sums them): seed the one loss once
-        seed = np.array([1.0 if self.decomp.rank == 0 else 0.0], dtype=np.float32)
+        seed = np.array([1.0 if self.decomp.rank == 0 else 0.0])
         self.tape.backward(grads={self.loss: seed})
         return float(self.loss.numpy()[0]), self.states[0].grad.numpy()[self.decomp.interior].copy()
 
