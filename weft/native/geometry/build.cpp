@@ -94,13 +94,31 @@ struct Builder {
         Box cbins[BINS];
         {
             const int k = axis;
-            for (int i = begin; i < end; ++i) {
-                const Ref& r = refs[i];
-                int bin = std::min(BINS - 1, int((r.c(k) - cbox.lo[k]) * scale[k]));
-                bins[k][bin].grow(r.lo, r.hi);
-                float rc[3] = {r.c(0), r.c(1), r.c(2)};
-                cbins[bin].grow_point(rc);
-                counts[k][bin]++;
+            auto bin_range = [&](int lo_i, int hi_i, Box* b, Box* cb, int* cnt) {
+                for (int i = lo_i; i < hi_i; ++i) {
+                    const Ref& r = refs[i];
+                    int bin = std::min(BINS - 1, int((r.c(k) - cbox.lo[k]) * scale[k]));
+                    b[bin].grow(r.lo, r.hi);
+                    float rc[3] = {r.c(0), r.c(1), r.c(2)};
+                    cb[bin].grow_point(rc);
+                    cnt[bin]++;
+                }
+            };
+            if (end - begin > 4 * PARALLEL_RANGE) {  // the top splits: bin the two halves side by side
+                int half = begin + (end - begin) / 2;
+                Box b2[BINS], cb2[BINS];
+                int cnt2[BINS] = {0};
+                std::thread t([&] { bin_range(half, end, b2, cb2, cnt2); });
+                bin_range(begin, half, bins[k], cbins, counts[k]);
+                t.join();
+                for (int b = 0; b < BINS; ++b) {
+                    if (!cnt2[b]) continue;
+                    bins[k][b].grow(b2[b].lo, b2[b].hi);
+                    cbins[b].grow(cb2[b].lo, cb2[b].hi);
+                    counts[k][b] += cnt2[b];
+                }
+            } else {
+                bin_range(begin, end, bins[k], cbins, counts[k]);
             }
         }
         float best_cost = INFINITY;
