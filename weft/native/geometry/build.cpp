@@ -264,13 +264,29 @@ WEFT_EXPORT int weft_bvh_build(const float* lowers, const float* uppers, int n, 
     *num_groups = 0;
     if (n <= 0) return 0;
     std::vector<Ref> refs(n);
-    for (int i = 0; i < n; ++i) {
-        Ref& r = refs[i];
-        for (int k = 0; k < 3; ++k) {
-            r.lo[k] = lowers[3 * i + k];
-            r.hi[k] = uppers[3 * i + k];
+    // the refs and their item and centroid bounds, in two halves side by side for large builds
+    auto init = [&](int lo_i, int hi_i, Box* box, Box* cbox) {
+        for (int i = lo_i; i < hi_i; ++i) {
+            Ref& r = refs[i];
+            for (int k = 0; k < 3; ++k) {
+                r.lo[k] = lowers[3 * i + k];
+                r.hi[k] = uppers[3 * i + k];
+            }
+            r.id = i;
+            box->grow(r.lo, r.hi);
+            float rc[3] = {r.c(0), r.c(1), r.c(2)};
+            cbox->grow_point(rc);
         }
-        r.id = i;
+    };
+    Box boxes[4];
+    if (n > 4 * PARALLEL_RANGE) {
+        std::thread t([&] { init(n / 2, n, &boxes[2], &boxes[3]); });
+        init(0, n / 2, &boxes[0], &boxes[1]);
+        t.join();
+        boxes[0].grow(boxes[2].lo, boxes[2].hi);
+        boxes[1].grow(boxes[3].lo, boxes[3].hi);
+    } else {
+        init(0, n, &boxes[0], &boxes[1]);
     }
     Builder b;
     b.refs = refs.data();
@@ -279,7 +295,7 @@ WEFT_EXPORT int weft_bvh_build(const float* lowers, const float* uppers, int n, 
     b.median = constructor == 1;
     if (!groups) {
         *root = b.alloc();
-        b.build_range(*root, 0, n, 0);
+        b.build(*root, 0, n, 0, boxes[0], boxes[1]);
     } else {
         std::stable_sort(refs.begin(), refs.end(), [groups](const Ref& x, const Ref& y) { return groups[x.id] < groups[y.id]; });
         std::vector<int> roots;
