@@ -694,19 +694,19 @@ class CStyleRenderer:
         raise NotImplementedError(f"{type(self).__name__} renders no kernel entry points")
 
     @staticmethod
-    def task_loops(cond, loop: str, call: str, ind: str, pragmas=()) -> list:
+    def task_loops(cond, loop: str, call: str, ind: str, pragmas=(), fast=None) -> list:
         """The task loop over the checked body, or (``cond`` given) over the unchecked ``_fast``
         body when ``cond`` holds and the checked one otherwise. ``call`` has ``{}`` for the suffix;
-        ``pragmas`` go before the fast loop."""
+        ``pragmas`` go before the fast loop; ``fast`` (lines, unindented) replaces the fast loop."""
         if cond is None:
             return [ind + loop + call.format("")]
-        ivdep = [f"{ind}    {p}" for p in pragmas]
+        if fast is None:
+            fast = [*pragmas, loop + call.format("_fast")]
         # Expected true: GCC otherwise predicts the stride equalities false and compiles the fast
         # loop as cold code (no inlining of the vector operations it calls).
         return [
             f"{ind}if (__builtin_expect({cond}, 1)) {{",
-            *ivdep,
-            f"{ind}    {loop}{call.format('_fast')}",
+            *[f"{ind}    {line}" for line in fast],
             f"{ind}}} else {{",
             f"{ind}    {loop}{call.format('')}",
             f"{ind}}}",
@@ -810,35 +810,21 @@ class CPURenderer(CStyleRenderer):
         fast loop runs groups of ``HOIST_LANES`` tasks and the sums are added at the end."""
         sym, ind = inst.symbol, "        "
         hoist = self.hoists(inst, mode)
-        extra = ", hoist, 0" if hoist else ""
+        call = templates.CPU_BODY_CALL.format(sym=sym, mode=mode, extra=", hoist, 0" if hoist else "")
         body = self.accumulate_scope(inst, mode, ind) if inst.facts.accum_params else []
-        checked = [f"{templates.CPU_TASK_LOOP}{templates.CPU_BODY_CALL.format(sym=sym, mode=mode, extra=extra).format('')}"]
         if hoist:
             body.append(f"{ind}{sym}_{mode}_hoist hoist;")
-        if not has_fast:
-            loops = [ind + line for line in checked]
-        else:
+        cond, fast = None, None
+        if has_fast:
             # The range test lets the compiler see the int32 thread index equals the task number.
             cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(inst, "local_args.", "local_bounds")
-            if plan:
-                hoisted = inst.facts.hoisted if hoist else {}
-                fast = staging.staged_loops(sym, plan, ind + "    ", hoisted, self.HOIST_LANES)
-            elif hoist:
-                fast = self.hoist_fast_loop(inst, mode, ind + "    ")
-            else:
-                # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run
-                # in any order), which lets the compiler vectorize element-wise kernels
-                call = templates.CPU_BODY_CALL.format(sym=sym, mode=mode, extra="").format("_fast")
-                fast = [f"{ind}    #pragma GCC ivdep", f"{ind}    {templates.CPU_TASK_LOOP}{call}"]
-            # Expected true: GCC otherwise predicts the stride equalities false and compiles the
-            # fast loop as cold code (no inlining of the vector operations it calls).
-            loops = [
-                f"{ind}if (__builtin_expect({cond}, 1)) {{",
-                *fast,
-                f"{ind}}} else {{",
-                *[f"{ind}    {line}" for line in checked],
-                f"{ind}}}",
-            ]
+        if plan:
+            fast = staging.staged_loops(sym, plan, inst.facts.hoisted if hoist else {}, self.HOIST_LANES)
+        elif hoist:
+            fast = self.hoist_fast_loop(inst, mode)
+        # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run in any
+        # order), which lets the compiler vectorize element-wise kernels
+        loops = self.task_loops(cond, templates.CPU_TASK_LOOP, call, ind, pragmas=("#pragma GCC ivdep",), fast=fast)
         if hoist:
             loops += self.hoist_flush(inst, mode, ind)
         entry = templates.CPU_ENTRY.format(
@@ -866,7 +852,7 @@ class CPURenderer(CStyleRenderer):
         ]
         return [f"struct {inst.symbol}_{mode}_hoist {{", *fields, "};"]
 
-    def hoist_fast_loop(self, inst, mode, ind) -> list:
+    def hoist_fast_loop(self, inst, mode) -> list:
         """The fast task loop of a pass with thread-local sums: groups of ``HOIST_LANES`` tasks
         (lane k of each sum taking task k of a group: the group's adds are independent), then the
         rest on lane 0."""
@@ -876,12 +862,12 @@ class CPURenderer(CStyleRenderer):
             return f"{sym}_{mode}_fast_body(&local_args, &local_bounds, {task}, tc, hoist, {lane});"
 
         return [
-            f"{ind}weft::int64 t = begin;",
-            f"{ind}for (; t + {n} <= end; t += {n}) {{",
-            f"{ind}    #pragma GCC unroll {n}",
-            f"{ind}    for (int lane = 0; lane < {n}; ++lane) {call('t + lane', 'lane')}",
-            f"{ind}}}",
-            f"{ind}for (; t < end; ++t) {call('t', 0)}",
+            "weft::int64 t = begin;",
+            f"for (; t + {n} <= end; t += {n}) {{",
+            f"    #pragma GCC unroll {n}",
+            f"    for (int lane = 0; lane < {n}; ++lane) {call('t + lane', 'lane')}",
+            "}",
+            f"for (; t < end; ++t) {call('t', 0)}",
         ]
 
     def hoist_flush(self, inst, mode, ind) -> list:

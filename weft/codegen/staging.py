@@ -147,12 +147,13 @@ def record_site(site: Site, offset: str, adj: str) -> str:
     return f"st.off_{site.index}[k] = {offset}; st.val_{site.index}[k] = {adj};"
 
 
-def staged_loops(sym: str, plan: StagePlan, ind: str, hoisted=None, lanes: int = 8) -> list:
-    """The fast branch of a staged entry point: chunks of tasks, each run as the pure staged loop
-    and then the in-order application of its recorded adds (or the checked body for a task whose
-    flagged index was out of range: it raises the error there). ``hoisted`` maps the loads whose
-    gradient adds go to one element for the whole launch to their thread-local sum (access.py
-    ``hoisted``, emit.py ``hoist_flush``): those adds go into the sum's lanes instead."""
+def staged_loops(sym: str, plan: StagePlan, hoisted=None, lanes: int = 8) -> list:
+    """The fast branch of a staged entry point (unindented lines): chunks of tasks, each run as
+    the pure staged loop and then the in-order application of its recorded adds (or the checked
+    body for a task whose flagged index was out of range: it raises the error there). ``hoisted``
+    maps the loads whose gradient adds go to one element for the whole launch to their
+    thread-local sum (access.py ``hoisted``, emit.py ``hoist_flush``): those adds go into the
+    sum's lanes instead."""
     hoisted = hoisted or {}
     apply = []
     for sid, site in sorted(plan.sites.items(), key=lambda x: x[1].index):
@@ -166,10 +167,10 @@ def staged_loops(sym: str, plan: StagePlan, ind: str, hoisted=None, lanes: int =
         else:
             apply.append(f"weft::stage_accumulate(tc, {arr}, {val});")
     checked = f"{sym}_backward_body(&local_args, &local_bounds, t0 + k, tc{', hoist, 0' if hoisted else ''});"
-    i2, i3, i4 = ind + "    ", ind + "        ", ind + "            "
+    i2, i3, i4 = "    ", "        ", "            "
     return [
-        f"{ind}wp_stage_{sym} st;",
-        f"{ind}for (weft::int64 t0 = begin; t0 < end; t0 += weft::STAGE_CHUNK) {{",
+        f"wp_stage_{sym} st;",
+        "for (weft::int64 t0 = begin; t0 < end; t0 += weft::STAGE_CHUNK) {",
         f"{i2}const int m = end - t0 < weft::STAGE_CHUNK ? int(end - t0) : weft::STAGE_CHUNK;",
         f"{i2}#pragma GCC ivdep",
         f"{i2}for (int k = 0; k < m; ++k) {sym}_backward_staged_body(&local_args, &local_bounds, t0 + k, st, k);",
@@ -180,5 +181,5 @@ def staged_loops(sym: str, plan: StagePlan, ind: str, hoisted=None, lanes: int =
         f"{i3}}}",
         *[i3 + line for line in apply],
         f"{i2}}}",
-        f"{ind}}}",
+        "}",
     ]
