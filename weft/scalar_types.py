@@ -631,6 +631,21 @@ class indexedfabricarray_t(ctypes.Structure):
     _fields_ = [("fa", fabricarray_t), ("indices", ctypes.c_uint64), ("size", ctypes.c_uint64)]
 
 
+# The ctypes mirror each array kind's descriptor takes in an argument struct or a struct field.
+# ArrayType subclasses (local arrays) are passed as array_t too; look them up with descriptor_ctype.
+DESCRIPTOR_CTYPES = {
+    ArrayType: array_t,
+    IndexedArrayType: indexedarray_t,
+    FabricArrayType: fabricarray_t,
+    IndexedFabricArrayType: indexedfabricarray_t,
+}
+
+
+def descriptor_ctype(t):
+    """The ctypes mirror of an array kind's descriptor (``array_t`` for arrays), or None."""
+    return array_t if isinstance(t, ArrayType) else DESCRIPTOR_CTYPES.get(type(t))
+
+
 # array_t.flags bits
 ARRAY_RETAIN_GRAD = 1
 

@@ -33,17 +33,7 @@ def _field_type(t):
 
 
 def _field_ctype(t):
-    if isinstance(t, wt.ArrayType):
-        return wt.array_t
-    if isinstance(t, wt.IndexedArrayType):
-        return wt.indexedarray_t
-    if isinstance(t, wt.FabricArrayType):
-        return wt.fabricarray_t
-    if isinstance(t, wt.IndexedFabricArrayType):
-        return wt.indexedfabricarray_t
-    if isinstance(t, Struct):
-        return t.ctype
-    return t.ctype
+    return wt.descriptor_ctype(t) or t.ctype
 
 
 def _cpp_type(t):
@@ -137,7 +127,7 @@ class StructInstance:
                 g._values[name] = v.gradients()
         return g
 
-    def to(self, device) -> "StructInstance":
+    def to(self, device) -> StructInstance:
         """This struct with its arrays on ``device``: the same instance's values when they are
         all there already (array fields keep the very same arrays), else a new instance whose
         ``wp.array`` fields are copies on ``device`` (nested structs alike).

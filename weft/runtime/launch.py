@@ -59,14 +59,6 @@ def _struct_converter(t, name, key):
     return convert
 
 
-# the ctypes mirror of each array kind passed as a descriptor of its own (not an array_t)
-_DESCRIPTORS = {
-    wt.IndexedArrayType: wt.indexedarray_t,
-    wt.FabricArrayType: wt.fabricarray_t,
-    wt.IndexedFabricArrayType: wt.indexedfabricarray_t,
-}
-
-
 class _DescriptorConverter:
     """Checks and converts a ``wp.indexedarray`` or Fabric array argument (None: an empty one,
     any access of which fails the bounds check). An indexed array's gradient is its data
@@ -74,7 +66,7 @@ class _DescriptorConverter:
 
     def __init__(self, t, name, key):
         self.t, self.name, self.key = t, name, key
-        self.ctype = _DESCRIPTORS[type(t)]
+        self.ctype = wt.DESCRIPTOR_CTYPES[type(t)]
 
     def __call__(self, value, k, device):
         if value is None:
@@ -143,8 +135,8 @@ class Launcher:
             if isinstance(t, wt.ArrayType):
                 fields.append((name, wt.array_t))
                 self.fields.append((name, True, t, None))
-            elif type(t) in _DESCRIPTORS:
-                fields.append((name, _DESCRIPTORS[type(t)]))
+            elif wt.descriptor_ctype(t) is not None:  # an indexed or Fabric array
+                fields.append((name, wt.descriptor_ctype(t)))
                 self.fields.append((name, False, _DescriptorConverter(t, name, kernel.key), None))
             elif wt.is_scalar(t):
                 fields.append((name, t.ctype))
