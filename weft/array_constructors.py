@@ -100,12 +100,7 @@ def _is_fabric(a) -> bool:
 def _copy_fabric(dest, src, dest_offset, src_offset, count):
     """``wp.copy`` where a side is a Fabric array: whole arrays of the same size and dtype,
     through the host (Fabric data takes no gradients, so nothing is recorded on a tape)."""
-    for name, a in (("dest", dest), ("src", src)):
-        if not (isinstance(a, array) or _is_indexed(a) or _is_fabric(a)) or a.is_annotation:
-            raise TypeError(f"wp.copy: {name} must be an array with data, got {type(a).__name__}")
-    _check_copy_range(dest_offset, src_offset, count)
-    if dest_offset or src_offset or count:
-        raise CopyError("wp.copy: offsets and counts are not supported for indexed or Fabric arrays; copy whole arrays")
+    _check_whole_copy(dest, src, dest_offset, src_offset, count, _is_fabric, "an array")
     if dest.size != src.size or dest.dtype != src.dtype or dest.ndim != src.ndim:
         raise CopyError(
             f"wp.copy: a Fabric array copy needs the same size, dtype and dimensions, got {dest.shape} "
@@ -172,17 +167,24 @@ def _check_copy_range(dest_offset, src_offset, count):
             raise CopyError(f"wp.copy: {what} must be non-negative, got {value}")
 
 
+def _check_whole_copy(dest, src, dest_offset, src_offset, count, also_accepted, what):
+    """The checks of a ``wp.copy`` that only copies whole arrays (a side is an indexed or a Fabric
+    array): both sides arrays with data (``wp.array``, ``wp.indexedarray`` or what
+    ``also_accepted`` takes; ``what`` names them in the error), no offsets or count."""
+    for name, a in (("dest", dest), ("src", src)):
+        if not (isinstance(a, array) or _is_indexed(a) or also_accepted(a)) or a.is_annotation:
+            raise TypeError(f"wp.copy: {name} must be {what} with data, got {type(a).__name__}")
+    _check_copy_range(dest_offset, src_offset, count)
+    if dest_offset or src_offset or count:
+        raise CopyError("wp.copy: offsets and counts are not supported for indexed or Fabric arrays; copy whole arrays")
+
+
 def _copy_indexed(dest, src, dest_offset, src_offset, count):
     """``wp.copy`` where a side is a ``wp.indexedarray``: element by element, whole arrays of the
     same shape, dtype and device; a kernel launch, so a tape records it and gradients flow."""
     from .runtime._indexed_kernels import launch_copy
 
-    for name, a in (("dest", dest), ("src", src)):
-        if not (isinstance(a, array) or _is_indexed(a)) or a.is_annotation:
-            raise TypeError(f"wp.copy: {name} must be a wp.array with data, got {type(a).__name__}")
-    _check_copy_range(dest_offset, src_offset, count)
-    if dest_offset or src_offset or count:
-        raise CopyError("wp.copy: offsets and counts are not supported for indexed or Fabric arrays; copy whole arrays")
+    _check_whole_copy(dest, src, dest_offset, src_offset, count, lambda a: False, "a wp.array")
     if tuple(dest.shape) != tuple(src.shape) or dest.dtype != src.dtype:
         raise CopyError(
             f"wp.copy: an indexed copy needs the same shape and dtype, got {dest.shape} {_dtype_name(dest.dtype)} "
