@@ -113,17 +113,24 @@ def _exchange_axis(MPI, comm, field, shape, axis, h, pair):
     recv_high, finish_high = field.recv(faces["ghost_high"])
     recv_low, finish_low = field.recv(faces["ghost_low"])
     tag_down, tag_up = _TAG + 4 * axis, _TAG + 4 * axis + 1
-    requests = [
-        comm.Irecv(recv_high, source=high, tag=tag_down),
-        comm.Irecv(recv_low, source=low, tag=tag_up),
-        comm.Isend(field.send(faces["send_low"]), dest=low, tag=tag_down),
-        comm.Isend(field.send(faces["send_high"]), dest=high, tag=tag_up),
-    ]
-    MPI.Request.Waitall(requests)
+    _swap(
+        MPI,
+        comm,
+        recvs=[(recv_high, high, tag_down), (recv_low, low, tag_up)],
+        sends=[(field.send(faces["send_low"]), low, tag_down), (field.send(faces["send_high"]), high, tag_up)],
+    )
     if high != MPI.PROC_NULL:
         finish_high()
     if low != MPI.PROC_NULL:
         finish_low()
+
+
+def _swap(MPI, comm, recvs, sends):
+    """Post every receive ``(buffer, source, tag)`` and send ``(buffer, dest, tag)`` of one axis
+    at once, then wait for all of them (a neighbour MPI.PROC_NULL makes its transfer a no-op)."""
+    requests = [comm.Irecv(buf, source=src, tag=tag) for buf, src, tag in recvs]
+    requests += [comm.Isend(buf, dest=dst, tag=tag) for buf, dst, tag in sends]
+    MPI.Request.Waitall(requests)
 
 
 def _halo_backward(array, halos, neighbors, comm):
@@ -145,13 +152,12 @@ def _adjoint_axis(MPI, comm, field, shape, axis, h, pair):
     from_low = field.packed_like(faces["send_low"])  # gradients of the low neighbour's high ghosts
     from_high = field.packed_like(faces["send_high"])
     tag_down, tag_up = _TAG + 4 * axis + 2, _TAG + 4 * axis + 3
-    requests = [
-        comm.Irecv(from_low, source=low, tag=tag_up),
-        comm.Irecv(from_high, source=high, tag=tag_down),
-        comm.Isend(field.send(faces["ghost_high"]), dest=high, tag=tag_up),
-        comm.Isend(field.send(faces["ghost_low"]), dest=low, tag=tag_down),
-    ]
-    MPI.Request.Waitall(requests)
+    _swap(
+        MPI,
+        comm,
+        recvs=[(from_low, low, tag_up), (from_high, high, tag_down)],
+        sends=[(field.send(faces["ghost_high"]), high, tag_up), (field.send(faces["ghost_low"]), low, tag_down)],
+    )
     if low != MPI.PROC_NULL:
         field.add(faces["send_low"], from_low)
         field.zero(faces["ghost_low"])
