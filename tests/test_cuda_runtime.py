@@ -415,6 +415,60 @@ def test_arrays_must_be_on_the_launch_device(dev):
         wp.launch(k_add_one, dim=3, inputs=[np.zeros(3, dtype=np.float32)], device=dev)
 
 
+@wp.kernel
+def k_mesh_point(mesh: wp.uint64, p: wp.array(dtype=wp.vec3), d: wp.array(dtype=float)):
+    i = wp.tid()
+    q = wp.mesh_query_point_no_sign(mesh, p[i], 1.0e6)
+    d[i] = wp.length(wp.mesh_eval_position(mesh, q.face, q.u, q.v) - p[i])
+
+
+@wp.kernel
+def k_take_id(handle: wp.uint64, out: wp.array(dtype=wp.uint64)):
+    out[0] = handle
+
+
+def _unit_triangle(device):
+    pts = wp.array(np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=np.float32), dtype=wp.vec3, device=device)
+    return wp.Mesh(points=pts, indices=wp.array(np.array([0, 1, 2], dtype=np.int32), device=device))
+
+
+@gpu
+def test_geometry_ids_must_be_on_the_launch_device(dev):
+    """A geometry id of another device raises before the launch (a GPU would fault on the address
+    and poison its context; the CPU would crash), in plain, adjoint and recorded launches; the
+    id of a released object is forgotten and passes as a plain integer."""
+    for device in ("cpu", dev):
+        mesh = _unit_triangle(device)
+        p = wp.array(np.array([[0.2, 0.2, 1.0]], dtype=np.float32), dtype=wp.vec3, device=device)
+        d = wp.zeros(1, dtype=float, device=device)
+        wp.launch(k_mesh_point, dim=1, inputs=[mesh.id, p, d], device=device)  # its own device
+        np.testing.assert_allclose(d.numpy(), [1.0], rtol=1e-6)
+    cpu_mesh, gpu_mesh = _unit_triangle("cpu"), _unit_triangle(dev)
+    out_gpu, out_cpu = wp.zeros(1, dtype=wp.uint64, device=dev), wp.zeros(1, dtype=wp.uint64)
+    with pytest.raises(RuntimeError, match=r"k_take_id' argument 'handle' \(position 0\) is the id of a wp.Mesh on device 'cpu'"):
+        wp.launch(k_take_id, dim=1, inputs=[cpu_mesh.id, out_gpu], device=dev)
+    with pytest.raises(RuntimeError, match="wp.Mesh on device 'cuda:0' but the kernel is launched on 'cpu'"):
+        wp.launch(k_take_id, dim=1, inputs=[gpu_mesh.id, out_cpu], device="cpu")
+    with pytest.raises(RuntimeError, match="wp.Mesh on device 'cpu'"):
+        wp.launch(k_take_id, dim=1, inputs=[cpu_mesh.id, out_gpu], adj_inputs=[0, None], adjoint=True, device=dev)
+    cmd = wp.launch(k_take_id, dim=1, inputs=[gpu_mesh.id, out_gpu], device=dev, record_cmd=True)
+    with pytest.raises(RuntimeError, match="wp.Mesh on device 'cpu'"):
+        cmd.set_param_at_index(0, cpu_mesh.id)
+    lo = wp.array(np.zeros((2, 3), np.float32), dtype=wp.vec3)
+    others = [
+        (wp.Bvh(lo, lo), "wp.Bvh"),
+        (wp.HashGrid(4, 4, 4), "wp.HashGrid"),
+        (wp.Volume.allocate((0, 0, 0), (7, 7, 7), voxel_size=1.0), "wp.Volume"),
+    ]
+    for obj, kind in others:
+        with pytest.raises(RuntimeError, match=f"{kind} on device 'cpu'"):
+            wp.launch(k_take_id, dim=1, inputs=[obj.id, out_gpu], device=dev)
+    stale = cpu_mesh.id
+    del cpu_mesh, others, obj
+    wp.launch(k_take_id, dim=1, inputs=[stale, out_gpu], device=dev)  # released: just a number now
+    assert int(out_gpu.numpy()[0]) == stale
+
+
 def _gradient(device, x):
     xa = wp.array(x, dtype=float, device=device, requires_grad=True)
     loss = wp.zeros(1, dtype=float, device=device, requires_grad=True)

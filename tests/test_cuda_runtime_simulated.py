@@ -80,6 +80,7 @@ GPU_TESTS = [
     "test_pinned_arrays",
     "test_launch_forward_matches_numpy",
     "test_arrays_must_be_on_the_launch_device",
+    "test_geometry_ids_must_be_on_the_launch_device",
     "test_tape_backward_matches_cpu",
     "test_explicit_adjoint_launch_and_copy_gradients",
     "test_launch_object_replay",

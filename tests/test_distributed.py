@@ -51,6 +51,9 @@ def _env() -> dict:
     env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env["WEFT_CPU_THREADS"] = "1"  # up to 4 ranks share this machine's cores
     env.pop("WEFT_TEST_SIMULATED_CUDA", None)
+    # Open MPI refuses to start as root unless told twice (a GPU machine runs everything as root)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     return env
 
 
@@ -58,7 +61,8 @@ def _launcher_flags() -> list:
     """MPICH (the mpich wheel) runs 4 ranks on 2 cores as they are; Open MPI's mpiexec needs to be
     told that it may (and, as root, that it may run at all)."""
     version = subprocess.run([MPIEXEC, "--version"], capture_output=True, text=True, timeout=30, check=False)
-    if "Open MPI" not in version.stdout + version.stderr:
+    text = version.stdout + version.stderr
+    if not any(mark in text for mark in ("Open MPI", "OpenRTE", "open-mpi.org")):  # Open MPI 4 says "(OpenRTE)"
         return []
     return ["--oversubscribe"] + (["--allow-run-as-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])
 

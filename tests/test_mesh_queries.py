@@ -240,11 +240,20 @@ def closest_point_cases(pts, tri, rng):
 
 
 @pytest.fixture(scope="module")
-def sphere_data():
-    pts, tri = icosphere()
-    mesh = make_mesh(pts, tri)
-    wn_mesh = make_mesh(pts, tri, support_winding_number=True)
-    return pts, tri, mesh, wn_mesh
+def sphere_cache():
+    """The sphere meshes, built once per device for this module (keyed by device alias)."""
+    return {}
+
+
+@pytest.fixture
+def sphere_data(sphere_cache):
+    """An icosphere mesh and its winding-number twin on the test's device (a module fixture would be
+    made before the test's device is the default, on the CPU)."""
+    key = wp.get_device().alias
+    if key not in sphere_cache:
+        pts, tri = icosphere()
+        sphere_cache[key] = (pts, tri, make_mesh(pts, tri), make_mesh(pts, tri, support_winding_number=True))
+    return sphere_cache[key]
 
 
 def test_closest_point_and_signs_vs_brute_force(sphere_data):

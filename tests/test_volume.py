@@ -183,8 +183,22 @@ def unique_rows(a):
 
 
 @pytest.fixture(scope="module")
-def dense_volume():
-    """A float volume over the voxels [-8, 16)^3 holding a smooth random field, background 3."""
+def dense_cache():
+    """The dense test volume, built once per device for this module (keyed by device alias)."""
+    return {}
+
+
+@pytest.fixture
+def dense_volume(dense_cache):
+    """A float volume over the voxels [-8, 16)^3 holding a smooth random field, background 3, on
+    the test's device."""
+    key = wp.get_device().alias
+    if key not in dense_cache:
+        dense_cache[key] = _make_dense_volume()
+    return dense_cache[key]
+
+
+def _make_dense_volume():
     rng = np.random.default_rng(7)
     lo = np.array([-8, -8, -8])
     x = np.arange(24)

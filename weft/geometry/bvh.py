@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import types as wt
 from .. import vector_types as vt
+from ..runtime import handles
 from . import native
 
 _vec3 = vt.vector(3, wt.float32)
@@ -196,6 +197,7 @@ class Releasable:
     def __del__(self):
         if not getattr(self, "id", None):
             return
+        handles.release(self.id)
         self.id = None
         self.__dict__.pop("_descriptor", None)
         self.__dict__.pop("_tree", None)
@@ -247,7 +249,9 @@ class Bvh(Releasable):
         self._tree.build(host_vec3(self.lowers), host_vec3(self.uppers))
         desc = self._tree.descriptor(self.lowers.ptr, self.uppers.ptr)
         self._descriptor = to_device(np.frombuffer(bytes(desc), dtype=np.uint8), self.device)
+        handles.release(self.id)
         self.id = self._descriptor.ptr
+        handles.register(self.id, "wp.Bvh", self.device)
 
     def refit(self):
         """Update the node bounds after ``lowers`` / ``uppers`` changed (the tree keeps its shape)."""

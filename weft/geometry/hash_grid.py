@@ -33,7 +33,7 @@ from ..array_constructors import empty, zeros
 from ..builtins.hash_grid import hash_grid_cell_of, hash_grid_point_key
 from ..codegen.intrinsics import tid
 from ..kernel import kernel
-from ..runtime import cpu_capture
+from ..runtime import cpu_capture, handles
 from ..runtime.device import get_device
 from ..runtime.launch import launch
 from ..types import int32, uint64
@@ -195,6 +195,7 @@ class HashGrid:
         self._descriptor = zeros(ctypes.sizeof(self._desc), dtype=wt.uint8, device=self.device)
         self._write_descriptor()
         self.id = self._descriptor.ptr
+        handles.register(self.id, "wp.HashGrid", self.device)
         self.reserved = False
         self.groups = None
 
@@ -202,6 +203,7 @@ class HashGrid:
         """Release the device memory of the grid now (the id becomes invalid)."""
         if not getattr(self, "id", None):
             return
+        handles.release(self.id)
         self.id = None
         for name in ("_descriptor", "cell_starts", "cell_ends", "point_cells", "point_ids", "point_keys"):
             self.__dict__.pop(name, None)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import types as wt
 from ..scalar_types import array_t
+from ..runtime import handles
 from . import native
 from .bvh import BvhConstructor, Releasable, Tree, _vec3, bvh_t, host_vec3, resolve_constructor, to_device
 
@@ -166,6 +167,7 @@ class Mesh(Releasable):
         if self._descriptor is None:
             self._descriptor = to_device(raw, self.device)
             self.id = self._descriptor.ptr
+            handles.register(self.id, "wp.Mesh", self.device)
         else:
             self._descriptor.assign(raw)
 

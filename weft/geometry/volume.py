@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import types as wt
 from .. import vector_types as vt
+from ..runtime import handles
 from ..runtime.device import get_device
 from ..type_queries import is_composite
 from . import nanovdb as nv
@@ -156,6 +157,7 @@ class Volume:
         self._buffer = buffer
         self.id = buffer.ptr
         _live[self.id] = self
+        handles.register(self.id, "wp.Volume", self.device)
 
     def __del__(self):
         """Release the volume's buffer now (the id becomes invalid)."""
@@ -165,6 +167,7 @@ class Volume:
         self.id = None
         if _live.get(vid) is self:
             del _live[vid]
+            handles.release(vid)
         self.__dict__.pop("_buffer", None)
 
     # ----------------------------------------------------------------------- reading the buffer

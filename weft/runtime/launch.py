@@ -21,6 +21,7 @@ from .. import vector_types as vt
 from ..codegen import typing_rules as tr
 from . import cpu_capture
 from . import device as _device
+from . import handles
 from . import module as mod
 from . import recording
 
@@ -155,6 +156,8 @@ class Launcher:
         self.names = list(kernel.arg_names)
         self.index = {name: k for k, name in enumerate(self.names)}
         self.tid_ndim = inst.tid_ndim
+        # the wp.uint64 parameters: geometry ids are checked against their devices (handles.py)
+        self.handle_fields = tuple(k for k, t in enumerate(inst.arg_types) if t is wt.uint64)
         self._cached: dict = {}  # device ordinal (-1: CPU) -> (keys, struct) of the last forward launch (see pack)
 
     def pack(self, params, adj_params=None, device=None):
@@ -171,6 +174,8 @@ class Launcher:
             s = self.struct()
             for k, value in enumerate(params):
                 self.set_arg(s, k, value, adj_params[k], adjoint=True, device=device)
+            if self.handle_fields:
+                handles.check_all(self.inst.kernel.key, self.names, self.handle_fields, params, device)
             return s
         arr_cls = _array_cls[0] if _array_cls else _array_class()
         ordinal = -1 if device is None else device.ordinal
@@ -205,6 +210,8 @@ class Launcher:
                 continue
             self.set_arg(s, k, value, device=device)
             cacheable = False  # a converted value: not compared by the next launch
+        if self.handle_fields:
+            handles.check_all(self.inst.kernel.key, self.names, self.handle_fields, params, device)
         self._cached[ordinal] = (keys, s) if cacheable else None
         return s
 
@@ -226,6 +233,8 @@ class Launcher:
                     setattr(s, name, value.value if isinstance(value, ctypes._SimpleCData) else value)
                 else:
                     setattr(s, name, info(value))
+                if k in self.handle_fields:  # (wp.Launch re-packs one field through here)
+                    handles.check(self.inst.kernel.key, name, k, getattr(s, name), device)
             except CompositeArgumentError:
                 raise
             except (TypeError, ValueError, OverflowError):
