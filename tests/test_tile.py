@@ -436,3 +436,33 @@ def test_a_tile_index_expression_runs_once():
     out = wp.zeros(1, dtype=float)
     wp.launch_tiled(index_once_kernel, dim=[1], inputs=[counter, out], block_dim=8)
     assert counter.numpy()[0] == 1 and out.numpy()[0] == 2.0
+
+
+def _matmul_kernel(m, k, n):
+    TM, TK, TN = wp.constant(m), wp.constant(k), wp.constant(n)
+
+    @wp.kernel(module="unique")
+    def matmul_tiles(a: wp.array2d[float], b: wp.array2d[float], c: wp.array2d[float]):
+        i = wp.tid()
+        ta = wp.tile_load(a, shape=(TM, TK))
+        tb = wp.tile_load(b, shape=(TK, TN))
+        wp.tile_store(c, wp.tile_matmul(ta, tb))
+
+    return matmul_tiles
+
+
+@pytest.mark.parametrize("m,k,n", [(5, 7, 3), (16, 24, 40), (64, 64, 1), (32, 128, 64), (8, 256, 128)])
+def test_matmul_gradients_for_rectangular_tiles(m, k, n):
+    """Both operand gradients of a product against NumPy, for shapes whose a-gradient reads b
+    transposed through a gathered copy (b up to 64 KB) and through the strided path (larger)."""
+    rng = np.random.default_rng(m * 1000 + k * 10 + n)
+    x, y, w = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (m, n)))
+    a, b = wp.array(x, requires_grad=True), wp.array(y, requires_grad=True)
+    c = wp.zeros((m, n), dtype=float, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch_tiled(_matmul_kernel(m, k, n), dim=[1], inputs=[a, b, c], block_dim=64)
+    np.testing.assert_allclose(c.numpy(), x.astype(np.float64) @ y, rtol=1e-4, atol=1e-4)
+    c.grad = wp.array(w)
+    tape.backward()
+    np.testing.assert_allclose(a.grad.numpy(), w.astype(np.float64) @ y.T, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(b.grad.numpy(), x.T.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)

@@ -49,6 +49,7 @@
 #pragma once
 
 #include "core.h"
+#include "math_f32.h"
 
 namespace weft {
 
@@ -122,7 +123,12 @@ WEFT_FMATH1(tan, tanf, tan)
 WEFT_FMATH1(atan, atanf, atan)
 WEFT_FMATH1(sinh, sinhf, sinh)
 WEFT_FMATH1(cosh, coshf, cosh)
+#if defined(WEFT_CUDA)
 WEFT_FMATH1(tanh, tanhf, tanh)
+#else  // correctly rounded and vectorisable (math_f32.h)
+WEFT_FN float tanh(float x) { return f32math::tanh(x); }
+WEFT_FN double tanh(double x) { return ::tanh(x); }
+#endif
 WEFT_FMATH1(erf, erff, erf)
 WEFT_FMATH1(erfc, erfcf, erfc)
 WEFT_FMATH1(floor, floorf, floor)

@@ -281,6 +281,18 @@ WEFT_FN void adj_tile_to_value(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t,
 // shapes compile-time constants so that the compiler unrolls and vectorizes the column loop.
 template <typename T, int M, int K, int N, bool TransA = false, bool TransB = false>
 WEFT_FN void tile_gemm_accumulate(const T* a, const T* b, T* r, T alpha) {
+#if !defined(WEFT_CUDA)
+    if constexpr (TransB && N > 1 && K * N * sizeof(T) <= 65536) {
+        // b^T gathered once into a row-major K x N copy: the column loop then reads rows of it
+        // (vectorised) instead of one element every K (a matmul adjoint's a-gradient spent two
+        // thirds of an MLP backward in that strided scalar loop)
+        T bt[K * N];
+        for (int j = 0; j < N; ++j)
+            for (int k = 0; k < K; ++k) bt[k * N + j] = b[j * K + k];
+        tile_gemm_accumulate<T, M, K, N, TransA, false>(a, bt, r, alpha);
+        return;
+    }
+#endif
     constexpr int RB = 4, CB = N < 32 ? N : 32;
     for (int j0 = 0; j0 < N; j0 += CB) {
         const int cw = N - j0 < CB ? N - j0 : CB;
