@@ -42,6 +42,9 @@ Attributes:
     deterministic_debug: accepted for Warp compatibility (Warp's record-buffer diagnostics).
     verify_ir: check after the compiler's stages that none changed the IR it was given (a
         development switch, on in weft's test suite; ``codegen/pipeline.py``).
+    cpu_min_tasks_per_thread: launches with fewer threads than this per CPU worker run on the
+        calling thread only (default 256).
+    version: weft's version string (also ``wp.__version__``).
 """
 
 import os
@@ -88,5 +91,14 @@ class _Config(types.ModuleType):
             check_max_records(value, "wp.config.deterministic_max_records")
         super().__setattr__(name, value)
 
+
+# The settings, as documented in this module's docstring (the API reference reads them from there).
+__all__ = [
+    "mode", "kernel_cache_dir", "cpu_threads", "cpu_adaptive", "cpu_min_tasks_per_thread",
+    "verify_autograd_array_access", "verbose", "quiet", "enable_backward", "verify_fp", "log_level", "max_unroll",
+    "verify_cuda", "cuda_output", "optimization_level", "cpu_compiler_flags", "legacy_scalar_return_types",
+    "cache_kernels", "load_module_max_workers", "deterministic", "deterministic_max_records",
+    "deterministic_debug", "verify_ir", "version",
+]  # fmt: skip
 
 sys.modules[__name__].__class__ = _Config

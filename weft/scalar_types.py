@@ -190,8 +190,21 @@ def _power(cls, a, b):
         return np.power(cls.np_dtype.type(a), cls.np_dtype.type(b))
 
 
+_KIND_WORDS = {"float": "floating-point number", "int": "signed integer", "uint": "unsigned integer", "bool": "boolean"}
+
+
+def _scalar_doc(name, np_dtype, kind):
+    bits = np.dtype(np_dtype).itemsize * 8
+    what = "A boolean (stored in one byte)" if kind == "bool" else f"A {bits}-bit {_KIND_WORDS[kind]}"
+    return (
+        f"{what}: the scalar type ``wp.{name}`` (NumPy ``{np.dtype(np_dtype).name}``).\n\n"
+        f"Use it as a kernel annotation or array dtype (``wp.array(dtype=wp.{name})``), or call it to make "
+        f"a typed value: ``wp.{name}(x)`` converts ``x`` as a C cast would, in Python and in kernels."
+    )
+
+
 def _scalar(name, ctype, np_dtype, kind):
-    cls = type(name, (scalar_base,), {})
+    cls = type(name, (scalar_base,), {"__doc__": _scalar_doc(name, np_dtype, kind)})
     cls.ctype = ctype
     cls._type_ = ctype  # Warp's name for the ctypes type
     cls._length_ = 1  # Warp's component count, 1 for a scalar (as a vector type's is its length)

@@ -687,3 +687,10 @@ from .graph_coloring import (  # noqa: E402, F401 (Warp's graph coloring lives i
     graph_coloring_balance,
     graph_coloring_get_groups,
 )
+
+__all__ = [
+    "ArrayUtilsError", "GraphColoringAlgorithm", "MeshAdjacency", "MeshEdge", "ScopedTimer", "array_cast",
+    "array_inner", "array_scan", "array_sum", "create_warp_function", "graph_coloring_assign",
+    "graph_coloring_balance", "graph_coloring_get_groups", "radix_sort_pairs", "runlength_encode",
+    "segmented_sort_pairs", "transform_expand",
+]  # fmt: skip

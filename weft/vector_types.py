@@ -485,6 +485,29 @@ _suffix = {wt.float16: "h", wt.bfloat16: "bf", wt.float32: "f", wt.float64: "d",
 _GENERIC_NAMES = {"vector": "vec_t", "matrix": "mat_t", "quaternion": "quat_t", "transform": "transform_t"}
 
 
+def _composite_doc(kind, name, shape, dtype):
+    """The docstring of a concrete composite type, built from its kind, shape and scalar type."""
+    scalar = dtype.__name__
+    if kind == "vector":
+        what = f"A vector of {shape[0]} ``{scalar}`` components"
+        example = f"``wp.{name}()`` (zeros), ``wp.{name}(s)`` (all equal) or ``wp.{name}(" + ", ".join(
+            f"c{i}" for i in range(min(shape[0], 4))
+        ) + (", ...)``" if shape[0] > 4 else ")``")
+    elif kind == "matrix":
+        what = f"A {shape[0]}x{shape[1]} matrix of ``{scalar}``"
+        example = f"``wp.{name}()`` (zeros), ``wp.{name}(s)`` (all equal), row-major components or rows"
+    elif kind == "quaternion":
+        what = f"A quaternion (x, y, z, w) of ``{scalar}``"
+        example = f"``wp.{name}(x, y, z, w)`` or ``wp.quat_identity(dtype=wp.{scalar})``"
+    else:
+        what = f"A rigid transform of ``{scalar}``: a translation (vec3) and a rotation (quaternion)"
+        example = f"``wp.{name}(p, q)`` or ``wp.transform_identity(dtype=wp.{scalar})``"
+    return (
+        f"{what}.\n\nA value type for kernels, array elements (``wp.array(dtype=wp.{name})``) and Python; "
+        f"build one with {example}. Arithmetic and indexing work in kernels and in Python."
+    )
+
+
 def _make(key, base, name, shape, dtype, cname):
     cls = _cache.get(key)
     if cls is not None:
@@ -504,6 +527,7 @@ def _make(key, base, name, shape, dtype, cname):
         "_cname": cname,
         "_differentiable": wt.is_float(dtype),
         "__module__": "weft.types",
+        "__doc__": _composite_doc(base._kind, name, shape, dtype),
     }
     cls = type(name, (base, ctypes.Array), ns)
     cls.ctype = cls

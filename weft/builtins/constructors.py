@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import types as wt
 from .. import vector_types as vt
-from .registry import builtin, composite_var, p
+from .registry import builtin, composite_var, p, result_rule
 
 _Q = composite_var("Q", "quaternion", float_only=True)
 _FM33 = composite_var("M", "matrix", float_only=True, shape=(3, 3))
@@ -61,11 +61,15 @@ def transform_set_rotation(t, q):
 
 
 def _tuple_of(*makers):
-    return lambda ts: wt.TupleType([m(ts) for m in makers])
+    def rule(ts):
+        return wt.TupleType([m(ts) for m in makers])
+
+    return result_rule("a tuple (" + ", ".join(getattr(m, "doc", "?") for m in makers) + ")", rule)
 
 
 def _m33(ts):
     return vt.matrix((3, 3), ts[0]._scalar)
+
 
 
 def _m22(ts):
@@ -82,6 +86,13 @@ def _v3(ts):
 
 def _scalar(ts):
     return ts[0]._scalar
+
+
+result_rule("a 3x3 matrix", _m33)
+result_rule("a 2x2 matrix", _m22)
+result_rule("a 2-vector", _v2)
+result_rule("a 3-vector", _v3)
+result_rule("a scalar", _scalar)
 
 
 # Output-parameter builtins: in kernels ``wp.svd3(A, U, sigma, V)`` assigns U, sigma and V.

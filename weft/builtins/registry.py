@@ -19,11 +19,13 @@ from .. import types as wt
 
 
 class TypeVar:
-    """A type pattern: matches one weft type accepted by ``accepts``; all uses bind the same type."""
+    """A type pattern: matches one weft type accepted by ``accepts``; all uses bind the same type.
+    ``doc`` says in words what it accepts (the builtin reference prints it)."""
 
-    def __init__(self, name: str, accepts: Callable[[object], bool]):
+    def __init__(self, name: str, accepts: Callable[[object], bool], doc: str = ""):
         self.name = name
         self.accepts = accepts
+        self.doc = doc
 
     def __repr__(self):
         return self.name
@@ -38,10 +40,10 @@ def _any_value(t):
 
 
 # Type variables used by the scalar library. Each overload gets fresh bindings per call.
-Float = TypeVar("Float", wt.is_float)
-Int = TypeVar("Int", wt.is_int)
-Scalar = TypeVar("Scalar", _any_numeric)
-Value = TypeVar("Value", _any_value)
+Float = TypeVar("Float", wt.is_float, "a floating-point scalar type (float16, bfloat16, float32, float64)")
+Int = TypeVar("Int", wt.is_int, "an integer scalar type (8 to 64 bits, signed or unsigned)")
+Scalar = TypeVar("Scalar", _any_numeric, "a numeric scalar type (integer or floating point)")
+Value = TypeVar("Value", _any_value, "a scalar type, bool included")
 
 
 class AnyOf:
@@ -89,7 +91,25 @@ def _kind_is(*kinds, float_only=False, int_only=False, length=None, shape=None):
 
 def composite_var(name, *kinds, float_only=False, int_only=False, length=None, shape=None) -> TypeVar:
     """A type variable over composite types of the given kinds ("vector", "matrix", ...)."""
-    return TypeVar(name, _kind_is(*kinds, float_only=float_only, int_only=int_only, length=length, shape=shape))
+    accepts = _kind_is(*kinds, float_only=float_only, int_only=int_only, length=length, shape=shape)
+    return TypeVar(name, accepts, _composite_doc(kinds, float_only, int_only, length, shape))
+
+
+def _composite_doc(kinds, float_only, int_only, length, shape) -> str:
+    """``composite_var``'s constraints in words: "a vector of 3 floating-point components"."""
+    if "struct" in kinds:
+        return "a struct type"
+    what = " or ".join("transform" if k == "transform" else k for k in kinds)
+    comp = "floating-point" if float_only else "integer" if int_only else "any scalar"
+    size = f"{length}-component " if length else f"{shape[0]}x{shape[1]} " if shape else ""
+    return f"a {size}{what} type of {comp} components"
+
+
+def result_rule(doc: str, rule: Callable) -> Callable:
+    """Name a result-type rule ``(arg_types) -> type`` for the builtin reference: ``doc`` may use
+    ``{0}``, ``{1}``... for the overload's parameter names ("the scalar type of {0}")."""
+    rule.doc = doc
+    return rule
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,7 +11,7 @@ import numpy as np
 from .. import types as wt
 from .. import vector_types as vt
 from . import scalar as sb
-from .registry import AnyOf, AnyScalar, DTypeOf, builtin, composite_var, p, registry
+from .registry import AnyOf, AnyScalar, DTypeOf, builtin, composite_var, p, registry, result_rule
 
 V = composite_var("V", "vector")
 V2 = composite_var("V2", "vector")
@@ -80,36 +80,42 @@ FMsq = composite_var("M", "matrix", float_only=True)
 FMsq.accepts = lambda t, _base=FMsq.accepts: _base(t) and _square(t)  # square float matrices
 Msq = composite_var("M", "matrix")
 Msq.accepts = lambda t, _base=Msq.accepts: _base(t) and _square(t)  # square matrices of any scalar
+FMsq.doc = "a square matrix type of floating-point components"
+Msq.doc = "a square matrix type of any scalar components"
 
 
 def scalar_of(k=0):
-    return lambda ts: ts[k]._scalar
+    return result_rule(f"the scalar type of {{{k}}}", lambda ts: ts[k]._scalar)
 
 
 def same(k=0):
-    return lambda ts: ts[k]
+    return result_rule(f"the type of {{{k}}}", lambda ts: ts[k])
 
 
 def vec3_of(k=0):
-    return lambda ts: vt.vector(3, ts[k]._scalar)
+    return result_rule(f"a 3-vector of {{{k}}}'s scalar type", lambda ts: vt.vector(3, ts[k]._scalar))
 
 
 def quat_of(k=0):
-    return lambda ts: vt.quaternion(ts[k]._scalar)
+    return result_rule(f"a quaternion of {{{k}}}'s scalar type", lambda ts: vt.quaternion(ts[k]._scalar))
 
 
 def mat33_of(k=0):
-    return lambda ts: vt.matrix((3, 3), ts[k]._scalar)
+    return result_rule(f"a 3x3 matrix of {{{k}}}'s scalar type", lambda ts: vt.matrix((3, 3), ts[k]._scalar))
 
 
 def _matvec(ts):
     m, v = ts
     return vt.vector(m._shape[0], m._scalar) if m._shape[1] == v._length and m._scalar is v._scalar else None
 
+result_rule("a vector of {0}'s row count", _matvec)
+
 
 def _vecmat(ts):
     v, m = ts
     return vt.vector(m._shape[1], m._scalar) if m._shape[0] == v._length and m._scalar is v._scalar else None
+
+result_rule("a vector of {1}'s column count", _vecmat)
 
 
 def _matmat(ts):
@@ -120,22 +126,32 @@ def _matmat(ts):
         else None
     )
 
+result_rule("a matrix of {0}'s rows and {1}'s columns", _matmat)
+
 
 def _outer(ts):
     a, b = ts
     return vt.matrix((a._length, b._length), a._scalar) if a._scalar is b._scalar else None
 
+result_rule('a matrix of len({0}) rows and len({1}) columns', _outer)
+
 
 def _transpose(ts):
     return vt.matrix((ts[0]._shape[1], ts[0]._shape[0]), ts[0]._scalar)
+
+result_rule("{0}'s type with rows and columns swapped", _transpose)
 
 
 def _diag(ts):
     return vt.matrix((ts[0]._length, ts[0]._length), ts[0]._scalar)
 
+result_rule('a square matrix of len({0}) rows', _diag)
+
 
 def _get_diag(ts):
     return vt.vector(min(ts[0]._shape), ts[0]._scalar)
+
+result_rule("a vector of min({0}'s rows, columns) components", _get_diag)
 
 
 # --- operators -------------------------------------------------------------------------------
@@ -315,7 +331,7 @@ quat_from_matrix = (
     .add(p("m", FM44), quat_of())
 )
 quat_rpy = builtin("quat_rpy", "Quaternion from roll, pitch, yaw", "quaternion").add(
-    p("roll", sb.Float, "pitch", sb.Float, "yaw", sb.Float), lambda ts: vt.quaternion(ts[0])
+    p("roll", sb.Float, "pitch", sb.Float, "yaw", sb.Float), result_rule("a quaternion of {0}'s type", lambda ts: vt.quaternion(ts[0]))
 )
 quat_slerp = builtin("quat_slerp", "Spherical interpolation", "quaternion").add(
     p("q0", Q, "q1", Q, "t", DTypeOf("Q")), Q
@@ -375,7 +391,7 @@ spatial_dot = builtin("spatial_dot", "Dot product of spatial vectors", "spatial"
     p("a", FV6, "b", FV6), scalar_of()
 )
 spatial_adjoint = builtin("spatial_adjoint", "The 6x6 matrix [[R, 0], [S, R]]", "spatial").add(
-    p("r", FM33, "s", FM33), lambda ts: vt.matrix((6, 6), ts[0]._scalar)
+    p("r", FM33, "s", FM33), result_rule("a 6x6 matrix of {0}'s scalar type", lambda ts: vt.matrix((6, 6), ts[0]._scalar))
 )
 spatial_top = builtin(
     "spatial_top", "The first three components", "spatial", lambda a: vt.vector(3, a._scalar)(*_np(a)[:3].tolist())

@@ -253,13 +253,33 @@ def _kernel_only(name):
 
 
 tid = _kernel_only("tid")
-tid.__doc__ = "The index of the current thread; ``i, j = wp.tid()`` for 2-D launches."
+tid.__doc__ = """tid()
+
+    The index of the current thread of a launch (kernels and the funcs they call).
+
+    Returns:
+        An ``int`` for a 1-D launch; a tuple of 2 to 4 ints for a launch over a 2-D to 4-D ``dim``
+        (``i, j = wp.tid()``).
+
+    Example:
+        >>> @wp.kernel
+        ... def fill(a: wp.array2d(dtype=float)):
+        ...     i, j = wp.tid()
+        ...     a[i, j] = float(i * 10 + j)
+    """
 grad = _kernel_only("grad")
-grad.__doc__ = (
-    "``wp.grad(f)(x, y)``: the gradient of the scalar result of func or builtin ``f`` with respect to "
-    "each argument (one value, or a tuple for several), in kernels and funcs; a constant for the "
-    "backward pass."
-)
+grad.__doc__ = """grad(f)
+
+    The gradient of a func or builtin with a scalar result, callable in kernels and funcs:
+    ``wp.grad(f)(x, y)`` evaluates ``f``'s adjoint at ``(x, y)`` with an output gradient of 1.
+
+    Args:
+        f: a ``@wp.func`` or builtin with a scalar result.
+
+    Returns:
+        A callable taking ``f``'s arguments and returning the gradient with respect to each (one
+        value, or a tuple for several); the backward pass treats it as a constant.
+    """
 
 
 class GradOf:
@@ -272,35 +292,224 @@ class GradOf:
 
 
 cast = _kernel_only("cast")
-cast.__doc__ = (
-    "Reinterpret a value's bytes as another type of the same size: ``wp.cast(i, wp.float32)`` "
-    "(kernels only; no gradient passes through it)."
-)
+cast.__doc__ = """cast(value, dtype)
+
+    Reinterpret a value's bytes as another type of the same size (kernels only; no gradient passes).
+
+    Args:
+        value: a scalar, vector or matrix value.
+        dtype: the type to read its bytes as (``wp.float32`` for an ``int32`` value, ...).
+
+    Returns:
+        A value of type ``dtype`` with the same bits.
+
+    Example:
+        ``bits = wp.cast(x, wp.uint32)`` in a kernel.
+    """
 print_value = _kernel_only("print")
-print_value.__doc__ = "Print one value and a newline from a kernel: ``wp.print(x)`` (as Python's print(x))."
+print_value.__doc__ = """print(value)
+
+    Print one value and a newline from a kernel, as Python's ``print(value)`` does (``print(x)``
+    in a kernel works too). On a GPU the output appears when the device synchronises.
+
+    Args:
+        value: a scalar, vector, matrix, quaternion, transform or struct value.
+    """
 printf = _kernel_only("printf")
-printf.__doc__ = "C-style formatted printing from a kernel: ``wp.printf('%d %f\\n', i, x)``."
+printf.__doc__ = """printf(fmt, *args)
+
+    Formatted printing from a kernel, as C's ``printf``: ``wp.printf("%d %f\\n", i, x)``.
+
+    Args:
+        fmt: a string literal with C conversions (``%d``, ``%f``, ``%g``...).
+        *args: scalar values, one per conversion.
+    """
 atomic_add = _kernel_only("atomic_add")
-atomic_add.__doc__ = "Atomically add a value to ``arr[i, ...]``; returns the previous value."
+atomic_add.__doc__ = """atomic_add(arr, i, value)
+atomic_add(arr, i, j, value)
+atomic_add(arr, i, j, k, value)
+atomic_add(arr, i, j, k, l, value)
+
+    Atomically add ``value`` to ``arr[i, ...]``; differentiable.
+
+    Threads that update the same element at once all take effect, in some order.
+
+    Args:
+        arr: an array (any kind: array, indexed or Fabric array) of a scalar, vector or matrix type.
+        i: the index along each of the array's dimensions (one to four indices).
+        value: a value of the array's element type.
+
+    Returns:
+        The element's value before the operation.
+
+    Example:
+        ``old = wp.atomic_add(counts, bucket, 1)`` in a kernel.
+    """
 atomic_sub = _kernel_only("atomic_sub")
-atomic_sub.__doc__ = "Atomically subtract a value from ``arr[i, ...]``; returns the previous value."
+atomic_sub.__doc__ = """atomic_sub(arr, i, value)
+atomic_sub(arr, i, j, value)
+atomic_sub(arr, i, j, k, value)
+atomic_sub(arr, i, j, k, l, value)
+
+    Atomically subtract ``value`` from ``arr[i, ...]``; differentiable.
+
+    Threads that update the same element at once all take effect, in some order.
+
+    Args:
+        arr: an array (any kind: array, indexed or Fabric array) of a scalar, vector or matrix type.
+        i: the index along each of the array's dimensions (one to four indices).
+        value: a value of the array's element type.
+
+    Returns:
+        The element's value before the operation.
+
+    Example:
+        ``old = wp.atomic_sub(counts, bucket, 1)`` in a kernel.
+    """
 atomic_min = _kernel_only("atomic_min")
-atomic_min.__doc__ = "Atomically store min(arr[i, ...], value); returns the previous value."
+atomic_min.__doc__ = """atomic_min(arr, i, value)
+atomic_min(arr, i, j, value)
+atomic_min(arr, i, j, k, value)
+atomic_min(arr, i, j, k, l, value)
+
+    Atomically store ``min(arr[i, ...], value)`` (component-wise for vectors).
+
+    Threads that update the same element at once all take effect, in some order.
+
+    Args:
+        arr: an array (any kind: array, indexed or Fabric array) of a scalar, vector or matrix type.
+        i: the index along each of the array's dimensions (one to four indices).
+        value: a value of the array's element type.
+
+    Returns:
+        The element's value before the operation.
+
+    Example:
+        ``old = wp.atomic_min(counts, bucket, 1)`` in a kernel.
+    """
 atomic_max = _kernel_only("atomic_max")
-atomic_max.__doc__ = "Atomically store max(arr[i, ...], value); returns the previous value."
+atomic_max.__doc__ = """atomic_max(arr, i, value)
+atomic_max(arr, i, j, value)
+atomic_max(arr, i, j, k, value)
+atomic_max(arr, i, j, k, l, value)
+
+    Atomically store ``max(arr[i, ...], value)`` (component-wise for vectors).
+
+    Threads that update the same element at once all take effect, in some order.
+
+    Args:
+        arr: an array (any kind: array, indexed or Fabric array) of a scalar, vector or matrix type.
+        i: the index along each of the array's dimensions (one to four indices).
+        value: a value of the array's element type.
+
+    Returns:
+        The element's value before the operation.
+
+    Example:
+        ``old = wp.atomic_max(counts, bucket, 1)`` in a kernel.
+    """
 atomic_exch = _kernel_only("atomic_exch")
-atomic_exch.__doc__ = "Atomically store value in ``arr[i, ...]``; returns the previous value (no gradient)."
+atomic_exch.__doc__ = """atomic_exch(arr, i, value)
+atomic_exch(arr, i, j, value)
+atomic_exch(arr, i, j, k, value)
+atomic_exch(arr, i, j, k, l, value)
+
+    Atomically store ``value`` in ``arr[i, ...]`` (no gradient).
+
+    Threads that update the same element at once all take effect, in some order.
+
+    Args:
+        arr: an array (any kind: array, indexed or Fabric array) of a scalar, vector or matrix type.
+        i: the index along each of the array's dimensions (one to four indices).
+        value: a value of the array's element type.
+
+    Returns:
+        The element's value before the operation.
+
+    Example:
+        ``old = wp.atomic_exch(counts, bucket, 1)`` in a kernel.
+    """
 atomic_cas = _kernel_only("atomic_cas")
-atomic_cas.__doc__ = (
-    "Atomically store value in ``arr[i, ...]`` if it holds compare (compared bit for bit); returns "
-    "the previous value (no gradient)."
-)
+atomic_cas.__doc__ = """atomic_cas(arr, i, compare, value)
+atomic_cas(arr, i, j, compare, value)
+atomic_cas(arr, i, j, k, compare, value)
+atomic_cas(arr, i, j, k, l, compare, value)
+
+    Atomic compare-and-swap: store ``value`` in ``arr[i, ...]`` if the element holds ``compare``
+    (compared bit for bit); no gradient.
+
+    Args:
+        arr: an array of a scalar type.
+        i: the index along each of the array's dimensions (one to four indices).
+        compare: the value the element must hold for the store to happen.
+        value: the value to store.
+
+    Returns:
+        The element's value before the operation (equal to ``compare`` when the store happened).
+    """
 atomic_and = _kernel_only("atomic_and")
-atomic_and.__doc__ = "Atomically store ``arr[i, ...] & value`` (integers); returns the previous value."
+atomic_and.__doc__ = """atomic_and(arr, i, value)
+atomic_and(arr, i, j, value)
+atomic_and(arr, i, j, k, value)
+atomic_and(arr, i, j, k, l, value)
+
+    Atomically store ``arr[i, ...] & value`` (integer types; no gradient).
+
+    Threads that update the same element at once all take effect, in some order.
+
+    Args:
+        arr: an array (any kind: array, indexed or Fabric array) of a scalar, vector or matrix type.
+        i: the index along each of the array's dimensions (one to four indices).
+        value: a value of the array's element type.
+
+    Returns:
+        The element's value before the operation.
+
+    Example:
+        ``old = wp.atomic_and(counts, bucket, 1)`` in a kernel.
+    """
 atomic_or = _kernel_only("atomic_or")
-atomic_or.__doc__ = "Atomically store ``arr[i, ...] | value`` (integers); returns the previous value."
+atomic_or.__doc__ = """atomic_or(arr, i, value)
+atomic_or(arr, i, j, value)
+atomic_or(arr, i, j, k, value)
+atomic_or(arr, i, j, k, l, value)
+
+    Atomically store ``arr[i, ...] | value`` (integer types; no gradient).
+
+    Threads that update the same element at once all take effect, in some order.
+
+    Args:
+        arr: an array (any kind: array, indexed or Fabric array) of a scalar, vector or matrix type.
+        i: the index along each of the array's dimensions (one to four indices).
+        value: a value of the array's element type.
+
+    Returns:
+        The element's value before the operation.
+
+    Example:
+        ``old = wp.atomic_or(counts, bucket, 1)`` in a kernel.
+    """
 atomic_xor = _kernel_only("atomic_xor")
-atomic_xor.__doc__ = "Atomically store ``arr[i, ...] ^ value`` (integers); returns the previous value."
+atomic_xor.__doc__ = """atomic_xor(arr, i, value)
+atomic_xor(arr, i, j, value)
+atomic_xor(arr, i, j, k, value)
+atomic_xor(arr, i, j, k, l, value)
+
+    Atomically store ``arr[i, ...] ^ value`` (integer types; no gradient).
+
+    Threads that update the same element at once all take effect, in some order.
+
+    Args:
+        arr: an array (any kind: array, indexed or Fabric array) of a scalar, vector or matrix type.
+        i: the index along each of the array's dimensions (one to four indices).
+        value: a value of the array's element type.
+
+    Returns:
+        The element's value before the operation.
+
+    Example:
+        ``old = wp.atomic_xor(counts, bucket, 1)`` in a kernel.
+    """
 address_of = _kernel_only("address_of")
 address_of.__doc__ = (
     "The address of a local variable, array element, struct field or vector/matrix component as a "
@@ -311,7 +520,9 @@ address_of.__doc__ = (
 
 
 class _Adjoint:
-    """``wp.adjoint[x]``: inside a ``@wp.func_grad`` body, the adjoint of forward parameter x."""
+    """``wp.adjoint[x]``: inside a ``@wp.func_grad`` body, the adjoint (gradient) of forward parameter
+    ``x``, to accumulate into (``wp.adjoint[x] += ...``); ``wp.adjoint[s.field]`` for a struct field,
+    ``wp.adjoint[a]`` the gradient array of an array parameter ``a``."""
 
     def __getitem__(self, key):
         raise RuntimeError("wp.adjoint[...] can only be used inside a @wp.func_grad function")
@@ -324,7 +535,20 @@ adjoint = _Adjoint()
 
 
 def static(expr):
-    """Evaluate ``expr`` at build time (in kernels); in Python it returns ``expr`` unchanged."""
+    """Evaluate ``expr`` when the kernel is built, not when it runs.
+
+    In a kernel, ``wp.static(expr)`` evaluates the Python expression with the kernel's globals and
+    closure and uses the result as a constant: a number, a func to call, a loop bound to unroll.
+
+    Args:
+        expr: any Python expression whose value kernels can use.
+
+    Returns:
+        ``expr`` itself, when called from Python.
+
+    Example:
+        ``for i in range(wp.static(n)):`` unrolls a loop over a captured ``n``.
+    """
     return expr
 
 

@@ -701,7 +701,21 @@ def runtime_library() -> ctypes.CDLL:
 
 
 def set_module_options(options: dict, module=None):
-    """Set options (``enable_backward``, ...) for the kernels of a Python module (default: caller's)."""
+    """Set build options for the kernels of a Python module.
+
+    Options take effect for kernels built afterwards; a kernel's own decorator options win over them.
+
+    Args:
+        options: option names and values, among ``enable_backward`` (generate backward passes),
+            ``mode`` (``"debug"`` or ``"release"``), ``optimization_level`` (0-3),
+            ``cpu_compiler_flags``, ``deterministic`` (a ``wp.DeterministicMode``) and
+            ``deterministic_max_records``.
+        module: the Python module (object or name) whose kernels the options apply to; by default,
+            the module that calls this function.
+
+    Example:
+        >>> wp.set_module_options({"enable_backward": False})
+    """
     import inspect
 
     if module is None:
@@ -711,6 +725,14 @@ def set_module_options(options: dict, module=None):
 
 
 def get_module_options(module=None) -> dict:
+    """The build options of a Python module's kernels (see ``set_module_options``).
+
+    Args:
+        module: the Python module (object or name); by default, the module that calls this function.
+
+    Returns:
+        A new dict of option names and values (changing it changes nothing).
+    """
     import inspect
 
     if module is None:

@@ -1,0 +1,146 @@
+"""The public API is what ``__all__`` says, every public name has a docstring, and the documentation
+site's generated reference documents each one.
+
+The reference pages are written by ``docs/_ext/apigen.py`` (imported here without Sphinx); the
+site build itself (``python -m sphinx -W ...``) runs in CI after the test suite (``.ci/run``), and
+here only when Sphinx is installed and ``WEFT_TEST_DOCS_BUILD=1``.
+"""
+
+import importlib
+import inspect
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+import weft
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCS = os.path.join(ROOT, "docs")
+sys.path.insert(0, os.path.join(DOCS, "_ext"))
+
+import apigen  # noqa: E402
+import builtins_ref  # noqa: E402
+
+# weft submodules that are implementation, reachable as attributes but not part of the API
+IMPLEMENTATION_MODULES = {
+    "array_annotation", "array_constructors", "array_layout", "builtins", "codegen", "constants", "determinism",
+    "fabric_array", "geometry", "graph_coloring", "indexed_array", "native_func", "reference", "runtime",
+    "scalar_types", "tape", "type_queries", "vector_types", "tile", "kernel", "kernel_access", "struct", "array",
+    "checkpoint", "context", "log", "sparse",
+}  # fmt: skip
+
+
+def _public_attributes(mod):
+    return {n for n in vars(mod) if not n.startswith("_")}
+
+
+def test_all_names_exist_and_are_public():
+    assert len(weft.__all__) == len(set(weft.__all__)), "duplicates in weft.__all__"
+    missing = [n for n in weft.__all__ if not hasattr(weft, n)]
+    assert not missing, f"weft.__all__ names that weft lacks: {missing}"
+    private = [n for n in weft.__all__ if n.startswith("_")]
+    assert not private, f"private names in weft.__all__: {private}"
+
+
+def test_every_public_name_is_in_all():
+    """A new public name must be added to ``weft.__all__`` (and so gets documented), or be private."""
+    listed = set(weft.__all__)
+    extra = sorted(
+        n for n in _public_attributes(weft)
+        if n not in listed and not (isinstance(getattr(weft, n), types.ModuleType) and n in IMPLEMENTATION_MODULES)
+    )
+    assert not extra, f"public names of weft missing from weft.__all__ (add them, or make them private): {extra}"
+
+
+def test_star_import_gives_all():
+    ns = {}
+    exec("from weft import *", ns)
+    assert set(weft.__all__) <= set(ns)
+
+
+@pytest.mark.parametrize("modname", sorted(apigen.PUBLIC_MODULES))
+def test_submodule_all_exists(modname):
+    mod = importlib.import_module(modname)
+    assert isinstance(getattr(mod, "__all__", None), (list, tuple)), f"{modname} needs an __all__"
+    missing = [n for n in mod.__all__ if not hasattr(mod, n)]
+    assert not missing, f"{modname}.__all__ names it lacks: {missing}"
+
+
+def _all_public():
+    """(dotted name, object) for weft.__all__ and the public submodules' __all__."""
+    out = [(f"weft.{n}", getattr(weft, n)) for n in weft.__all__]
+    for modname in apigen.PUBLIC_MODULES:
+        mod = importlib.import_module(modname)
+        out += [(f"{modname}.{n}", getattr(mod, n)) for n in mod.__all__]
+    return out
+
+
+def _has_docstring(qualname, obj) -> bool:
+    short = qualname.rsplit(".", 1)[-1]
+    if qualname.startswith("weft.config."):
+        return bool(apigen.config_docs().get(short))
+    if any(obj is b for b in apigen.PY_BUILTIN_ALIASES):
+        return True
+    if isinstance(obj, (bool, int, float, str, dict, tuple, list)) or type(obj).__module__ == "typing":
+        return bool(apigen.DATA_DOCS.get(short))  # values hold no docstring: the reference's text is checked
+    if isinstance(obj, types.ModuleType):
+        return bool((obj.__doc__ or "").strip())
+    if isinstance(obj, type):
+        doc = obj.__dict__.get("__doc__")
+    else:
+        doc = obj.__doc__
+        if doc == type(obj).__doc__ and not type(obj).__module__.startswith("weft"):
+            doc = None  # inherited from a Python type, says nothing about this object
+    return bool((doc or "").strip())
+
+
+def test_every_public_name_has_a_docstring():
+    missing = sorted(q for q, o in _all_public() if not _has_docstring(q, o))
+    assert not missing, f"public names without a docstring ({len(missing)}): {missing}"
+
+
+def test_every_public_name_is_in_the_reference():
+    documented = apigen.documented_names()
+    missing = sorted(q for q, _o in _all_public() if q not in documented)
+    assert not missing, f"public names the API reference leaves out: {missing}"
+
+
+def test_builtin_reference_covers_the_registry():
+    """Every public kernel builtin gets one signature per overload and a differentiability line."""
+    page = builtins_ref.page_rst()
+    for name, b in builtins_ref.public_builtins().items():
+        assert f".. py:function:: weft.{name}(" in page, name
+        for ov in b.overloads:
+            assert builtins_ref._signature(name, ov, b.defaults) in page, (name, ov.signature())
+    assert page.count("**Differentiable:**") >= len(builtins_ref.public_builtins())
+    sin = page[page.index(".. py:function:: weft.sin(") :].split("\n\n.. py:function::")[0]
+    assert "weft.sin(x: Float) -> Float" in sin and "**Differentiable:** yes." in sin
+
+
+@pytest.mark.skipif(os.environ.get("WEFT_TEST_DOCS_BUILD") != "1", reason="set WEFT_TEST_DOCS_BUILD=1 (CI builds the site)")
+def test_site_builds_without_warnings(tmp_path):
+    pytest.importorskip("sphinx")
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", DOCS, str(tmp_path / "html")],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "html" / "api" / "builtins.html").exists()
+
+
+def test_docstring_signature_text_is_readable():
+    """Public callables whose signature Python cannot see say how to call them in their docstring."""
+    unreadable = []
+    for q, o in _all_public():
+        if builtins_ref.is_kernel_builtin(o) or not callable(o) or isinstance(o, type):
+            continue
+        try:
+            sig = inspect.signature(o)
+        except (TypeError, ValueError):
+            continue
+        if str(sig) == "(*args, **kwargs)" and "(" not in (o.__doc__ or ""):
+            unreadable.append(q)
+    assert not unreadable, unreadable
