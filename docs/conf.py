@@ -51,6 +51,9 @@ napoleon_use_rtype = False
 add_module_names = True
 python_display_short_literal_types = True
 
+# `>>>` examples in docstrings and pages run under `python -m sphinx -b doctest` (CI runs it)
+doctest_global_setup = "import numpy as np\nimport weft as wp"
+
 intersphinx_mapping = {}  # offline builds: no inventories fetched
 
 # Links between pages (Markdown links, :doc:, toctrees) must resolve: -W turns a broken one into an

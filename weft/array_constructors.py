@@ -58,13 +58,49 @@ def empty(
 def zeros(
     shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False, *, strides=None, n=None
 ) -> array:
-    """Return an array of zeros (arguments as for ``empty``)."""
+    """Return a new array filled with zeros.
+
+    Args:
+        shape: an int or a tuple of up to 4 ints.
+        dtype: the element type: a scalar (``float`` is float32, ``int`` int32), vector, matrix or
+            struct type.
+        device: where to allocate: ``"cpu"``, ``"cuda:N"``, a ``wp.Device`` or None (the current device).
+        requires_grad: also allocate a zeroed gradient array (``.grad``) for the tape.
+        pinned: use pinned (page-locked) host memory, for faster copies to a GPU.
+        retain_grad: keep the gradient when a backward pass reads it.
+        strides: byte strides per dimension (default: contiguous).
+        n: Warp's older spelling of a 1-D ``shape``.
+
+    Returns:
+        A new ``wp.array``.
+
+    Example:
+        >>> a = wp.zeros((2, 3), dtype=wp.vec3, requires_grad=True)
+        >>> a.shape
+        (2, 3)
+    """
     shape = (n,) if n is not None else shape
     return _new(shape, dtype, device, requires_grad, pinned, retain_grad, zero=True, strides=strides)
 
 
 def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False) -> array:
-    """Return an array of ones (arguments as for ``empty``)."""
+    """Return a new array with every element (every component, for vectors) equal to one.
+
+    Args:
+        shape: an int or a tuple of up to 4 ints.
+        dtype: the element type.
+        device: where to allocate (default: the current device).
+        requires_grad: also allocate a zeroed gradient array.
+        pinned: use pinned host memory.
+        retain_grad: keep the gradient when a backward pass reads it.
+
+    Returns:
+        A new ``wp.array``.
+
+    Example:
+        >>> wp.ones(3, dtype=int).numpy()
+        array([1, 1, 1], dtype=int32)
+    """
     return full(shape, 1, dtype, device, requires_grad, pinned, retain_grad)
 
 
@@ -122,23 +158,81 @@ def _like(src, device, requires_grad, pinned, retain_grad, zero) -> array:
 def empty_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
     """Return an uninitialized array with the shape and dtype of ``src``.
 
-    ``device``, ``requires_grad`` and ``pinned`` default to those of ``src``.
+    Args:
+        src: the array to take the shape and dtype from (an array, indexed array or Fabric array).
+        device: where to allocate (default: ``src``'s device).
+        requires_grad: allocate a zeroed gradient (default: as ``src``).
+        pinned: use pinned host memory (default: as ``src``).
+        retain_grad: keep the gradient when a backward pass reads it.
+
+    Returns:
+        A new contiguous ``wp.array``.
+
+    Raises:
+        TypeError: ``src`` is not an array with data.
     """
     return _like(src, device, requires_grad, pinned, retain_grad, zero=False)
 
 
 def zeros_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
-    """Return an array of zeros shaped like ``src`` (see ``empty_like``)."""
+    """Return an array of zeros with the shape and dtype of ``src``.
+
+    Args:
+        src: the array to take the shape and dtype from (an array, indexed array or Fabric array).
+        device: where to allocate (default: ``src``'s device).
+        requires_grad: allocate a zeroed gradient (default: as ``src``).
+        pinned: use pinned host memory (default: as ``src``).
+        retain_grad: keep the gradient when a backward pass reads it.
+
+    Returns:
+        A new contiguous ``wp.array``.
+
+    Raises:
+        TypeError: ``src`` is not an array with data.
+
+    Example:
+        >>> x = wp.array([1.0, 2.0], dtype=float, requires_grad=True)
+        >>> y = wp.zeros_like(x)   # float32, 2 elements, with a gradient like x
+    """
     return _like(src, device, requires_grad, pinned, retain_grad, zero=True)
 
 
 def ones_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
-    """Return an array of ones shaped like ``src`` (see ``empty_like``)."""
+    """Return an array of ones with the shape and dtype of ``src``.
+
+    Args:
+        src: the array to take the shape and dtype from (an array, indexed array or Fabric array).
+        device: where to allocate (default: ``src``'s device).
+        requires_grad: allocate a zeroed gradient (default: as ``src``).
+        pinned: use pinned host memory (default: as ``src``).
+        retain_grad: keep the gradient when a backward pass reads it.
+
+    Returns:
+        A new contiguous ``wp.array``.
+
+    Raises:
+        TypeError: ``src`` is not an array with data.
+    """
     return full_like(src, 1, device, requires_grad, pinned, retain_grad)
 
 
 def full_like(src, value, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
-    """Return an array shaped like ``src`` with every element set to ``value`` (see ``empty_like``)."""
+    """Return an array with the shape and dtype of ``src`` and every element set to ``value``.
+
+    Args:
+        src: the array to take the shape and dtype from (an array, indexed array or Fabric array).
+        value: the element value (a scalar, or a value of ``src``'s element type).
+        device: where to allocate (default: ``src``'s device).
+        requires_grad: allocate a zeroed gradient (default: as ``src``).
+        pinned: use pinned host memory (default: as ``src``).
+        retain_grad: keep the gradient when a backward pass reads it.
+
+    Returns:
+        A new contiguous ``wp.array``.
+
+    Raises:
+        TypeError: ``src`` is not an array with data.
+    """
     a = _like(src, device, requires_grad, pinned, retain_grad, zero=False)
     a._fill(value, None)  # initialisation: never recorded on a tape
     return a
@@ -147,7 +241,22 @@ def full_like(src, value, device=None, requires_grad=None, pinned=None, retain_g
 def clone(src, device=None, requires_grad=None, pinned=None, retain_grad=False) -> array:
     """Return a contiguous copy of ``src`` (its gradient, if any, is fresh and zeroed).
 
-    ``device``, ``requires_grad`` and ``pinned`` default to those of ``src``.
+    Args:
+        src: the array to copy (an array, indexed array or Fabric array).
+        device: where to allocate (default: ``src``'s device).
+        requires_grad: allocate a zeroed gradient (default: as ``src``).
+        pinned: use pinned host memory (default: as ``src``).
+        retain_grad: keep the gradient when a backward pass reads it.
+
+    Returns:
+        A new contiguous ``wp.array``.
+
+    Raises:
+        TypeError: ``src`` is not an array with data.
+
+    Example:
+        >>> a = wp.array([1.0, 2.0, 3.0], dtype=float)
+        >>> b = wp.clone(a[::2])   # a contiguous copy of the strided view
     """
     a = _like(src, device, requires_grad, pinned, retain_grad, zero=False)
     copy(a, src)

@@ -1123,11 +1123,30 @@ def native_function(pyfunc, snippets) -> Function:
 
 
 def func_grad(forward):
-    """Decorator: replace the adjoint of ``forward`` (a ``@wp.func``). The decorated function
-    takes the forward's parameters and then the adjoints of its results (none for a func that
-    returns nothing), and accumulates into ``wp.adjoint[param]`` (for an array parameter, its
-    gradient array: ``wp.adjoint[xs][i] += ...``). For an overloaded func, the gradient belongs
-    to the overload whose parameter annotations it starts with."""
+    """Decorator: replace the adjoint of ``forward`` (a ``@wp.func``).
+
+    The decorated function takes the forward's parameters and then the adjoints of its results
+    (none for a func that returns nothing), and accumulates into ``wp.adjoint[param]`` (for an
+    array parameter, its gradient array: ``wp.adjoint[xs][i] += ...``). For an overloaded func,
+    the gradient belongs to the overload whose parameter annotations it starts with. The
+    parameter lists are checked when a kernel using ``forward`` is compiled.
+
+    Args:
+        forward: the ``@wp.func`` whose gradient to replace.
+
+    Returns:
+        A decorator taking the gradient function.
+
+    Raises:
+        TypeError: ``forward`` is not a ``@wp.func``.
+
+    Example:
+        For a func ``safe_sqrt(x: float)``::
+
+            @wp.func_grad(safe_sqrt)
+            def adj_safe_sqrt(x: float, adj_ret: float):
+                wp.adjoint[x] += adj_ret * 0.5 / wp.max(wp.sqrt(x), 1.0e-3)
+    """
     if getattr(forward, "_weft_kind", None) != "func":
         raise TypeError("@wp.func_grad takes a @wp.func")
 
@@ -1140,8 +1159,21 @@ def func_grad(forward):
 
 
 def func_replay(forward):
-    """Decorator: replace what the backward pass runs when it replays ``forward`` (same
-    parameters and result), e.g. to avoid repeating side effects."""
+    """Decorator: replace what the backward pass runs when it replays ``forward``.
+
+    The backward pass first recomputes (replays) the forward values it needs; a replay function
+    computes them another way, e.g. without repeating a side effect.
+
+    Args:
+        forward: the ``@wp.func`` whose replay to replace; the replay function takes the same
+            parameters and returns the same result.
+
+    Returns:
+        A decorator taking the replay function.
+
+    Raises:
+        TypeError: ``forward`` is not a ``@wp.func``.
+    """
     if getattr(forward, "_weft_kind", None) != "func":
         raise TypeError("@wp.func_replay takes a @wp.func")
 

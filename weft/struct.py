@@ -432,8 +432,27 @@ WEFT_FN void adj_select(C cond, const STRUCT& a, const STRUCT& b, C& adj_cond, S
 
 def struct(cls):
     """Decorator: turn an annotated class into a weft struct type usable in kernels and arrays.
-    The struct is listed in ``structs`` of its Python module's weft module (by name: a struct
-    defined again replaces the earlier one there)."""
+
+    Each annotated attribute becomes a field (scalars, vectors, matrices, arrays, other structs).
+    Instances are made in Python (``s = MyStruct(); s.mass = 1.0``) and passed to kernels, read and
+    written field by field in kernels, and used as array element types. Gradients flow through
+    float fields. The struct is listed in ``structs`` of its Python module's weft module (by name:
+    a struct defined again replaces the earlier one there).
+
+    Args:
+        cls: a class whose fields are given by annotations.
+
+    Returns:
+        The struct type (callable: ``cls()`` makes a zeroed instance).
+
+    Example:
+        >>> @wp.struct
+        ... class Particle:
+        ...     pos: wp.vec3
+        ...     mass: float
+        >>> p = Particle()
+        >>> p.mass = 2.0
+    """
     from .runtime.module import get_module
 
     s = Struct(cls)

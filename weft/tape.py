@@ -193,7 +193,22 @@ def _kernel_location(kernel):
 class Tape:
     """Records launches for reverse-mode differentiation.
 
-    Use as ``with tape: wp.launch(...)`` and then ``tape.backward(loss)``.
+    Launches (and ``wp.copy``, ``array.assign``, fills) made inside ``with tape:`` are recorded;
+    ``tape.backward(loss)`` runs their generated backward passes in reverse order and accumulates
+    gradients into the ``.grad`` arrays of the arguments made with ``requires_grad=True``. One tape
+    records at a time: entering a tape while another records raises ``RuntimeError``.
+
+    Example:
+        With kernels ``compute`` and ``reduce`` and arrays ``x`` (``requires_grad=True``), ``y`` and
+        ``loss`` (one float)::
+
+            tape = wp.Tape()
+            with tape:
+                wp.launch(compute, dim=n, inputs=[x], outputs=[y])
+                wp.launch(reduce, dim=n, inputs=[y], outputs=[loss])
+            tape.backward(loss)
+            x.grad          # d loss / d x
+            tape.zero()     # clear gradients before the next backward pass
     """
 
     def __init__(self):

@@ -42,9 +42,11 @@ class ScopedTimer:
         skip_tape: Accepted for compatibility.
 
     Example:
-        >>> with wp.ScopedTimer("step") as t:
-        ...     run_step()
-        step took 1.23 ms
+        Timing a function ``run_step``::
+
+            with wp.ScopedTimer("step") as t:
+                run_step()
+            # prints: step took 1.23 ms
     """
 
     enabled = True  # global switch: ScopedTimer.enabled = False silences every timer

@@ -212,9 +212,11 @@ class ScopedCapture:
         device, stream, force_module_load, external: As for ``wp.capture_begin``.
 
     Example:
-        >>> with wp.ScopedCapture() as capture:
-        ...     wp.launch(step, dim=n, inputs=[x])
-        >>> wp.capture_launch(capture.graph)
+        With a kernel ``step`` and an array ``x``::
+
+            with wp.ScopedCapture() as capture:
+                wp.launch(step, dim=n, inputs=[x])
+            wp.capture_launch(capture.graph)
     """
 
     def __init__(self, device=None, stream=None, force_module_load=None, external: bool = False):
