@@ -511,6 +511,59 @@ def test_rays_watertight_on_shared_edges_and_parallel():
     np.testing.assert_array_equal(ints, [[-1, 0, 0]] * 4)  # the last points away
 
 
+def latlong_sphere(side: int, wobble: float = 0.0):
+    """A bumpy sphere on a side x side latitude-longitude grid (2 side (side - 1) faces)."""
+    th = np.linspace(0.05, np.pi - 0.05, side)
+    th, ph = np.meshgrid(th, np.linspace(0.0, 2 * np.pi, side, endpoint=False), indexing="ij")
+    r = 1.0 + 0.05 * np.sin(7.0 * th) * np.cos(5.0 * ph) + wobble * np.sin(3.0 * ph)
+    pts = np.stack([r * np.sin(th) * np.cos(ph), r * np.sin(th) * np.sin(ph), r * np.cos(th)], axis=-1).reshape(-1, 3)
+    i, j = np.meshgrid(np.arange(side - 1), np.arange(side), indexing="ij")
+    a, b = i * side + j, i * side + (j + 1) % side
+    c, d = (i + 1) * side + j, (i + 1) * side + (j + 1) % side
+    tri = np.concatenate([np.stack([a, c, b], -1).reshape(-1, 3), np.stack([b, c, d], -1).reshape(-1, 3)])
+    return pts.astype(np.float32), tri.astype(np.int32)
+
+
+def binary_tree_only(mesh):
+    """The mesh with its 4-wide tree dropped: its rays walk the binary tree, as on a GPU."""
+    mesh._tree.host_wide = None
+    mesh._write_descriptor(None)
+    return mesh
+
+
+def test_wide_and_binary_trees_report_the_same_hits():
+    """On the CPU a mesh's rays walk a 4-wide copy of its tree: every ray result (face included:
+    of faces hit at the same t the lowest index wins, whatever the walk) is the binary tree's,
+    before and after a refit; rays aimed at vertices and edges hit several faces at one t."""
+    pts, tri = latlong_sphere(40)
+    rng = np.random.default_rng(12)
+    n = 600
+    s = rng.normal(size=(n, 3))
+    s *= rng.uniform(0.0, 3.0, (n, 1)) / np.linalg.norm(s, axis=1, keepdims=True)
+    vertex = pts[rng.integers(0, len(pts), n)]
+    e = tri[rng.integers(0, len(tri), n)]
+    edge = 0.5 * (pts[e[:, 0]] + pts[e[:, 1]])
+    pick = rng.integers(0, 3, (n, 1))
+    d = np.where(pick == 0, vertex - s, np.where(pick == 1, edge - s, rng.normal(size=(n, 3))))
+    axis = rng.random(n) < 0.15  # parallel to two slabs: the per-lane path
+    d[axis] = np.eye(3)[rng.integers(0, 3, axis.sum())] * rng.choice([-1.0, 1.0], (axis.sum(), 1))
+    s, d = s.astype(np.float32), d.astype(np.float32)
+    max_t = np.where(rng.random(n) < 0.2, rng.uniform(0.0, 2.0, n), BIG)
+    for wobble in (0.0, 0.05):
+        wide = make_mesh(pts, tri)
+        binary = binary_tree_only(make_mesh(pts, tri))
+        if wobble:  # moved points: both trees refitted
+            moved = latlong_sphere(40, wobble)[0]
+            for m in (wide, binary):
+                m.points.assign(moved)
+                m.refit()
+        a, b = run_rays(wide, s, d, max_t), run_rays(binary, s, d, max_t)
+        hits = a[0][:, 0] >= 0
+        assert hits.sum() > 300 and (~hits).sum() > 50
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+
 def test_legacy_out_argument_forms(sphere_data):
     mesh = sphere_data[2]
 

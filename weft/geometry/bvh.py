@@ -21,6 +21,7 @@ from . import native
 
 _vec3 = vt.vector(3, wt.float32)
 _NODE_DTYPE = np.dtype([("lo", np.float32, 3), ("a", np.int32), ("hi", np.float32, 3), ("b", np.int32)])
+_WIDE_NODE_BYTES = 128  # bvh4_node_t
 
 
 def is_cubql_available() -> bool:
@@ -68,6 +69,7 @@ class bvh_t(ctypes.Structure):
         ("tri_indices", ctypes.c_uint64),
         ("group_ids", ctypes.c_uint64),
         ("group_roots", ctypes.c_uint64),
+        ("wide", ctypes.c_uint64),
         ("num_nodes", ctypes.c_int32),
         ("num_items", ctypes.c_int32),
         ("root", ctypes.c_int32),
@@ -97,13 +99,19 @@ class Tree:
     ``build(lowers, uppers)`` takes (n, 3) float32 host arrays; ``refit(lowers, uppers)`` updates
     the node bounds for moved items, keeping the topology. ``descriptor(lowers_ptr, uppers_ptr)``
     is the ``bvh_t`` kernels read, pointing at this tree's device arrays.
+
+    With ``wide`` (a mesh on the CPU) the tree also keeps a 4-wide copy of itself (``bvh4_node_t``
+    of ``native/geometry/bvh.h``, 128-byte nodes on cache lines) for the mesh's ray queries,
+    rebuilt with the tree and refitted from it.
     """
 
-    def __init__(self, device, constructor: BvhConstructor, leaf_size: int, groups=None):
+    def __init__(self, device, constructor: BvhConstructor, leaf_size: int, groups=None, wide: bool = False):
         self.device = device
         self.constructor = constructor
         self.leaf_size = int(leaf_size)
         self.groups = None if groups is None else np.ascontiguousarray(groups, dtype=np.int32)
+        self.wide = bool(wide) and device.is_cpu
+        self.host_wide = None
 
     def build(self, lowers: np.ndarray, uppers: np.ndarray):
         n = lowers.shape[0]
@@ -138,12 +146,43 @@ class Tree:
         self.prims = to_device(prims, self.device)
         self.group_ids = to_device(group_ids[: max(num_groups.value, 1)], self.device)
         self.group_roots = to_device(group_roots[: max(num_groups.value, 1)], self.device)
+        if self.wide:
+            self._widen()
+
+    def _widen(self):
+        """The 4-wide copy of the tree (CPU only: kernels read the host buffer), 64-byte aligned.
+        Room for one wide node per inner binary node; the pages never written are never touched."""
+        self.host_wide = None
+        if self.root < 0:
+            return
+        room = self.num_nodes // 2 + 1
+        raw = np.zeros(room * _WIDE_NODE_BYTES + 64, dtype=np.uint8)
+        start = -raw.ctypes.data % 64
+        wide = raw[start : start + room * _WIDE_NODE_BYTES]
+        self.wide_slot_of = np.full(self.num_nodes, -1, dtype=np.int32)
+        widen = native.library().weft_bvh_widen
+        count = widen(self.host_nodes.ctypes.data, self.root, wide.ctypes.data, self.wide_slot_of.ctypes.data)
+        self.host_wide = wide[: count * _WIDE_NODE_BYTES]
+
+    def _wide_target(self):
+        """The refits' last two arguments: where the 4-wide tree's boxes go (None, None: no tree)."""
+        if self.host_wide is None:
+            return None, None
+        return self.host_wide.ctypes.data, self.wide_slot_of.ctypes.data
 
     def refit(self, lowers: np.ndarray, uppers: np.ndarray):
         """New node bounds for the items' bounds (host arrays), in place on the CPU."""
         refit = native.library().weft_bvh_refit
         nodes = self.host_nodes  # on the CPU, the very buffer kernels read
-        refit(nodes.ctypes.data, self.root, self.num_items, self.host_prims.ctypes.data, lowers.ctypes.data, uppers.ctypes.data)
+        refit(
+            nodes.ctypes.data,
+            self.root,
+            self.num_items,
+            self.host_prims.ctypes.data,
+            lowers.ctypes.data,
+            uppers.ctypes.data,
+            *self._wide_target(),
+        )
         if not self.device.is_cpu:
             self.nodes.assign(nodes.view(np.uint8).reshape(-1))
 
@@ -155,7 +194,13 @@ class Tree:
         """New node bounds for a mesh's faces from its vertices (host arrays), in place on the CPU."""
         nodes = self.host_nodes
         native.library().weft_mesh_refit(
-            nodes.ctypes.data, self.root, self.num_items, self.host_prims.ctypes.data, points.ctypes.data, indices.ctypes.data
+            nodes.ctypes.data,
+            self.root,
+            self.num_items,
+            self.host_prims.ctypes.data,
+            points.ctypes.data,
+            indices.ctypes.data,
+            *self._wide_target(),
         )
         if not self.device.is_cpu:
             self.nodes.assign(nodes.view(np.uint8).reshape(-1))
@@ -172,6 +217,7 @@ class Tree:
             tri_indices or 0,
             self.group_ids.ptr or 0,
             self.group_roots.ptr or 0,
+            self.host_wide.ctypes.data if self.host_wide is not None else 0,
             self.num_nodes,
             self.num_items,
             self.root,

@@ -95,7 +95,7 @@ class Mesh(Releasable):
         num_tris = self._host_indices.size // 3
         if num_tris and (self._host_indices.min() < 0 or self._host_indices.max() >= len(points)):
             raise RuntimeError("Mesh indices must lie in [0, len(points))")
-        self._tree = Tree(self.device, constructor, leaf_size, None if groups is None else groups.numpy())
+        self._tree = Tree(self.device, constructor, leaf_size, None if groups is None else groups.numpy(), wide=True)
         pts = host_vec3(points)
         self._tree.build(*self._face_bounds(pts))  # the face boxes are the build's input only
         self._winding = None

@@ -1,6 +1,7 @@
 // Host-side construction of weft's BVHs (weft.geometry.Bvh and the face BVH of weft.geometry.Mesh):
 // a top-down build over item bounds (binned surface-area heuristic, or median splits), one subtree
-// per group under a tree of group roots, refits, and the per-node data of the fast winding number.
+// per group under a tree of group roots, refits, the per-node data of the fast winding number, and
+// the 4-wide copy of a mesh's tree its CPU rays walk (weft_bvh_widen, refitted with the tree).
 // Loaded with ctypes by weft/geometry/native.py; the node layout is bvh_node_t of bvh.h.
 //
 // Nodes are numbered as they are made; `order` (children before parents) drives the winding
@@ -323,42 +324,69 @@ WEFT_EXPORT int weft_bvh_build(const float* lowers, const float* uppers, int n, 
 
 namespace {
 
+struct Node4 {  // bvh4_node_t of bvh.h
+    float lo[3][4];
+    float hi[3][4];
+    int child[4];
+    int count[4];
+};
+
+// Where a refit writes the boxes of the 4-wide tree too (null nodes: no wide tree): binary node
+// ni's box is slot slot_of[ni] % 4 of wide node slot_of[ni] / 4 (-1: no slot).
+struct WideTarget {
+    Node4* nodes;
+    const int* slot_of;
+    void write(int ni, const Box& box) const {
+        if (!nodes || slot_of[ni] < 0) return;
+        Node4& w = nodes[slot_of[ni] >> 2];
+        int k = slot_of[ni] & 3;
+        for (int axis = 0; axis < 3; ++axis) {
+            w.lo[axis][k] = box.lo[axis];
+            w.hi[axis][k] = box.hi[axis];
+        }
+    }
+};
+
 // Bounds of node ni's subtree, post-order; leaf_bounds(k, box) grows box by the item in leaf
 // slot k. The two halves of the top levels of a large tree (depth < 2) run on two threads.
 template <typename LeafBounds>
-void refit_node(Node* nodes, int ni, const LeafBounds& leaf_bounds, int depth) {
+void refit_node(Node* nodes, int ni, const LeafBounds& leaf_bounds, const WideTarget& wide, int depth) {
     Node& n = nodes[ni];
     Box box;
     if (n.b < 0) {
         for (int k = n.a; k < n.a - n.b; ++k) leaf_bounds(k, box);
     } else {
         if (depth < 2) {
-            std::thread t([&] { refit_node(nodes, n.a, leaf_bounds, depth + 1); });
-            refit_node(nodes, n.b, leaf_bounds, depth + 1);
+            std::thread t([&] { refit_node(nodes, n.a, leaf_bounds, wide, depth + 1); });
+            refit_node(nodes, n.b, leaf_bounds, wide, depth + 1);
             t.join();
         } else {
-            refit_node(nodes, n.a, leaf_bounds, depth + 1);
-            refit_node(nodes, n.b, leaf_bounds, depth + 1);
+            refit_node(nodes, n.a, leaf_bounds, wide, depth + 1);
+            refit_node(nodes, n.b, leaf_bounds, wide, depth + 1);
         }
         box.grow(nodes[n.a].lo, nodes[n.a].hi);
         box.grow(nodes[n.b].lo, nodes[n.b].hi);
     }
     std::memcpy(n.lo, box.lo, sizeof n.lo);
     std::memcpy(n.hi, box.hi, sizeof n.hi);
+    wide.write(ni, box);
 }
 
 }  // namespace
 
-// Node bounds from the items' bounds (the tree keeps its shape). Large trees (num_items above
-// a few thousand) refit their top halves on two threads.
-WEFT_EXPORT void weft_bvh_refit(Node* nodes, int root, int num_items, const int* prims, const float* lowers, const float* uppers) {
+// Node bounds from the items' bounds (the tree keeps its shape), and those of the 4-wide tree
+// (wide, slot_of: see WideTarget; null without one). Large trees (num_items above a few
+// thousand) refit their top halves on two threads.
+WEFT_EXPORT void weft_bvh_refit(Node* nodes, int root, int num_items, const int* prims, const float* lowers, const float* uppers,
+                                Node4* wide, const int* slot_of) {
     if (root < 0) return;
     auto leaf_bounds = [=](int k, Box& box) { box.grow(lowers + 3 * prims[k], uppers + 3 * prims[k]); };
-    refit_node(nodes, root, leaf_bounds, num_items > PARALLEL_RANGE ? 0 : 2);
+    refit_node(nodes, root, leaf_bounds, WideTarget{wide, slot_of}, num_items > PARALLEL_RANGE ? 0 : 2);
 }
 
 // A mesh's face BVH refit from its vertices in one pass (no face boxes written or read).
-WEFT_EXPORT void weft_mesh_refit(Node* nodes, int root, int num_tris, const int* prims, const float* points, const int* indices) {
+WEFT_EXPORT void weft_mesh_refit(Node* nodes, int root, int num_tris, const int* prims, const float* points, const int* indices,
+                                 Node4* wide, const int* slot_of) {
     if (root < 0) return;
     auto leaf_bounds = [=](int k, Box& box) {
         const int* t = indices + 3 * prims[k];
@@ -366,7 +394,72 @@ WEFT_EXPORT void weft_mesh_refit(Node* nodes, int root, int num_tris, const int*
         box.grow_point(points + 3 * t[1]);
         box.grow_point(points + 3 * t[2]);
     };
-    refit_node(nodes, root, leaf_bounds, num_tris > PARALLEL_RANGE ? 0 : 2);
+    refit_node(nodes, root, leaf_bounds, WideTarget{wide, slot_of}, num_tris > PARALLEL_RANGE ? 0 : 2);
+}
+
+namespace {
+
+float node_area(const Node& n) {
+    float d[3];
+    for (int k = 0; k < 3; ++k) d[k] = std::max(n.hi[k] - n.lo[k], 0.0f);
+    return d[0] * d[1] + d[1] * d[2] + d[2] * d[0];
+}
+
+// The slots of the wide node standing for binary node bi: bi's descendants, each inner one
+// replaced by its two children (the largest first) until there are four or only leaves.
+int wide_slots(const Node* nodes, int bi, int* slots) {
+    int n = 1;
+    slots[0] = bi;
+    float area[4] = {nodes[bi].b >= 0 ? node_area(nodes[bi]) : -1.0f};  // -1: a leaf
+    while (n < 4) {
+        int pick = -1;
+        for (int k = 0; k < n; ++k)
+            if (area[k] >= 0.0f && (pick < 0 || area[k] > area[pick])) pick = k;
+        if (pick < 0) break;
+        const Node& p = nodes[slots[pick]];
+        slots[pick] = p.a;
+        slots[n] = p.b;
+        area[pick] = nodes[p.a].b >= 0 ? node_area(nodes[p.a]) : -1.0f;
+        area[n++] = nodes[p.b].b >= 0 ? node_area(nodes[p.b]) : -1.0f;
+    }
+    return n;
+}
+
+// Wide node wi for binary node bi, then its inner slots' subtrees (depth first); slot_of[c] =
+// 4 wi + k for the binary node c in slot k (what the refit writes its box to).
+void widen(const Node* nodes, int bi, Node4* out, int* slot_of, int& next) {
+    int wi = next++;
+    int slots[4];
+    int n = wide_slots(nodes, bi, slots);
+    Node4& w = out[wi];
+    for (int k = 0; k < 4; ++k) {
+        const Node* c = k < n ? &nodes[slots[k]] : nullptr;
+        for (int axis = 0; axis < 3; ++axis) {
+            w.lo[axis][k] = c ? c->lo[axis] : INFINITY;
+            w.hi[axis][k] = c ? c->hi[axis] : -INFINITY;
+        }
+        w.child[k] = c && c->b < 0 ? c->a : -1;
+        w.count[k] = c ? (c->b < 0 ? -c->b : 0) : -1;
+        if (c) slot_of[slots[k]] = 4 * wi + k;
+    }
+    for (int k = 0; k < n; ++k) {
+        if (nodes[slots[k]].b < 0) continue;
+        out[wi].child[k] = next;
+        widen(nodes, slots[k], out, slot_of, next);
+    }
+}
+
+}  // namespace
+
+// The 4-wide tree (bvh.h bvh4_node_t) of the binary tree at root, node 0 its root, into out, and
+// slot_of (one per binary node, filled with -1 by the caller): each node's slot, 4 wi + k. Room
+// for one wide node per inner binary node (plus one) is enough, as every wide node stands for
+// at least one of them. Returns the node count.
+WEFT_EXPORT int weft_bvh_widen(const Node* nodes, int root, Node4* out, int* slot_of) {
+    if (root < 0) return 0;
+    int next = 0;
+    widen(nodes, root, out, slot_of, next);
+    return next;
 }
 
 // Triangle bounds of a mesh (points: num_points x 3, indices: num_tris x 3); with with_edges,

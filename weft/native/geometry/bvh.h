@@ -7,9 +7,14 @@
 //               b = -count and holds the items prims[a], ..., prims[a + count - 1].
 //   bvh_t:      the nodes, the leaf item order, the items' own bounds (the user's lowers /
 //               uppers, or a mesh's triangle bounds) and the root of every group (sorted ids).
+//   bvh4_node_t: a 4-wide copy of a mesh's tree for CPU rays (null elsewhere), see below.
 // A BVH's id (what kernels receive as a uint64) is the address of its bvh_t.
 #pragma once
 #include "math.h"
+#if !defined(WEFT_CUDA) && defined(__SSE2__)
+#include <emmintrin.h>
+#define WEFT_BVH4_SIMD 1
+#endif
 
 namespace weft {
 
@@ -18,6 +23,20 @@ struct bvh_node_t {
     int32 a;
     float32 hi[3];
     int32 b;
+};
+
+// A node of the 4-wide tree (128 bytes: two cache lines): the boxes of up to four children of
+// the binary tree, axis by axis (lo[axis][slot]), so that one ray meets all four in a few SIMD
+// instructions. Made from the binary tree after its build by collapsing every inner node with
+// its inner children (largest area first; build.cpp weft_bvh_widen), its boxes rewritten by
+// every refit. The slots' boxes are binary nodes' own boxes, so a ray meets the same leaves
+// either way (a node's slab interval holds its children's: skipping it drops no hit). Nodes
+// sit on 64-byte boundaries (bvh.py).
+struct bvh4_node_t {
+    float32 lo[3][4];
+    float32 hi[3][4];
+    int32 child[4];  // an inner slot: its wide node; a leaf slot: its first item in prims
+    int32 count[4];  // 0: an inner node; > 0: a leaf of count items; -1: no child
 };
 
 struct bvh_t {
@@ -29,6 +48,7 @@ struct bvh_t {
     const int32* tri_indices;
     int32* group_ids;    // the distinct group ids, increasing
     int32* group_roots;  // the subtree root of group_ids[k]
+    const bvh4_node_t* wide;  // a mesh's 4-wide tree on the CPU (its root is node 0), else null
     int32 num_nodes;
     int32 num_items;
     int32 root;

@@ -73,19 +73,35 @@ WEFT_FN int32 hash_grid_cell_of(uint64 id, const vec_t<3, T>& p) {
                            hash_grid_scaled_coord(p.c[2], g.cell_width_inv));
 }
 
-// The iteration state of a hash grid query (wp.HashGridQuery): the box of virtual cells still to
-// visit and the rest of the current cell's run. Keep it at 64 bytes: g++ -O3 keeps a query this
-// size in registers across wp.hash_grid_query_next's by-value round trip, not a larger one (an
-// 88-byte variant that stepped physical cells to avoid three divisions per cell ran 1.4x slower).
+// Physical cell of physical cell coordinates (each in [0, dim)).
+template <typename T>
+WEFT_FN int32 hash_grid_cell_index(const hash_grid_t<T>& g, int32 x, int32 y, int32 z) {
+    return (z * g.dim_y + y) * g.dim_x + x;
+}
+
+// Two int32 in one uint64 (lo, hi) and back: the query keeps its ranges packed in pairs.
+WEFT_FN uint64 hash_grid_pack(int32 lo, int32 hi) { return uint64(uint32(lo)) | (uint64(uint32(hi)) << 32); }
+WEFT_FN int32 hash_grid_lo(uint64 v) { return int32(uint32(v)); }
+WEFT_FN int32 hash_grid_hi(uint64 v) { return int32(uint32(v >> 32)); }
+
+// The iteration state of a hash grid query (wp.HashGridQuery): the box of cells still to visit,
+// in physical coordinates (each axis runs from its first to its last cell, wrapping at the grid's
+// dimension; z < 0 once done), and the rest of the current run of candidates. Stepping physical
+// cells spares the three divisions per cell that wrapping virtual ones costs. Keep it at 64
+// bytes and few fields: g++ -O3 keeps a query this size in registers across
+// wp.hash_grid_query_next's by-value round trip (an 88-byte variant ran 1.4x slower), and the
+// pairs packed in one uint64 each leave the caller's loop registers of its own (with 14 int32
+// fields g++ kept the caller's counter in a vector register, a round trip per candidate).
 template <typename T>
 struct hash_grid_query_t {
     uint64 id;
-    int32 x_start, y_start, z_start;
-    int32 x_end, y_end, z_end;
-    int32 x, y, z;
-    int32 cell_index, cell_end;  // sorted positions of the current cell not yet reported
+    int32 cell_index, cell_end;  // sorted positions of the current run not yet reported
+    uint64 x_range, y_range, z_range;  // (first, last) physical cell of each axis, inclusive
+    uint64 yz;                         // (y, z) of the current cell
+    int32 x;
     int32 group;
     int32 filter_by_group;
+    int32 pad;
 };
 
 typedef hash_grid_query_t<float16> hash_grid_query_h;
@@ -117,26 +133,50 @@ WEFT_FN int32 hash_grid_lower_bound(const uint64* keys, int32 lo, int32 hi, uint
     return lo;
 }
 
-// Point the query at the run of its current cell (x, y, z), narrowed to its group if it has one.
+// Point the query at its next run of candidates. A grouped query (filter_by_group) visits one
+// cell at a time, narrowed to its group. Any other visits a row segment at a time: the cells
+// x .. x_end of row (y, z), or x .. dim_x - 1 when the row wraps; their points are consecutive in
+// the sorted order (by physical cell), so they form one run, from the first non-empty cell's start
+// to the last one's end, reported in the order cell by cell would report them (empty cells have
+// start == end). One run a row instead of one a cell: fewer turns of the caller's loop.
 template <typename T>
 WEFT_FN void hash_grid_query_set_cell(hash_grid_query_t<T>& q) {
     const hash_grid_t<T>& g = *reinterpret_cast<const hash_grid_t<T>*>(q.id);
-    int32 cell = hash_grid_index(g, q.x, q.y, q.z);
-    int32 start = g.cell_starts[cell], end = g.cell_ends[cell];
-    if (q.filter_by_group && g.has_groups && g.point_keys) {
+    int32 start = 0, end = 0;
+    int32 row = hash_grid_cell_index(g, 0, hash_grid_lo(q.yz), hash_grid_hi(q.yz));
+    if (q.filter_by_group) {
+        int32 cell = row + q.x;
         uint64 key = (uint64(uint32(cell)) << 32) | uint64(uint32(q.group));
-        start = hash_grid_lower_bound(g.point_keys, start, end, key);
-        end = hash_grid_lower_bound(g.point_keys, start, end, key + 1);
+        start = hash_grid_lower_bound(g.point_keys, g.cell_starts[cell], g.cell_ends[cell], key);
+        end = hash_grid_lower_bound(g.point_keys, start, g.cell_ends[cell], key + 1);
+    } else {
+        int32 x_last = hash_grid_hi(q.x_range);
+        int32 last = q.x <= x_last ? x_last : g.dim_x - 1;
+        for (int32 x = q.x; x <= last; ++x) {
+            int32 s = g.cell_starts[row + x], e = g.cell_ends[row + x];
+            if (s < e) {
+                if (start == end) start = s;
+                end = e;
+            }
+        }
     }
     q.cell_index = start;
     q.cell_end = end;
 }
 
-// The last cell of a query along one axis: at most one period past the first (in 64 bits, since
-// start + dim - 1 may overflow).
-WEFT_FN int32 hash_grid_query_end(int32 start, int32 end, int32 dim) {
-    return int64(end) - int64(start) >= int64(dim) ? start + (dim - 1) : end;
+// The physical coordinates of the first and last cell of a query along one axis, from the
+// virtual ones: at most one period (end >= start + dim visits all dim cells) and at least the
+// first cell (an end before the start, as a negative radius gives, visits only the start).
+WEFT_FN uint64 hash_grid_query_axis(int32 start, int32 end, int32 dim) {
+    int64 span = int64(end) - int64(start);  // in 64 bits: end - start may overflow
+    span = span < 0 ? 0 : span >= int64(dim) ? int64(dim) - 1 : span;
+    int32 first = start % dim;
+    if (first < 0) first += dim;
+    return hash_grid_pack(first, int32((int64(first) + span) % int64(dim)));
 }
+
+// The next physical coordinate along an axis of dim cells.
+WEFT_FN int32 hash_grid_step(int32 c, int32 dim) { return c + 1 == dim ? 0 : c + 1; }
 
 template <typename T>
 WEFT_FN hash_grid_query_t<T> hash_grid_query_make(uint64 id, const vec_t<3, T>& p, T radius, int32 group,
@@ -144,22 +184,22 @@ WEFT_FN hash_grid_query_t<T> hash_grid_query_make(uint64 id, const vec_t<3, T>& 
     hash_grid_query_t<T> q = {};
     q.id = id;
     q.group = group;
-    q.filter_by_group = filter;
+    q.filter_by_group = 0;
     const hash_grid_t<T>* g = reinterpret_cast<const hash_grid_t<T>*>(id);
     if (!g || g->scalar_bytes != int32(sizeof(T)) || g->num_points <= 0) {
         q.id = 0;  // nothing to visit: hash_grid_query_next returns false
         return q;
     }
+    q.filter_by_group = filter && g->has_groups && g->point_keys ? 1 : 0;
     T inv = g->cell_width_inv;
-    q.x_start = hash_grid_scaled_coord(T(p.c[0] - radius), inv);
-    q.y_start = hash_grid_scaled_coord(T(p.c[1] - radius), inv);
-    q.z_start = hash_grid_scaled_coord(T(p.c[2] - radius), inv);
-    q.x_end = hash_grid_query_end(q.x_start, hash_grid_scaled_coord(T(p.c[0] + radius), inv), g->dim_x);
-    q.y_end = hash_grid_query_end(q.y_start, hash_grid_scaled_coord(T(p.c[1] + radius), inv), g->dim_y);
-    q.z_end = hash_grid_query_end(q.z_start, hash_grid_scaled_coord(T(p.c[2] + radius), inv), g->dim_z);
-    q.x = q.x_start;
-    q.y = q.y_start;
-    q.z = q.z_start;
+    q.x_range = hash_grid_query_axis(hash_grid_scaled_coord(T(p.c[0] - radius), inv), hash_grid_scaled_coord(T(p.c[0] + radius), inv),
+                                     g->dim_x);
+    q.y_range = hash_grid_query_axis(hash_grid_scaled_coord(T(p.c[1] - radius), inv), hash_grid_scaled_coord(T(p.c[1] + radius), inv),
+                                     g->dim_y);
+    q.z_range = hash_grid_query_axis(hash_grid_scaled_coord(T(p.c[2] - radius), inv), hash_grid_scaled_coord(T(p.c[2] + radius), inv),
+                                     g->dim_z);
+    q.x = hash_grid_lo(q.x_range);
+    q.yz = hash_grid_pack(hash_grid_lo(q.y_range), hash_grid_lo(q.z_range));
     hash_grid_query_set_cell(q);
     return q;
 }
@@ -183,13 +223,25 @@ WEFT_FN bool hash_grid_query_advance(hash_grid_query_t<T>& q, int32& index) {
             index = g.point_ids[q.cell_index++];
             return true;
         }
-        if (q.z > q.z_end) return false;
-        if (++q.x > q.x_end) {
-            q.x = q.x_start;
-            if (++q.y > q.y_end) {
-                q.y = q.y_start;
-                if (++q.z > q.z_end) return false;
+        int32 y = hash_grid_lo(q.yz), z = hash_grid_hi(q.yz);
+        if (z < 0) return false;
+        if (!q.filter_by_group && q.x > hash_grid_hi(q.x_range)) {  // a wrapped row: its part from x = 0
+            q.x = 0;
+        } else if (q.filter_by_group && q.x != hash_grid_hi(q.x_range)) {
+            q.x = hash_grid_step(q.x, g.dim_x);
+        } else {
+            q.x = hash_grid_lo(q.x_range);
+            if (y != hash_grid_hi(q.y_range)) {
+                y = hash_grid_step(y, g.dim_y);
+            } else {
+                y = hash_grid_lo(q.y_range);
+                if (z == hash_grid_hi(q.z_range)) {
+                    q.yz = hash_grid_pack(y, -1);
+                    return false;
+                }
+                z = hash_grid_step(z, g.dim_z);
             }
+            q.yz = hash_grid_pack(y, z);
         }
         hash_grid_query_set_cell(q);
     }

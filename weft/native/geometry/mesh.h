@@ -150,6 +150,190 @@ WEFT_FN bool mesh_closest(const mesh_t* m, const geo::v3& p, float32 max_dist, i
     return found;
 }
 
+// Whether a hit at ft on face f beats the best so far (best, face): nearer, or as near on a lower
+// face index, so the reported face does not depend on the order the tree is walked in.
+WEFT_FN bool mesh_ray_better(bool found, float32 ft, int32 f, float32 best, int32 face) {
+    return !found || ft < best || (ft == best && f < face);
+}
+
+// ------------------------------------------------------------------- rays on the 4-wide tree
+// CPU only (the tree exists only for meshes on the CPU): a ray tests a wide node's four boxes at
+// once and the leaves it meets in order of entry. Same boxes, same slab arithmetic, same
+// triangle test as the binary traversal, so the same hits.
+#ifndef WEFT_CUDA
+#define WEFT_BVH4_STACK (3 * WEFT_BVH_STACK)  // at most three pending slots a level
+
+// A prepared ray broadcast to four lanes.
+struct ray4_t {
+#ifdef WEFT_BVH4_SIMD
+    __m128 start[3], inv[3];
+#endif
+    const geo::ray_t* ray;
+};
+
+inline ray4_t make_ray4(const geo::ray_t& r) {
+    ray4_t q;
+#ifdef WEFT_BVH4_SIMD
+    for (int k = 0; k < 3; ++k) {
+        q.start[k] = _mm_set1_ps(geo::comp(r.start, k));
+        q.inv[k] = _mm_set1_ps(geo::comp(r.inv, k));
+    }
+#endif
+    q.ray = &r;
+    return q;
+}
+
+// The slots of n the ray meets at t in [0, max_t] (bit k: slot k) and their entry t: geo::ray_box
+// lane by lane (the same operations, so the same roundings; an axis the ray is parallel to tests
+// the start against the slab and bounds no t).
+inline int bvh4_ray_hits(const bvh4_node_t& n, const ray4_t& q, float32 max_t, float32* t_enter) {
+#ifdef WEFT_BVH4_SIMD
+    __m128 a[3], b[3];
+    for (int k = 0; k < 3; ++k) {
+        a[k] = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.lo[k]), q.start[k]), q.inv[k]);
+        b[k] = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.hi[k]), q.start[k]), q.inv[k]);
+    }
+    __m128i count = _mm_load_si128(reinterpret_cast<const __m128i*>(n.count));
+    __m128 live = _mm_castsi128_ps(_mm_cmpgt_epi32(count, _mm_set1_epi32(-1)));
+    if (q.ray->any_parallel) {
+        for (int k = 0; k < 3; ++k) {
+            if (!q.ray->parallel[k]) continue;
+            __m128 inside = _mm_and_ps(_mm_cmpnlt_ps(q.start[k], _mm_load_ps(n.lo[k])), _mm_cmpngt_ps(q.start[k], _mm_load_ps(n.hi[k])));
+            live = _mm_and_ps(live, inside);
+            a[k] = _mm_set1_ps(-INFINITY);
+            b[k] = _mm_set1_ps(INFINITY);
+        }
+    }
+    __m128 t0 = _mm_max_ps(_mm_max_ps(_mm_min_ps(a[0], b[0]), _mm_min_ps(a[1], b[1])),
+                           _mm_max_ps(_mm_min_ps(a[2], b[2]), _mm_setzero_ps()));
+    __m128 t1 = _mm_min_ps(_mm_min_ps(_mm_max_ps(a[0], b[0]), _mm_max_ps(a[1], b[1])),
+                           _mm_min_ps(_mm_max_ps(a[2], b[2]), _mm_set1_ps(max_t)));
+    __m128 hit = _mm_cmple_ps(t0, _mm_mul_ps(t1, _mm_set1_ps(1.00000036f)));
+    _mm_storeu_ps(t_enter, t0);
+    return _mm_movemask_ps(_mm_and_ps(hit, live));
+#else
+    int mask = 0;
+    for (int k = 0; k < 4; ++k) {
+        if (n.count[k] < 0) continue;
+        geo::v3 lo{n.lo[0][k], n.lo[1][k], n.lo[2][k]}, hi{n.hi[0][k], n.hi[1][k], n.hi[2][k]};
+        if (geo::ray_box(*q.ray, lo, hi, max_t, &t_enter[k])) mask |= 1 << k;
+    }
+    return mask;
+#endif
+}
+
+// mesh_ray_closest over the whole tree on the wide nodes.
+inline bool mesh_ray_closest_wide(const mesh_t* m, const geo::ray_t& ray, float32 max_t, int32& face, float32& t, float32& u, float32& v,
+                                  float32& sign) {
+    const bvh_t& bvh = m->bvh;
+    ray4_t q = make_ray4(ray);
+    float32 best = max_t;
+    bool found = false;
+    int32 stack[WEFT_BVH4_STACK], stack_items[WEFT_BVH4_STACK];
+    float32 stack_t[WEFT_BVH4_STACK];
+    int32 count = 0;
+    int32 ref = 0, items = 0;  // a wide node (items 0) or a leaf's slots in prims
+    for (;;) {
+        if (items == 0) {
+            const bvh4_node_t& n = bvh.wide[ref];
+            float32 te[4];
+            int mask = bvh4_ray_hits(n, q, best, te);
+            if (mask) {
+                int k0 = __builtin_ctz(mask);
+                mask &= mask - 1;
+                if (!mask) {  // one slot met (the usual case near the leaves): go on with it
+                    ref = n.child[k0];
+                    items = n.count[k0];
+                    continue;
+                }
+                int k1 = __builtin_ctz(mask);
+                mask &= mask - 1;
+                if (!mask && count < WEFT_BVH4_STACK) {  // two: keep the farther for later
+                    int near = te[k1] < te[k0] ? k1 : k0, far = k0 + k1 - near;
+                    stack[count] = n.child[far];
+                    stack_items[count] = n.count[far];
+                    stack_t[count++] = te[far];
+                    ref = n.child[near];
+                    items = n.count[near];
+                    continue;
+                }
+                mask |= (1 << k0) | (1 << k1);
+                int32 order[4];  // three or four: the slots met, farthest first
+                int h = 0;
+                for (; mask; mask &= mask - 1) {
+                    int k = __builtin_ctz(mask), j = h++;
+                    for (; j > 0 && te[order[j - 1]] < te[k]; --j) order[j] = order[j - 1];
+                    order[j] = k;
+                }
+                for (int j = 0; j + 1 < h && count < WEFT_BVH4_STACK; ++j) {
+                    stack[count] = n.child[order[j]];
+                    stack_items[count] = n.count[order[j]];
+                    stack_t[count++] = te[order[j]];
+                }
+                ref = n.child[order[h - 1]];
+                items = n.count[order[h - 1]];
+                continue;
+            }
+        } else {
+            for (int32 k = ref; k < ref + items; ++k) {
+                int32 f = bvh.prims[k];
+                geo::v3 a, b, c;
+                mesh_face(m, f, a, b, c);
+                float32 ft, fu, fv, fs;
+                if (geo::ray_triangle(ray, a, b, c, 0.0f, best, &ft, &fu, &fv, &fs) && mesh_ray_better(found, ft, f, best, face)) {
+                    best = ft, face = f, u = fu, v = fv, sign = fs, found = true;
+                }
+            }
+        }
+        for (;;) {  // next: the nearest pending slot that can still beat the best hit
+            if (count == 0) {
+                t = best;
+                return found;
+            }
+            --count;
+            if (stack_t[count] <= best) break;
+        }
+        ref = stack[count];
+        items = stack_items[count];
+    }
+}
+
+// mesh_ray_count over the whole tree on the wide nodes.
+inline int32 mesh_ray_count_wide(const mesh_t* m, const geo::ray_t& ray, float32 max_t, bool stop_at_first) {
+    const bvh_t& bvh = m->bvh;
+    ray4_t q = make_ray4(ray);
+    int32 hits = 0;
+    int32 stack[WEFT_BVH4_STACK], stack_items[WEFT_BVH4_STACK];
+    int32 count = 1;
+    stack[0] = 0;
+    stack_items[0] = 0;
+    while (count) {
+        --count;
+        int32 ref = stack[count], items = stack_items[count];
+        if (items == 0) {
+            const bvh4_node_t& n = bvh.wide[ref];
+            float32 te[4];
+            for (int mask = bvh4_ray_hits(n, q, max_t, te); mask && count < WEFT_BVH4_STACK; mask &= mask - 1) {
+                int k = __builtin_ctz(mask);
+                stack[count] = n.child[k];
+                stack_items[count++] = n.count[k];
+            }
+            continue;
+        }
+        for (int32 k = ref; k < ref + items; ++k) {
+            geo::v3 a, b, c;
+            mesh_face(m, bvh.prims[k], a, b, c);
+            float32 ft, fu, fv, fs;
+            if (geo::ray_triangle(ray, a, b, c, 0.0f, max_t, &ft, &fu, &fv, &fs)) {
+                ++hits;
+                if (stop_at_first) return hits;
+            }
+        }
+    }
+    return hits;
+}
+#endif
+
 // Closest ray hit with t in [0, max_t]: face, t, barycentrics, front (+1) / back (-1). Nearer
 // child first; nodes on the stack keep their entry distance and are dropped once a closer hit
 // is known.
@@ -164,6 +348,9 @@ WEFT_FN bool mesh_ray_closest(const mesh_t* m, const geo::v3& start, const geo::
     int32 count = 0;
     int32 ni = bvh_start_node(&bvh, root);
     float32 te;
+#ifndef WEFT_CUDA
+    if (bvh.wide && ni == bvh.root) return mesh_ray_closest_wide(m, ray, max_t, face, t, u, v, sign);
+#endif
     if (ni < 0 || !geo::ray_box(ray, node_lo(bvh.nodes[ni]), node_hi(bvh.nodes[ni]), best, &te)) return false;
     for (;;) {
         const bvh_node_t& n = bvh.nodes[ni];
@@ -173,7 +360,7 @@ WEFT_FN bool mesh_ray_closest(const mesh_t* m, const geo::v3& start, const geo::
                 geo::v3 a, b, c;
                 mesh_face(m, f, a, b, c);
                 float32 ft, fu, fv, fs;
-                if (geo::ray_triangle(ray, a, b, c, 0.0f, best, &ft, &fu, &fv, &fs) && (!found || ft < best)) {
+                if (geo::ray_triangle(ray, a, b, c, 0.0f, best, &ft, &fu, &fv, &fs) && mesh_ray_better(found, ft, f, best, face)) {
                     best = ft, face = f, u = fu, v = fv, sign = fs, found = true;
                 }
             }
@@ -216,6 +403,9 @@ WEFT_FN int32 mesh_ray_count(const mesh_t* m, const geo::v3& start, const geo::v
     int32 stack[WEFT_BVH_STACK];
     int32 count = 0;
     int32 start_node = bvh_start_node(&bvh, root);
+#ifndef WEFT_CUDA
+    if (bvh.wide && start_node == bvh.root) return mesh_ray_count_wide(m, ray, max_t, stop_at_first);
+#endif
     if (start_node >= 0) stack[count++] = start_node;
     while (count) {
         const bvh_node_t& n = bvh.nodes[stack[--count]];
