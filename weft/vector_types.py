@@ -598,8 +598,26 @@ def _generic_dtype(dtype):
 
 
 def vector(length: int, dtype=wt.float32):
-    """The vector type of ``length`` components of scalar ``dtype`` (``wp.types.vector``); with
-    ``typing.Any`` for either, a generic annotation (``GenericComposite``)."""
+    """The vector type of ``length`` components of scalar ``dtype`` (``wp.types.vector``).
+
+    The same arguments always give the same class (``wp.types.vector(3, wp.float32)`` is
+    ``wp.vec3f``); other lengths and scalar types make new classes, usable in kernels and arrays
+    like the named ones.
+
+    Args:
+        length: the number of components, or ``typing.Any`` for a generic annotation.
+        dtype: the scalar type of the components (default float32), or ``typing.Any`` / a type
+            variable (``wp.Float``) for a generic annotation.
+
+    Returns:
+        A vector class; with ``typing.Any`` in either argument, a generic annotation that a
+        kernel or func parameter can take (``GenericComposite``).
+
+    Example:
+        >>> vec5 = wp.types.vector(length=5, dtype=wp.float64)
+        >>> vec5(1.0, 2.0, 3.0, 4.0, 5.0)[4]
+        5.0
+    """
     if length is typing.Any or is_generic_dtype(dtype):
         return GenericComposite("vector", (length,), _generic_dtype(dtype))
     dtype = wt.type_from_annotation(dtype) or dtype
@@ -610,8 +628,22 @@ def vector(length: int, dtype=wt.float32):
 
 
 def matrix(shape, dtype=wt.float32):
-    """The matrix type of ``shape = (rows, cols)`` with scalar ``dtype`` (``wp.types.matrix``);
-    with ``typing.Any`` in the shape or as the dtype, a generic annotation."""
+    """The matrix type of ``shape = (rows, cols)`` with scalar ``dtype`` (``wp.types.matrix``).
+
+    Args:
+        shape: ``(rows, cols)``; ``typing.Any`` in either place for a generic annotation.
+        dtype: the scalar type of the components (default float32), or ``typing.Any`` / a type
+            variable for a generic annotation.
+
+    Returns:
+        A matrix class (``wp.types.matrix((3, 3), wp.float32)`` is ``wp.mat33f``), or a generic
+        annotation.
+
+    Example:
+        >>> mat23 = wp.types.matrix(shape=(2, 3), dtype=wp.float32)
+        >>> mat23(1.0, 2.0, 3.0, 4.0, 5.0, 6.0)[1, 2]
+        6.0
+    """
     if typing.Any in tuple(shape) or is_generic_dtype(dtype):
         return GenericComposite("matrix", tuple(shape), _generic_dtype(dtype))
     dtype = wt.type_from_annotation(dtype) or dtype
@@ -623,7 +655,16 @@ def matrix(shape, dtype=wt.float32):
 
 
 def quaternion(dtype=wt.float32):
-    """The quaternion type (x, y, z, w) with scalar ``dtype`` (``typing.Any``: generic)."""
+    """The quaternion type (x, y, z, w) with scalar ``dtype``.
+
+    Args:
+        dtype: a floating-point scalar type (default float32), or ``typing.Any`` for a generic
+            annotation.
+
+    Returns:
+        A quaternion class (``wp.types.quaternion(wp.float64)`` is ``wp.quatd``), or a generic
+        annotation.
+    """
     if is_generic_dtype(dtype):
         return GenericComposite("quaternion", (4,), dtype)
     dtype = wt.type_from_annotation(dtype) or dtype
@@ -633,7 +674,16 @@ def quaternion(dtype=wt.float32):
 
 
 def transformation(dtype=wt.float32):
-    """The rigid transform type (p: vec3, q: quat) with scalar ``dtype`` (``typing.Any``: generic)."""
+    """The rigid transform type (p: vec3, q: quat) with scalar ``dtype``.
+
+    Args:
+        dtype: a floating-point scalar type (default float32), or ``typing.Any`` for a generic
+            annotation.
+
+    Returns:
+        A transform class (``wp.types.transformation(wp.float32)`` is ``wp.transformf``), or a
+        generic annotation.
+    """
     if is_generic_dtype(dtype):
         return GenericComposite("transform", (7,), dtype)
     dtype = wt.type_from_annotation(dtype) or dtype
