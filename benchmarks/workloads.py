@@ -29,6 +29,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import geometry_workloads  # noqa: E402 (the mesh rows, in their own file)
 import tile_workloads  # noqa: E402 (the tile rows, in their own file)
+import scatter_workloads  # noqa: E402 (p2g, FEM assembly, stencil rows, in their own file)
 
 N_BIG = 10_000_000  # elements in the bandwidth and atomic workloads
 N_PARTICLES = 10_000
@@ -950,6 +951,7 @@ SECTIONS = [
     (geometry_workloads.GRID_ROWS, lambda wp, device, sync: geometry_workloads.hash_grid_section(wp, device, sync, Workload, kernels)),
     (tile_workloads.ROWS, lambda wp, device, sync: tile_workloads.tile_section(wp, device, sync, Workload, kernels)),
     (tile_workloads.NUMPY_ROWS, lambda wp, device, sync: tile_workloads.numpy_gemm_section(wp, device, sync, Workload, kernels)),
+    (scatter_workloads.ROWS, lambda wp, device, sync: scatter_workloads.scatter_section(wp, device, sync, Workload, kernels)),
 ]
 # the report order (the NumPy copy sits next to saxpy, whose bytes it moves)
 ROW_ORDER = [
@@ -978,6 +980,7 @@ ROW_ORDER = [
     "mat33 1M: mul, inverse, det",
     "cloth 128x128 fwd, taped",
     "cloth 128x128 backward",
+    *scatter_workloads.ROWS,
     "cold build, 9 kernels",
     "warm load, 9 kernels",
     *geometry_workloads.ROWS,
