@@ -42,6 +42,7 @@ myst_heading_anchors = 3
 
 # autodoc + napoleon (Google-style docstrings, STYLE.md rule 32)
 autodoc_member_order = "bysource"
+autoclass_content = "both"  # a class's docstring, then its __init__'s (where the constructor arguments are)
 autodoc_typehints = "signature"
 autodoc_default_options = {"exclude-members": "__init__, __new__"}
 autosummary_generate = False  # the API pages are written by weft_docs, with autodoc directives
