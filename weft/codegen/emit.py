@@ -625,11 +625,7 @@ class CStyleRenderer:
 
         unpack = [unpack_param(p) for p in fn.params]
         skip = {p.var.id for p in fn.params}
-        tid = (
-            ["    weft::int32 tid_coords[4];", "    weft::tid_coords(*bounds, task, tid_coords);"]
-            if fn.tid_ndim > 1
-            else []
-        )
+        tid = self.tid_lines(fn, True)
 
         def head(mode, variant):
             extra = f", {sym}_{mode}_hoist& hoist, int lane" if self.hoists(inst, mode) else ""
@@ -657,8 +653,8 @@ class CStyleRenderer:
                 hoist = "backward" if self.hoists(inst, "backward") else ""
                 back = dataclasses.replace(body, hoist=hoist)
                 out += self.backward_body(back, inst.compiled.adjoint(), unpack + tid, skip)
-        if plan:  # the staged body replaces the unchecked one
-            out += self.staged_body(inst, plan, unpack + tid, skip)
+        if plan:  # the staged body replaces the unchecked one (it has no thread context)
+            out += self.staged_body(inst, plan, unpack + self.tid_lines(fn, False), skip)
         for mode in modes:
             out += self.kernel_entry(inst, mode, len(variants) > 1, plan if mode == "backward" else None)
         return "\n".join(out)
@@ -667,6 +663,13 @@ class CStyleRenderer:
         """Whether pass ``mode`` sums one-element accumulations in thread-local variables (the
         CPU renderer, for kernels access.py found such accumulations in)."""
         return False
+
+    def tid_lines(self, fn, has_ctx: bool) -> list:
+        """A body's first lines for a multi-dimensional ``wp.tid()``: the task's grid coordinates
+        (``has_ctx``: the body has the thread context, where a target's task loop may keep them)."""
+        if fn.tid_ndim <= 1:
+            return []
+        return ["    weft::int32 tid_coords[4];", "    weft::tid_coords(*bounds, task, tid_coords);"]
 
     def backward_body(self, body, reverse, head_lines, skip) -> list:
         """The lines of a backward body after its signature: replay of the forward, then the
@@ -812,6 +815,10 @@ class CPURenderer(CStyleRenderer):
         hoist = self.hoists(inst, mode)
         call = templates.CPU_BODY_CALL.format(sym=sym, mode=mode, extra=", hoist, 0" if hoist else "")
         body = self.accumulate_scope(inst, mode, ind) if inst.facts.accum_params else []
+        loop = templates.CPU_TASK_LOOP
+        if inst.ir.tid_ndim > 1:  # runs along the last grid dimension keep the coordinates (core.h)
+            body.append(f"{ind}weft::tid_start(tc, local_bounds, begin, end);")
+            loop = templates.CPU_RUN_LOOP
         if hoist:
             body.append(f"{ind}{sym}_{mode}_hoist hoist;")
         cond, fast = None, None
@@ -824,7 +831,7 @@ class CPURenderer(CStyleRenderer):
             fast = self.hoist_fast_loop(inst, mode)
         # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run in any
         # order), which lets the compiler vectorize element-wise kernels
-        loops = self.task_loops(cond, templates.CPU_TASK_LOOP, call, ind, pragmas=("#pragma GCC ivdep",), fast=fast)
+        loops = self.task_loops(cond, loop, call, ind, pragmas=("#pragma GCC ivdep",), fast=fast)
         if hoist:
             loops += self.hoist_flush(inst, mode, ind)
         entry = templates.CPU_ENTRY.format(
@@ -836,6 +843,13 @@ class CPURenderer(CStyleRenderer):
     # a group adding into lane k, so the adds of a group are independent (in flight together, and
     # vectorized) instead of one chain each waiting for the previous add.
     HOIST_LANES = 8
+
+    def tid_lines(self, fn, has_ctx: bool) -> list:
+        """Multi-dimensional grid coordinates from the task loop when it keeps them (one division
+        per dimension per share of the launch instead of per task), else by division."""
+        if fn.tid_ndim <= 1 or not has_ctx:
+            return super().tid_lines(fn, has_ctx)
+        return ["    weft::int32 tid_coords[4];", "    weft::tid_coords_at(tc, *bounds, task, tid_coords);"]
 
     def hoists(self, inst, mode: str) -> bool:
         if mode == "backward" and not inst.backward_enabled:

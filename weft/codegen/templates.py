@@ -36,6 +36,12 @@ CPU_ENTRY = """\
 }}"""
 
 CPU_TASK_LOOP = "for (weft::int64 t = begin; t < end; ++t) "
+# A multi-dimensional launch's tasks, run by run along the last grid dimension (core.h tid_start);
+# the inner loop is the one a pragma before it applies to.
+CPU_RUN_LOOP = (
+    "for (weft::int64 t = begin; t < end; weft::tid_next_run(tc, local_bounds, end)) "
+    "for (const weft::int64 stop = t + tc.run; t < stop; ++t) "
+)
 CPU_BODY_CALL = "{sym}_{mode}{{}}_body(&local_args, &local_bounds, t, tc{extra});"
 
 # The CUDA entry point of one pass: a grid-stride loop over the launch (64-bit: launches may

@@ -247,7 +247,42 @@ struct thread_ctx {
     bool serial;            // the launch runs on this thread only
     bool plain_accumulate;  // accumulations may be plain adds (serial, or private copies: accumulate.h)
     accumulator* acc;       // this thread's accumulation table, or null (accumulate.h)
+    // A run of tasks along the last grid dimension, kept by a multi-dimensional entry's task loop
+    // (tid_start / tid_next_run): task coords_task + r (r < run) is at coords with r added to the
+    // last one, so its bodies need no division per task (tid_coords_at).
+    int64 coords_task;
+    int64 run;
+    int32 coords[4];
 };
+
+// the run from task `begin` (one division per dimension, once per share of the launch)
+inline void tid_start(thread_ctx& tc, const launch_bounds& b, int64 begin, int64 end) {
+    tid_coords(b, begin, tc.coords);
+    tc.coords_task = begin;
+    const int64 left = b.shape[b.ndim - 1] - tc.coords[b.ndim - 1];
+    tc.run = end - begin < left ? end - begin : left;
+}
+// the run after the current one: the last coordinate back to 0, carrying into the ones before
+inline void tid_next_run(thread_ctx& tc, const launch_bounds& b, int64 end) {
+    tc.coords_task += tc.run;
+    tc.coords[b.ndim - 1] = 0;
+    for (int d = b.ndim - 2; d >= 0; --d) {
+        if (++tc.coords[d] < b.shape[d] || d == 0) break;
+        tc.coords[d] = 0;
+    }
+    const int64 left = end - tc.coords_task;
+    tc.run = left < b.shape[b.ndim - 1] ? left : b.shape[b.ndim - 1];
+}
+// a body's coords: from the task loop's run when the task is in it, else by division
+inline void tid_coords_at(const thread_ctx& tc, const launch_bounds& b, int64 task, int32* out) {
+    const uint64 r = uint64(task - tc.coords_task);
+    if (__builtin_expect(r < uint64(tc.run), 1)) {
+        for (int d = 0; d < 4; ++d) out[d] = tc.coords[d];
+        out[b.ndim - 1] += int32(r);
+    } else {
+        tid_coords(b, task, out);
+    }
+}
 #else
 struct thread_ctx {};
 #endif
