@@ -70,6 +70,7 @@ class bvh_t(ctypes.Structure):
         ("group_ids", ctypes.c_uint64),
         ("group_roots", ctypes.c_uint64),
         ("wide", ctypes.c_uint64),
+        ("leaf_tris", ctypes.c_uint64),
         ("num_nodes", ctypes.c_int32),
         ("num_items", ctypes.c_int32),
         ("root", ctypes.c_int32),
@@ -112,6 +113,7 @@ class Tree:
         self.groups = None if groups is None else np.ascontiguousarray(groups, dtype=np.int32)
         self.wide = bool(wide) and device.is_cpu
         self.host_wide = None
+        self.leaf_tris = None
 
     def build(self, lowers: np.ndarray, uppers: np.ndarray):
         n = lowers.shape[0]
@@ -146,8 +148,18 @@ class Tree:
         self.prims = to_device(prims, self.device)
         self.group_ids = to_device(group_ids[: max(num_groups.value, 1)], self.device)
         self.group_roots = to_device(group_roots[: max(num_groups.value, 1)], self.device)
+        self.leaf_tris = None
         if self.wide:
             self._widen()
+
+    def set_triangles(self, indices: np.ndarray):
+        """A mesh's faces (host int32 array, 3 per face) in leaf order, what its refits read (one
+        sequential sweep instead of a gather through ``prims``) and its CPU rays too."""
+        n = self.num_items
+        self.leaf_tris = np.zeros(max(3 * n, 1), dtype=np.int32)
+        if n:
+            leaf_triangles = native.library().weft_mesh_leaf_triangles
+            leaf_triangles(self.host_prims.ctypes.data, n, indices.ctypes.data, self.leaf_tris.ctypes.data)
 
     def _widen(self):
         """The 4-wide copy of the tree (CPU only: kernels read the host buffer), 64-byte aligned.
@@ -191,15 +203,17 @@ class Tree:
         return self.host_nodes
 
     def refit_mesh(self, points: np.ndarray, indices: np.ndarray):
-        """New node bounds for a mesh's faces from its vertices (host arrays), in place on the CPU."""
+        """New node bounds for a mesh's faces from its vertices (host arrays), in place on the CPU;
+        the faces in leaf order when ``set_triangles`` gave them, else ``indices`` through ``prims``."""
         nodes = self.host_nodes
+        leaf_order = self.leaf_tris is not None
         native.library().weft_mesh_refit(
             nodes.ctypes.data,
             self.root,
             self.num_items,
-            self.host_prims.ctypes.data,
+            None if leaf_order else self.host_prims.ctypes.data,
             points.ctypes.data,
-            indices.ctypes.data,
+            (self.leaf_tris if leaf_order else indices).ctypes.data,
             *self._wide_target(),
         )
         if not self.device.is_cpu:
@@ -217,7 +231,8 @@ class Tree:
             tri_indices or 0,
             self.group_ids.ptr or 0,
             self.group_roots.ptr or 0,
-            self.host_wide.ctypes.data if self.host_wide is not None else 0,
+            self.host_wide.ctypes.data if self.host_wide is not None and self.leaf_tris is not None else 0,
+            self.leaf_tris.ctypes.data if self.host_wide is not None and self.leaf_tris is not None else 0,
             self.num_nodes,
             self.num_items,
             self.root,

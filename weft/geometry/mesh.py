@@ -98,6 +98,7 @@ class Mesh(Releasable):
         self._tree = Tree(self.device, constructor, leaf_size, None if groups is None else groups.numpy(), wide=True)
         pts = host_vec3(points)
         self._tree.build(*self._face_bounds(pts))  # the face boxes are the build's input only
+        self._tree.set_triangles(self._host_indices)
         self._winding = None
         if self.support_winding_number:
             self._update_winding(pts)

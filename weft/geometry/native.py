@@ -21,6 +21,7 @@ _PROTOTYPES = {
     "weft_bvh_refit": (None, [_P, _I, _I, _P, _P, _P, _P, _P]),
     "weft_mesh_refit": (None, [_P, _I, _I, _P, _P, _P, _P, _P]),
     "weft_bvh_widen": (_I, [_P, _I, _P, _P]),
+    "weft_mesh_leaf_triangles": (None, [_P, _I, _P, _P]),
     "weft_mesh_bounds": (ctypes.c_double, [_P, _P, _I, _P, _P, _I]),
     "weft_mesh_winding_data": (None, [_P, _P, _I, _P, _P, _P, _P, _P, _P, _P]),
 }

@@ -49,6 +49,7 @@ struct bvh_t {
     int32* group_ids;    // the distinct group ids, increasing
     int32* group_roots;  // the subtree root of group_ids[k]
     const bvh4_node_t* wide;  // a mesh's 4-wide tree on the CPU (its root is node 0), else null
+    const int32* leaf_tris;   // with wide: the faces' vertex indices in leaf order (3 per slot of prims)
     int32 num_nodes;
     int32 num_items;
     int32 root;

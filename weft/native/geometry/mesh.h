@@ -163,6 +163,14 @@ WEFT_FN bool mesh_ray_better(bool found, float32 ft, int32 f, float32 best, int3
 #ifndef WEFT_CUDA
 #define WEFT_BVH4_STACK (3 * WEFT_BVH_STACK)  // at most three pending slots a level
 
+// The corners of the face in leaf slot k (prims[k]), from the faces in leaf order.
+inline void mesh_leaf_face(const mesh_t* m, int32 k, geo::v3& a, geo::v3& b, geo::v3& c) {
+    const int32* idx = m->bvh.leaf_tris + 3 * k;
+    a = geo::from(m->points.data[idx[0]]);
+    b = geo::from(m->points.data[idx[1]]);
+    c = geo::from(m->points.data[idx[2]]);
+}
+
 // A prepared ray broadcast to four lanes.
 struct ray4_t {
 #ifdef WEFT_BVH4_SIMD
@@ -276,13 +284,12 @@ inline bool mesh_ray_closest_wide(const mesh_t* m, const geo::ray_t& ray, float3
             }
         } else {
             for (int32 k = ref; k < ref + items; ++k) {
-                int32 f = bvh.prims[k];
                 geo::v3 a, b, c;
-                mesh_face(m, f, a, b, c);
+                mesh_leaf_face(m, k, a, b, c);
                 float32 ft, fu, fv, fs;
-                if (geo::ray_triangle(ray, a, b, c, 0.0f, best, &ft, &fu, &fv, &fs) && mesh_ray_better(found, ft, f, best, face)) {
-                    best = ft, face = f, u = fu, v = fv, sign = fs, found = true;
-                }
+                if (!geo::ray_triangle(ray, a, b, c, 0.0f, best, &ft, &fu, &fv, &fs)) continue;
+                int32 f = bvh.prims[k];
+                if (mesh_ray_better(found, ft, f, best, face)) best = ft, face = f, u = fu, v = fv, sign = fs, found = true;
             }
         }
         for (;;) {  // next: the nearest pending slot that can still beat the best hit
@@ -322,7 +329,7 @@ inline int32 mesh_ray_count_wide(const mesh_t* m, const geo::ray_t& ray, float32
         }
         for (int32 k = ref; k < ref + items; ++k) {
             geo::v3 a, b, c;
-            mesh_face(m, bvh.prims[k], a, b, c);
+            mesh_leaf_face(m, k, a, b, c);
             float32 ft, fu, fv, fs;
             if (geo::ray_triangle(ray, a, b, c, 0.0f, max_t, &ft, &fu, &fv, &fs)) {
                 ++hits;
@@ -349,7 +356,7 @@ WEFT_FN bool mesh_ray_closest(const mesh_t* m, const geo::v3& start, const geo::
     int32 ni = bvh_start_node(&bvh, root);
     float32 te;
 #ifndef WEFT_CUDA
-    if (bvh.wide && ni == bvh.root) return mesh_ray_closest_wide(m, ray, max_t, face, t, u, v, sign);
+    if (bvh.wide && bvh.leaf_tris && ni == bvh.root) return mesh_ray_closest_wide(m, ray, max_t, face, t, u, v, sign);
 #endif
     if (ni < 0 || !geo::ray_box(ray, node_lo(bvh.nodes[ni]), node_hi(bvh.nodes[ni]), best, &te)) return false;
     for (;;) {
@@ -404,7 +411,7 @@ WEFT_FN int32 mesh_ray_count(const mesh_t* m, const geo::v3& start, const geo::v
     int32 count = 0;
     int32 start_node = bvh_start_node(&bvh, root);
 #ifndef WEFT_CUDA
-    if (bvh.wide && start_node == bvh.root) return mesh_ray_count_wide(m, ray, max_t, stop_at_first);
+    if (bvh.wide && bvh.leaf_tris && start_node == bvh.root) return mesh_ray_count_wide(m, ray, max_t, stop_at_first);
 #endif
     if (start_node >= 0) stack[count++] = start_node;
     while (count) {
