@@ -64,6 +64,12 @@ def table(run: dict, baseline: dict) -> str:
         + f", {run.get('jobs', '?')} files at a time, in {float(run.get('wall_s', 0)) / 60:.0f} minutes."
         " Tests that need CUDA skip on both sides and are not counted.",
     ]
+    rerun = sorted(f for f, info in run.get("files", {}).items() if "rerun alone" in (info.get("note") or ""))
+    if rerun:
+        lines[-1] += (
+            " Rerun alone after timing out in the full run (on a loaded machine): "
+            + ", ".join(f"`{f}`" for f in rerun) + "."
+        )
     return "\n".join(lines) + "\n"
 
 
