@@ -23,6 +23,14 @@
 #include "array.h"
 #include "vec_types.h"
 
+// Inlined on the CPU whatever their number in a body: out of line, each call of a scatter kernel
+// (8 vec3 adds per particle in a particle-to-grid transfer) costs more than the add.
+#ifndef WEFT_CUDA
+#define WEFT_ACCUM_FN __attribute__((always_inline)) inline
+#else
+#define WEFT_ACCUM_FN WEFT_FN
+#endif
+
 namespace weft {
 
 #ifndef WEFT_CUDA
@@ -216,11 +224,14 @@ inline void wait_for_turn(launch_context* ctx, int64 begin) {
 // Opened by a kernel entry point around its share of the launch. On one thread, accumulations
 // are plain adds. On several, when the runtime checks passed (no accumulated array overlaps
 // another array argument): private copies when every target qualifies and their total size is
-// small (at most PRIVATE_BYTES, and at most 4 scalars per task of the launch), else the
+// small (the copies of all shares together at most PRIVATE_BYTES, and at most 4 scalars per task
+// of the launch), else the
 // table, or, in an ordered launch, turns. `failed`: no memory for the private copies (the entry
 // point raises MemoryError).
 struct accumulate_scope {
-    static constexpr int64 PRIVATE_BYTES = int64(1) << 21;
+    // 32 MiB: a particle-to-grid transfer into a 64^3 grid's mass and momentum (4 MiB of targets)
+    // takes copies on up to 8 threads; its random scatter defeated the table (an atomic per add)
+    static constexpr int64 PRIVATE_BYTES = int64(1) << 25;
     thread_ctx& tc;
     launch_context* ctx = nullptr;  // set when this launch uses private copies
     launch_context* turns = nullptr;  // set when this share took its turn (ordered launch)
@@ -242,7 +253,7 @@ struct accumulate_scope {
             ok = ok && (t[k].kind != 0 || t[k].bytes == 0);
             total += t[k].bytes;
         }
-        if (!ok || total > PRIVATE_BYTES || total / 4 > 4 * ctx_->bounds.size) {
+        if (!ok || (ctx_->parts - 1) * total > PRIVATE_BYTES || total / 4 > 4 * ctx_->bounds.size) {
             if (ctx_->ordered) {  // deterministic: this share's turn, then plain adds
                 wait_for_turn(ctx_, begin);
                 turns = ctx_;
@@ -294,7 +305,7 @@ struct accumulate_scope {
 
 // One float add of a kernel body: into the table, plainly (one-thread launch) or atomically.
 template <typename T>
-inline void float_add(const thread_ctx& tc, T* p, T v) {
+WEFT_ACCUM_FN void float_add(const thread_ctx& tc, T* p, T v) {
     if (tc.acc)
         tc.acc->add(p, v);
     else if (tc.plain_accumulate)
@@ -302,8 +313,8 @@ inline void float_add(const thread_ctx& tc, T* p, T v) {
     else
         cas_add(p, v);
 }
-inline void accumulate_raw(const thread_ctx& tc, float* p, float v) { float_add(tc, p, v); }
-inline void accumulate_raw(const thread_ctx& tc, double* p, double v) { float_add(tc, p, v); }
+WEFT_ACCUM_FN void accumulate_raw(const thread_ctx& tc, float* p, float v) { float_add(tc, p, v); }
+WEFT_ACCUM_FN void accumulate_raw(const thread_ctx& tc, double* p, double v) { float_add(tc, p, v); }
 // Adds that another access of the same array may observe: never through the table or a private
 // copy, plain only when the launch runs on one thread.
 inline void shared_add_raw(const thread_ctx& tc, float* p, float v) {
@@ -341,7 +352,7 @@ WEFT_FN void shared_add_raw(const thread_ctx&, T* p, T v) {
 #define WEFT_COMPONENT(ptr) (((S*)(ptr))[i])
 #define WEFT_ACCUM_COMPOSITES(NAME, PLAIN)                                                       \
     template <unsigned N, typename T>                                                       \
-    WEFT_FN void NAME(const thread_ctx& tc, vec_t<N, T>* p, vec_t<N, T> v) {                \
+    WEFT_ACCUM_FN void NAME(const thread_ctx& tc, vec_t<N, T>* p, vec_t<N, T> v) {          \
         typedef T S;                                                                        \
         WEFT_SERIAL_ELEMENT_ADD(N, WEFT_COMPONENT, PLAIN)                                     \
         for (unsigned i = 0; i < N; ++i) NAME(tc, &p->c[i], v.c[i]);                        \
@@ -416,12 +427,12 @@ WEFT_FN transform_t<T> negated(const transform_t<T>& v) {
     return r;
 }
 template <typename T, typename... I>
-WEFT_FN T accumulate_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T v, I... idx) {
+WEFT_ACCUM_FN T accumulate_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T v, I... idx) {
     accumulate_raw(tc, element<true>(a.data, a, loc, idx...), v);
     return T{};
 }
 template <typename T, typename... I>
-WEFT_FN T accumulate_sub_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T v, I... idx) {
+WEFT_ACCUM_FN T accumulate_sub_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T v, I... idx) {
     accumulate_raw(tc, element<true>(a.data, a, loc, idx...), negated(v));
     return T{};
 }
@@ -464,20 +475,20 @@ WEFT_FN void adj_load_shared_at(const thread_ctx& tc, const array_t<T>& a, int32
 // in array.h). accumulate_add returns a zero T only so that it renders like atomic_add.
 #define WEFT_ACCUM_INDEXED(RET, NAME, IMPL, ...)                                                      \
     template <typename T, typename I0>                                                               \
-    WEFT_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, T last) {          \
+    WEFT_ACCUM_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, T last) {          \
         return IMPL<__VA_ARGS__>(tc, a, loc, last, i0);                                              \
     }                                                                                                \
     template <typename T, typename I0, typename I1>                                                  \
-    WEFT_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, I1 i1, T last) {   \
+    WEFT_ACCUM_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, I1 i1, T last) {   \
         return IMPL<__VA_ARGS__>(tc, a, loc, last, i0, i1);                                          \
     }                                                                                                \
     template <typename T, typename I0, typename I1, typename I2>                                     \
-    WEFT_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2,      \
+    WEFT_ACCUM_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2,      \
                      T last) {                                                                       \
         return IMPL<__VA_ARGS__>(tc, a, loc, last, i0, i1, i2);                                      \
     }                                                                                                \
     template <typename T, typename I0, typename I1, typename I2, typename I3>                        \
-    WEFT_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2,      \
+    WEFT_ACCUM_FN RET NAME(const thread_ctx& tc, const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2,      \
                      I3 i3, T last) {                                                                \
         return IMPL<__VA_ARGS__>(tc, a, loc, last, i0, i1, i2, i3);                                  \
     }

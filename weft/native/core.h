@@ -381,14 +381,31 @@ WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0) {
     return (T*)((char*)base + i0 * a.strides[0]);
 }
 
+// The first index of idx[0..n) outside its dimension, raised (the cold path of the checks below:
+// the indices reach it as values, so the hot path keeps them in registers).
+template <typename T>
+WEFT_COLD_PATH WEFT_FN void raise_first_index_error(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2,
+                                                    int64 i3, int32 n) {
+    const int64 idx[4] = {i0, i1, i2, i3};
+    for (int d = 0; d < n; ++d)
+        if (idx[d] < 0 || idx[d] >= a.shape[d]) raise_index_error(a, loc, d, idx, n);
+}
+// One test for all the indices of an access: an index outside [0, shape) is, as unsigned, at
+// least the shape.
+template <typename T>
+WEFT_FN bool any_outside(const array_t<T>& a, int64 i0, int64 i1, int64 i2 = 0, int64 i3 = 0, int n = 2) {
+    bool out = (uint64(i0) >= uint64(int64(a.shape[0]))) | (uint64(i1) >= uint64(int64(a.shape[1])));
+    if (n > 2) out |= uint64(i2) >= uint64(int64(a.shape[2]));
+    if (n > 3) out |= uint64(i3) >= uint64(int64(a.shape[3]));
+    return out;
+}
+
 template <typename T>
 WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1) {
     if (i0 < 0) i0 += a.shape[0];
     if (i1 < 0) i1 += a.shape[1];
 #ifndef WEFT_RELEASE
-    int64 idx[2] = {i0, i1};
-    for (int d = 0; d < 2; ++d)
-        if (idx[d] < 0 || idx[d] >= a.shape[d]) raise_index_error(a, loc, d, idx, 2);
+    if (__builtin_expect(any_outside(a, i0, i1), 0)) raise_first_index_error(a, loc, i0, i1, 0, 0, 2);
 #endif
     return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1]);
 }
@@ -399,9 +416,7 @@ WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1,
     if (i1 < 0) i1 += a.shape[1];
     if (i2 < 0) i2 += a.shape[2];
 #ifndef WEFT_RELEASE
-    int64 idx[3] = {i0, i1, i2};
-    for (int d = 0; d < 3; ++d)
-        if (idx[d] < 0 || idx[d] >= a.shape[d]) raise_index_error(a, loc, d, idx, 3);
+    if (__builtin_expect(any_outside(a, i0, i1, i2, 0, 3), 0)) raise_first_index_error(a, loc, i0, i1, i2, 0, 3);
 #endif
     return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2]);
 }
@@ -413,9 +428,7 @@ WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1,
     if (i2 < 0) i2 += a.shape[2];
     if (i3 < 0) i3 += a.shape[3];
 #ifndef WEFT_RELEASE
-    int64 idx[4] = {i0, i1, i2, i3};
-    for (int d = 0; d < 4; ++d)
-        if (idx[d] < 0 || idx[d] >= a.shape[d]) raise_index_error(a, loc, d, idx, 4);
+    if (__builtin_expect(any_outside(a, i0, i1, i2, i3, 4), 0)) raise_first_index_error(a, loc, i0, i1, i2, i3, 4);
 #endif
     return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2] + i3 * a.strides[3]);
 }
