@@ -333,9 +333,20 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None) -> None:
     GPU side, the destination's first); a copy into pageable host memory waits for completion, a
     copy into pinned host memory does not (synchronise before reading it).
 
+    Args:
+        dest: the array to write (any device).
+        src: the array to read (any device).
+        dest_offset: the first element of ``dest`` written (flat index; contiguous arrays).
+        src_offset: the first element of ``src`` read (flat index; contiguous arrays).
+        count: the number of elements to copy; 0 copies all of ``src`` from ``src_offset``.
+        stream: the ``wp.Stream`` a GPU copy is queued on.
+
     Raises:
         TypeError: An argument is not an array with data.
         ValueError: Element sizes differ, a range is out of bounds, or shapes differ.
+
+    Example:
+        ``wp.copy(dest, src, dest_offset=1, count=2)`` writes ``src[0:2]`` into ``dest[1:3]``.
     """
     _copy(dest, src, dest_offset, src_offset, count, "wp.copy", stream)
 

@@ -176,10 +176,24 @@ def array_map(fn, *inputs, out=None, return_kernel=False, block_dim=256, device=
     a list too). ``return_kernel=True`` returns the element-wise kernel over 1-d arrays (its
     inputs, then the outputs) instead of running it.
 
+    Args:
+        fn: the function applied to each element (its parameters take the inputs' element types).
+        *inputs: arrays, scalars or vector values, one per parameter of ``fn``.
+        out: an array (or a list of arrays) to write the results into, instead of new ones.
+        return_kernel: return the kernel instead of running it.
+        block_dim: threads per block of the GPU launch.
+        device: where to run (default: the device of the first array input).
+
+    Returns:
+        The result array (a list of arrays for a function with several results), or the kernel.
+
     Raises:
-        ValueError: no array input, more than six inputs, or shapes that do not broadcast.
+        ValueError: no array input, more than sixteen inputs, or shapes that do not broadcast.
         TypeError (``MapError``): ``fn`` takes other arguments or returns no value, or ``out``
             does not fit.
+
+    Example:
+        ``y = wp.map(wp.mul, x, 3.0)`` (a new array of ``3 x``); ``wp.map(lambda a, b: a + b, x, y, out=z)``.
     """
     from ..array_constructors import empty, full
     from . import _map_kernels
