@@ -135,7 +135,9 @@ def test_compat_table_is_generated_from_the_run():
         assert warp == baseline["areas"][area]["passed"]
 
 
-@pytest.mark.skipif(os.environ.get("WEFT_TEST_DOCS_BUILD") != "1", reason="set WEFT_TEST_DOCS_BUILD=1 (CI builds the site)")
+@pytest.mark.skipif(
+    os.environ.get("WEFT_TEST_DOCS_BUILD") != "1", reason="set WEFT_TEST_DOCS_BUILD=1 (CI builds the site)"
+)
 def test_site_builds_without_warnings(tmp_path):
     pytest.importorskip("sphinx")
     proc = subprocess.run(

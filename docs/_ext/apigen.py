@@ -352,7 +352,9 @@ def _module_names() -> list[str]:
     """The public submodules in ``weft.__all__`` that have a reference page (its ``py:module``)."""
     import weft
 
-    return [n for n in weft.__all__ if isinstance(getattr(weft, n), pytypes.ModuleType) and f"weft.{n}" in PUBLIC_MODULES]
+    return [
+        n for n in weft.__all__ if isinstance(getattr(weft, n), pytypes.ModuleType) and f"weft.{n}" in PUBLIC_MODULES
+    ]
 
 
 def documented_names() -> set[str]:

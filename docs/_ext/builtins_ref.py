@@ -162,10 +162,9 @@ def builtin_rst(name, b) -> list[str]:
     if side:
         body += ["", "**Side effects:** writes memory or prints; the backward pass does not run it again."]
     tvars = _type_var_lines(b)
-    rules = sorted({f"``{_result_text(ov)}`` of ``{ov.symbol}``: {r}" for ov in b.overloads
-                    if (r := _result_rule_doc(ov)) is not None})
+    rules = sorted({r for ov in b.overloads if (r := _result_rule_doc(ov)) is not None})  # one line per rule
     if tvars or rules:
-        body += ["", "**Types:**", ""] + [f"- {t}" for t in tvars] + [f"- ``Result``: {r.split(': ', 1)[1]}" for r in rules]
+        body += ["", "**Types:**", ""] + [f"- {t}" for t in tvars] + [f"- ``Result``: {r}" for r in rules]
     return lines + _indent(body) + [""]
 
 
