@@ -10,6 +10,7 @@ import pytest
 
 import weft as wp
 from tests import fd_check
+from weft.codegen.errors import WeftBuildError
 
 F64 = wp.float64
 
@@ -335,3 +336,28 @@ def test_native_snippet_refuses_indexed_array_parameters():
     data = wp.zeros(2, dtype=float)
     with pytest.raises(wp.codegen.WarpCodegenError, match="is an indexed array"):
         wp.launch(k, 1, [wp.indexedarray(data, [wp.array([0], dtype=wp.int32)])])
+
+
+@wp.func_native("return a + 1.0;", adj_snippet="adj_a += this is not C++;")
+def _broken_adjoint(a: float) -> float: ...
+
+
+@wp.kernel(module="unique")
+def _uses_broken_adjoint(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = _broken_adjoint(x[i])
+
+
+def test_a_backward_pass_that_fails_to_build_reports_its_error_every_time():
+    """The forward pass runs; each backward launch reports the C++ error of the backward build
+    (the second one too: the failed build is not taken for a kernel without a backward pass)."""
+    x = wp.array(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
+    y = wp.zeros(2, dtype=float, requires_grad=True)
+    wp.launch(_uses_broken_adjoint, dim=2, inputs=[x, y])  # built without a tape: forward only
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_uses_broken_adjoint, dim=2, inputs=[x, y])
+    np.testing.assert_allclose(y.numpy(), [2.0, 3.0])
+    for _ in range(2):
+        with pytest.raises(WeftBuildError, match="C\\+\\+ compiler failed"):
+            tape.backward(grads={y: wp.ones_like(y)})

@@ -843,6 +843,8 @@ class CPURenderer(CStyleRenderer):
     # a group adding into lane k, so the adds of a group are independent (in flight together, and
     # vectorized) instead of one chain each waiting for the previous add.
     HOIST_LANES = 8
+    # Bodies of at most this many IR statements have their groups of lanes unrolled.
+    HOIST_UNROLL_MAX_STATEMENTS = 120
 
     def tid_lines(self, fn, has_ctx: bool) -> list:
         """Multi-dimensional grid coordinates from the task loop when it keeps them (one division
@@ -875,10 +877,13 @@ class CPURenderer(CStyleRenderer):
         def call(task, lane):
             return f"{sym}_{mode}_fast_body(&local_args, &local_bounds, {task}, tc, hoist, {lane});"
 
+        # Unrolled, the group is n inlined copies of the body: worth it for the short bodies of
+        # sums, not for long ones (a test module of matrix kernels took 12 GB to compile so)
+        small = sum(1 for _ in ir.walk(inst.ir.body)) <= self.HOIST_UNROLL_MAX_STATEMENTS
         return [
             "weft::int64 t = begin;",
             f"for (; t + {n} <= end; t += {n}) {{",
-            f"    #pragma GCC unroll {n}",
+            f"    #pragma GCC unroll {n if small else 1}",
             f"    for (int lane = 0; lane < {n}; ++lane) {call('t + lane', 'lane')}",
             "}",
             f"for (; t < end; ++t) {call('t', 0)}",

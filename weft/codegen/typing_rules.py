@@ -49,6 +49,8 @@ def convert_literal(value, target):
         if target.kind == "int" and wrapped >= 1 << (bits - 1):
             wrapped -= 1 << bits
         return wrapped
+    if wt.is_bit_stored(target):  # float16 / bfloat16: rounded as the kernel rounds (bfloat16's
+        return target.from_bits(target.to_bits(float(value)))  # storage dtype may be uint16)
     return target.np_dtype.type(value).item()
 
 

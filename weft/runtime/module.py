@@ -438,8 +438,10 @@ class Module:
         with _lock:
             for batch in self.lazy_backward:
                 if inst in batch.instances:
-                    self.lazy_backward.remove(batch)
+                    # a failed build raises and the batch stays: the next backward launch builds
+                    # (and reports) again instead of finding no backward pass at all
                     batch.build_backward(self)
+                    self.lazy_backward.remove(batch)
                     return
 
     def cuda_build(self, instances, arch: int, use_ptx: bool = True, tile_lanes: int = 1) -> "CudaBuild":
