@@ -166,6 +166,15 @@ def _doc_lines(text: str) -> list[str]:
     return inspect.cleandoc(text or "").splitlines()
 
 
+def _google_lines(text: str) -> list[str]:
+    """A Google-style docstring as reStructuredText (napoleon's conversion, which autodoc applies to the
+    objects it reads; tile operations are written with ``py:function`` directives, so it is applied here)."""
+    from sphinx.ext.napoleon import Config
+    from sphinx.ext.napoleon.docstring import GoogleDocstring
+
+    return GoogleDocstring(_doc_lines(text), Config(napoleon_use_rtype=False)).lines()
+
+
 def config_docs() -> dict:
     """setting name -> description, from the ``Attributes:`` section of ``weft.config``'s docstring."""
     import weft.config
@@ -206,7 +215,7 @@ def _entry_rst(qualname: str, obj, name: str | None = None) -> list[str]:
         return [f".. autofunction:: {qualname}", ""]
     if callable(obj) and _signature_of(obj) is not None:
         lines = [f".. py:function:: {qualname}{_signature_of(obj)}", ""]
-        return lines + ["   " + ln if ln else "" for ln in _doc_lines(obj.__doc__)] + [""]
+        return lines + ["   " + ln if ln else "" for ln in _google_lines(obj.__doc__)] + [""]
     if short in DATA_DOCS:
         return [f".. py:data:: {qualname}", f"   :value: {obj!r}" if isinstance(obj, (int, float)) else "", "",
                 f"   {DATA_DOCS[short]}", ""]
