@@ -93,6 +93,15 @@ def to_dlpack(a: array):
 
     Consumers that accept objects (``np.from_dlpack``, ``torch.from_dlpack``) can take ``a``
     itself, which implements ``__dlpack__`` and ``__dlpack_device__``.
+
+    Args:
+        a: A ``wp.array`` holding data (not an annotation).
+
+    Returns:
+        A ``PyCapsule`` named ``"dltensor"``, to be consumed once.
+
+    Raises:
+        TypeError: ``a`` is not a weft array with data.
     """
     if not isinstance(a, array) or a.is_annotation:
         raise TypeError(f"wp.to_dlpack expects a wp.array with data, got {type(a).__name__}")

@@ -43,7 +43,14 @@ def _jax():
 
 
 def device_from_jax(jax_device):
-    """Return the weft ``Device`` of a JAX device (``jax.devices()[0]``...)."""
+    """Return the weft ``Device`` of a JAX device (``jax.devices()[0]``...).
+
+    Args:
+        jax_device: A JAX device (its ``platform`` is ``"cpu"`` or a GPU platform).
+
+    Returns:
+        ``wp.get_device("cpu")`` or the ``cuda:N`` device of the same index.
+    """
     if jax_device.platform == "cpu":
         return get_device("cpu")
     return get_device(f"cuda:{jax_device.id}")
@@ -51,6 +58,12 @@ def device_from_jax(jax_device):
 
 def device_to_jax(warp_device):
     """Return the JAX device of a weft device-like value.
+
+    Args:
+        warp_device: A device-like value (``"cpu"``, ``"cuda:0"``, a ``wp.Device``; None for the current one).
+
+    Returns:
+        The JAX device of the same platform and index.
 
     Raises:
         RuntimeError: JAX has no such device.
@@ -67,6 +80,12 @@ def device_to_jax(warp_device):
 def dtype_from_jax(jax_dtype):
     """Return the weft scalar type of a JAX dtype (``jnp.float32``...).
 
+    Args:
+        jax_dtype: A JAX or NumPy dtype, or anything ``np.dtype`` accepts.
+
+    Returns:
+        The weft scalar type (``wp.float32``...).
+
     Raises:
         TypeError: weft has no such type (bfloat16, complex...).
     """
@@ -78,6 +97,12 @@ def dtype_from_jax(jax_dtype):
 
 def dtype_to_jax(warp_dtype):
     """Return the JAX (NumPy) dtype of a weft scalar type.
+
+    Args:
+        warp_dtype: A weft scalar type.
+
+    Returns:
+        The matching ``jnp.dtype``.
 
     Raises:
         TypeError: ``warp_dtype`` is not a scalar type.
@@ -104,6 +129,18 @@ def to_jax(warp_array):
     array is contiguous and 64-byte aligned (arrays weft allocates are);
     JAX copies other arrays (strided views, memory wrapped from elsewhere).
     Vector/matrix components are trailing dimensions.
+
+    Args:
+        warp_array: A ``wp.array`` holding data (not an annotation).
+
+    Returns:
+        A ``jax.Array`` on the matching JAX device, sharing memory where it can.
+
+    Raises:
+        TypeError: ``warp_array`` is not a weft array with data.
+
+    Example:
+        ``x = wp.to_jax(wp.zeros(8))`` (needs JAX).
     """
     jax = _jax()
     if not isinstance(warp_array, array) or warp_array.is_annotation:

@@ -79,6 +79,12 @@ _from_torch_names = {
 def dtype_to_torch(warp_dtype):
     """Return the torch dtype of a weft scalar type (unsigned 16/32/64-bit map to signed, as in Warp).
 
+    Args:
+        warp_dtype: A weft scalar type.
+
+    Returns:
+        The matching ``torch.dtype``.
+
     Raises:
         TypeError: ``warp_dtype`` is not a weft scalar type (vectors have no torch dtype).
     """
@@ -91,6 +97,12 @@ def dtype_to_torch(warp_dtype):
 def dtype_from_torch(torch_dtype):
     """Return the weft scalar type of a torch dtype.
 
+    Args:
+        torch_dtype: A ``torch.dtype``.
+
+    Returns:
+        The weft scalar type (``wp.float32``...).
+
     Raises:
         TypeError: torch dtypes weft has no type for (complex...).
     """
@@ -102,7 +114,14 @@ def dtype_from_torch(torch_dtype):
 
 
 def device_from_torch(torch_device):
-    """Return the weft ``Device`` of a torch device (``torch.device`` or a string like ``"cpu"``)."""
+    """Return the weft ``Device`` of a torch device (``torch.device`` or a string like ``"cpu"``).
+
+    Args:
+        torch_device: A ``torch.device`` or a device string.
+
+    Returns:
+        The matching ``wp.Device``.
+    """
     name = str(torch_device)
     if name.startswith("cuda") and ":" not in name:
         name = f"cuda:{_torch().cuda.current_device()}"
@@ -110,7 +129,14 @@ def device_from_torch(torch_device):
 
 
 def device_to_torch(warp_device) -> str:
-    """Return the torch device string (``"cpu"``, ``"cuda:0"``...) of a weft device-like value."""
+    """Return the torch device string (``"cpu"``, ``"cuda:0"``...) of a weft device-like value.
+
+    Args:
+        warp_device: A device-like value (``"cpu"``, ``"cuda:0"``, a ``wp.Device``; None for the current one).
+
+    Returns:
+        The torch device string.
+    """
     d = get_device(warp_device)
     return "cpu" if d.is_cpu else f"cuda:{d.ordinal}"
 
@@ -121,6 +147,9 @@ def stream_from_torch(stream_or_device=None):
     Args:
         stream_or_device: A ``torch.cuda.Stream``, or a torch device / device string / None whose
             current torch stream is taken.
+
+    Returns:
+        A ``wp.Stream`` over the same ``CUstream``.
     """
     torch = _torch()
     if isinstance(stream_or_device, torch.cuda.Stream):
@@ -133,7 +162,15 @@ def stream_from_torch(stream_or_device=None):
 
 
 def stream_to_torch(stream_or_device=None):
-    """Return a ``torch.cuda.ExternalStream`` wrapping a weft stream (or a device's current stream)."""
+    """Return a ``torch.cuda.ExternalStream`` wrapping a weft stream (or a device's current stream).
+
+    Args:
+        stream_or_device: A ``wp.Stream``, or a CUDA device-like value whose current stream is wrapped; None
+            for the current device.
+
+    Returns:
+        A ``torch.cuda.ExternalStream`` over the same ``CUstream``.
+    """
     torch = _torch()
     from ..runtime.stream import Stream
 

@@ -205,6 +205,12 @@ class Event:
 def get_stream(device=None) -> Stream:
     """The current stream of a CUDA device (default: the current device).
 
+    Args:
+        device: A CUDA device-like value (``"cuda:0"``, a ``wp.Device``); None for the current device.
+
+    Returns:
+        The device's current ``wp.Stream``.
+
     Raises:
         RuntimeError: The device is not a CUDA device.
     """
@@ -224,28 +230,62 @@ def set_stream(stream: Stream, device=None, sync: bool = False):
 
 
 def wait_event(event: Event, external: bool = False):
-    """Make the current stream wait for ``event``."""
+    """Make the current stream wait for ``event`` (work queued after this starts once it completes).
+
+    Args:
+        event: The event to wait for, recorded on any stream of the device.
+        external: Use CUDA's external flag (an event node visible outside a captured graph); only meaningful while capturing.
+
+    Example:
+        ``e = wp.record_event(); ...; wp.wait_event(e)`` (on another stream, after ``wp.set_stream``).
+    """
     get_stream().wait_event(event, external)
 
 
 def record_event(event: Event | None = None, external: bool = False) -> Event:
-    """Record ``event`` (a new one when None) on the current stream and return it."""
+    """Record ``event`` (a new one when None) on the current stream and return it.
+
+    Args:
+        event: The event to record; None creates one on the current device.
+        external: Use CUDA's external flag (an event node visible outside a captured graph); only meaningful while capturing.
+
+    Returns:
+        The recorded ``wp.Event``.
+    """
     return get_stream().record_event(event, external)
 
 
 def wait_stream(other_stream: Stream, event: Event | None = None, external: bool = False):
-    """Make the current stream wait for the work queued so far on ``other_stream``."""
+    """Make the current stream wait for the work queued so far on ``other_stream``.
+
+    Args:
+        other_stream: The stream waited for (a ``wp.Stream`` of the same device).
+        event: The event recorded on ``other_stream`` to wait on; None creates one.
+        external: Use CUDA's external flag (an event node visible outside a captured graph); only meaningful while capturing.
+
+    Example:
+        ``wp.wait_stream(upload_stream)`` before launching kernels that read what it copied.
+    """
     get_stream().wait_stream(other_stream, event, external)
 
 
 def synchronize_stream(stream_or_device=None):
-    """Wait on the host for the work queued on a stream (or on a device's current stream)."""
+    """Wait on the host for the work queued on a stream (or on a device's current stream).
+
+    Args:
+        stream_or_device: A ``wp.Stream``, or a CUDA device-like value whose current stream is waited
+            for; None for the current device.
+    """
     stream = stream_or_device if isinstance(stream_or_device, Stream) else get_stream(stream_or_device)
     stream.synchronize()
 
 
 def synchronize_event(event: Event):
-    """Wait on the host until ``event`` has completed."""
+    """Wait on the host until ``event`` has completed.
+
+    Args:
+        event: A recorded ``wp.Event``.
+    """
     event.synchronize()
 
 
