@@ -238,6 +238,12 @@ def array_type_id(x) -> int:
     ``ARRAY_TYPE_REGULAR``, ``ARRAY_TYPE_INDEXED``, ``ARRAY_TYPE_FABRIC`` or
     ``ARRAY_TYPE_FABRIC_INDEXED``.
 
+    Args:
+        x: An array, array annotation or array type.
+
+    Returns:
+        One of the ``ARRAY_TYPE_*`` ints.
+
     Raises:
         TypeError: ``x`` is not an array kind.
     """
@@ -256,7 +262,14 @@ def array_type_id(x) -> int:
 def is_array(a) -> bool:
     """Whether ``a`` is an array of any kind (``wp.array``, ``wp.indexedarray``, the Fabric arrays
     and their n-d forms, with data or as an annotation), a subscript array annotation, or a
-    kernel-side array type."""
+    kernel-side array type.
+
+    Args:
+        a: Any object.
+
+    Returns:
+        True or False.
+    """
     if isinstance(a, _ArrayAnnotationBase) or types.is_array_like(a):
         return True
     return not isinstance(a, type) and bool(getattr(type(a), "_weft_array_class", False))

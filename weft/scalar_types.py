@@ -406,7 +406,14 @@ def dtype_to_numpy(warp_dtype):
 
 
 def type_repr(t) -> str:
-    """Short readable name of a weft type, used in error messages."""
+    """Short readable name of a weft type, used in error messages.
+
+    Args:
+        t: A weft or Python type.
+
+    Returns:
+        The name, a str.
+    """
     if is_scalar(t):
         return t.cname
     if isinstance(t, (type, _typing.TypeVar)):

@@ -43,7 +43,14 @@ __all__ = [
 
 def type_to_warp(dtype):
     """Python's ``float`` / ``int`` / ``bool`` as weft's ``float32`` / ``int32`` / ``bool``; other
-    types unchanged."""
+    types unchanged.
+
+    Args:
+        dtype: A type.
+
+    Returns:
+        The weft type.
+    """
     if dtype is float:
         return st.float32
     if dtype is int:
@@ -58,52 +65,122 @@ def _kind(t):
 
 
 def type_is_vector(t) -> _py.bool:
-    """Whether ``t`` is a vector type."""
+    """Whether ``t`` is a vector type.
+
+    Args:
+        t: A type (weft's, Python's scalar types, a struct or array type...).
+
+    Returns:
+        True or False.
+    """
     return _kind(t) == "vector"
 
 
 def type_is_matrix(t) -> _py.bool:
-    """Whether ``t`` is a matrix type."""
+    """Whether ``t`` is a matrix type.
+
+    Args:
+        t: A type (weft's, Python's scalar types, a struct or array type...).
+
+    Returns:
+        True or False.
+    """
     return _kind(t) == "matrix"
 
 
 def type_is_quaternion(t) -> _py.bool:
-    """Whether ``t`` is a quaternion type."""
+    """Whether ``t`` is a quaternion type.
+
+    Args:
+        t: A type (weft's, Python's scalar types, a struct or array type...).
+
+    Returns:
+        True or False.
+    """
     return _kind(t) == "quaternion"
 
 
 def type_is_transformation(t) -> _py.bool:
-    """Whether ``t`` is a transformation type."""
+    """Whether ``t`` is a transformation type.
+
+    Args:
+        t: A type (weft's, Python's scalar types, a struct or array type...).
+
+    Returns:
+        True or False.
+    """
     return _kind(t) == "transform"
 
 
 def type_is_composite(t) -> _py.bool:
-    """Whether ``t`` is a vector, matrix, quaternion or transformation type."""
+    """Whether ``t`` is a vector, matrix, quaternion or transformation type.
+
+    Args:
+        t: A type (weft's, Python's scalar types, a struct or array type...).
+
+    Returns:
+        True or False.
+    """
     return _kind(t) in _COMPOSITE_KINDS
 
 
 def type_is_struct(t) -> _py.bool:
-    """Whether ``t`` is a ``@wp.struct`` type."""
+    """Whether ``t`` is a ``@wp.struct`` type.
+
+    Args:
+        t: A type (weft's, Python's scalar types, a struct or array type...).
+
+    Returns:
+        True or False.
+    """
     return getattr(t, "_kind", None) == "struct" and not isinstance(t, type)
 
 
 def type_is_int(t) -> _py.bool:
-    """Whether ``t`` is an integer scalar type (``int`` counts)."""
+    """Whether ``t`` is an integer scalar type (``int`` counts).
+
+    Args:
+        t: A type (weft's, Python's scalar types, a struct or array type...).
+
+    Returns:
+        True or False.
+    """
     return st.is_int(type_to_warp(t))
 
 
 def type_is_float(t) -> _py.bool:
-    """Whether ``t`` is a floating-point scalar type (``float`` counts)."""
+    """Whether ``t`` is a floating-point scalar type (``float`` counts).
+
+    Args:
+        t: A type (weft's, Python's scalar types, a struct or array type...).
+
+    Returns:
+        True or False.
+    """
     return st.is_float(type_to_warp(t))
 
 
 def type_is_scalar(t) -> _py.bool:
-    """Whether ``t`` is a numeric or bool scalar type."""
+    """Whether ``t`` is a numeric or bool scalar type.
+
+    Args:
+        t: A type (weft's, Python's scalar types, a struct or array type...).
+
+    Returns:
+        True or False.
+    """
     return st.is_scalar(type_to_warp(t))
 
 
 def type_is_value(t) -> _py.bool:
-    """Whether ``t`` is a value type: a scalar (Python's included) or a composite."""
+    """Whether ``t`` is a value type: a scalar (Python's included) or a composite.
+
+    Args:
+        t: A type (weft's, Python's scalar types, a struct or array type...).
+
+    Returns:
+        True or False.
+    """
     return type_is_scalar(t) or type_is_composite(t)
 
 
@@ -113,48 +190,111 @@ def type_is_array(t) -> _py.bool:
 
 
 def is_composite(x) -> _py.bool:
-    """Whether ``x`` is a vector, matrix, quaternion or transformation value."""
+    """Whether ``x`` is a vector, matrix, quaternion or transformation value.
+
+    Args:
+        x: Any value.
+
+    Returns:
+        True or False.
+    """
     return type_is_composite(type(x))
 
 
 def is_vector(x) -> _py.bool:
-    """Whether ``x`` is a vector value."""
+    """Whether ``x`` is a vector value.
+
+    Args:
+        x: Any value.
+
+    Returns:
+        True or False.
+    """
     return type_is_vector(type(x))
 
 
 def is_matrix(x) -> _py.bool:
-    """Whether ``x`` is a matrix value."""
+    """Whether ``x`` is a matrix value.
+
+    Args:
+        x: Any value.
+
+    Returns:
+        True or False.
+    """
     return type_is_matrix(type(x))
 
 
 def is_quaternion(x) -> _py.bool:
-    """Whether ``x`` is a quaternion value."""
+    """Whether ``x`` is a quaternion value.
+
+    Args:
+        x: Any value.
+
+    Returns:
+        True or False.
+    """
     return type_is_quaternion(type(x))
 
 
 def is_transformation(x) -> _py.bool:
-    """Whether ``x`` is a transformation value."""
+    """Whether ``x`` is a transformation value.
+
+    Args:
+        x: Any value.
+
+    Returns:
+        True or False.
+    """
     return type_is_transformation(type(x))
 
 
 def is_struct(x) -> _py.bool:
-    """Whether ``x`` is a ``@wp.struct`` instance."""
+    """Whether ``x`` is a ``@wp.struct`` instance.
+
+    Args:
+        x: Any value.
+
+    Returns:
+        True or False.
+    """
     return getattr(x, "_struct", None) is not None
 
 
 def is_value(x) -> _py.bool:
-    """Whether ``x`` is a value: a Python or weft scalar, or a composite."""
+    """Whether ``x`` is a value: a Python or weft scalar, or a composite.
+
+    Args:
+        x: Any value.
+
+    Returns:
+        True or False.
+    """
     return isinstance(x, (int, float, _py.bool, st.scalar_base)) or is_composite(x)
 
 
 def type_scalar_type(dtype):
-    """The scalar type of a composite (``float32`` for ``vec3``), else ``dtype`` itself."""
+    """The scalar type of a composite (``float32`` for ``vec3``), else ``dtype`` itself.
+
+    Args:
+        dtype: A scalar or composite type.
+
+    Returns:
+        A scalar type.
+    """
     return getattr(dtype, "_scalar", dtype) if type_is_composite(dtype) else dtype
 
 
 def type_length(obj) -> int:
     """The number of components along the first dimension of a composite type or value (3 for
-    ``vec3``, 2 for ``mat23``); a tuple's or sequence's length otherwise."""
+    ``vec3``, 2 for ``mat23``); a tuple's or sequence's length otherwise.
+
+    Args:
+        obj: A composite type or value (a scalar counts as 1).
+
+    Returns:
+        The length, an int.
+    """
     t = obj if isinstance(obj, type) else type(obj)
     if type_is_composite(t):
         return t._shape[0]
@@ -165,12 +305,26 @@ def type_length(obj) -> int:
 
 def type_size(dtype) -> int:
     """The number of scalars in one element: 1 for a scalar or struct, the component count of a
-    vector, matrix, quaternion or transformation."""
+    vector, matrix, quaternion or transformation.
+
+    Args:
+        dtype: An element type.
+
+    Returns:
+        The count, an int.
+    """
     return dtype._length_ if type_is_composite(dtype) else 1
 
 
 def type_size_in_bytes(dtype) -> int:
-    """The size in bytes of one element of ``dtype``."""
+    """The size in bytes of one element of ``dtype``.
+
+    Args:
+        dtype: An element type (scalar, composite or struct).
+
+    Returns:
+        The size, an int.
+    """
     dtype = type_to_warp(dtype)
     if type_is_struct(dtype):
         return ctypes.sizeof(dtype.ctype)
@@ -181,7 +335,15 @@ def type_size_in_bytes(dtype) -> int:
 
 def types_equal(a, b) -> _py.bool:
     """Whether two types are the same weft type: Python's scalar types count as weft's, array
-    annotations compare by element type, dimensions and kind."""
+    annotations compare by element type, dimensions and kind.
+
+    Args:
+        a: A type.
+        b: Another type.
+
+    Returns:
+        True or False.
+    """
     if a is b:
         return True
     return _normalized(a) == _normalized(b)
@@ -212,7 +374,14 @@ def get_type_code(t) -> str:
     (uint8), ``b`` (bool), ``v3f4`` (vec3), ``m22f8`` (mat22d), ``qf4`` / ``tf4`` (quaternions,
     transforms), ``a2v3f4`` (2-d array of vec3, an annotation or an array), ``ia1f4`` (indexed
     array), ``?`` for ``Any`` (``v?f4``: a vector of any length), ``f?`` for ``wp.Float``, a
-    struct's C name, ``tr84f4`` for a tile; other objects give their name."""
+    struct's C name, ``tr84f4`` for a tile; other objects give their name.
+
+    Args:
+        t: A weft type (scalar, composite, struct or array type).
+
+    Returns:
+        The code, a str.
+    """
     t = type_to_warp(t)
     if t is _typing.Any:
         return "?"

@@ -240,6 +240,12 @@ def get_cuda_device_count() -> int:
 def get_cuda_device(ordinal: int | None = None) -> Device:
     """Return the CUDA device with the given ordinal, or the current CUDA device.
 
+    Args:
+        ordinal: The CUDA device's index; None for the current CUDA device.
+
+    Returns:
+        The ``wp.Device`` of that ordinal.
+
     Raises:
         RuntimeError: No such CUDA device exists.
     """
@@ -286,6 +292,9 @@ def unmap_cuda_device(alias: str) -> None:
     """Forget the CUDA device named ``alias``: ``get_device(alias)`` and the device lists no longer
     find it. When it is the default device, the CPU becomes the default.
 
+    Args:
+        alias: The name given to ``wp.map_cuda_device``.
+
     Raises:
         RuntimeError: No CUDA device has this alias.
     """
@@ -299,17 +308,35 @@ def unmap_cuda_device(alias: str) -> None:
 
 
 def is_mempool_supported(device=None) -> bool:
-    """Whether the device supports stream-ordered allocations (``cuMemAllocAsync``); False for the CPU."""
+    """Whether the device supports stream-ordered allocations (``cuMemAllocAsync``); False for the CPU.
+
+    Args:
+        device: A device-like value (``"cpu"``, ``"cuda:0"``, a ``wp.Device``); None for the current device.
+
+    Returns:
+        True or False.
+    """
     return get_device(device).is_mempool_supported
 
 
 def is_mempool_enabled(device=None) -> bool:
-    """Whether the device's arrays are allocated from its stream-ordered memory pool."""
+    """Whether the device's arrays are allocated from its stream-ordered memory pool.
+
+    Args:
+        device: A device-like value (``"cpu"``, ``"cuda:0"``, a ``wp.Device``); None for the current device.
+
+    Returns:
+        True or False (always False for the CPU).
+    """
     return get_device(device).is_mempool_enabled
 
 
 def set_mempool_enabled(device, enable: bool) -> None:
     """Allocate the device's future arrays from its memory pool (``enable``) or with ``cuMemAlloc``.
+
+    Args:
+        device: A CUDA device-like value.
+        enable: True to allocate from the pool, False to allocate each array on its own.
 
     Raises:
         ValueError: ``device`` is not a CUDA device.
@@ -351,7 +378,14 @@ def set_mempool_release_threshold(device, threshold) -> None:
 
 
 def get_mempool_release_threshold(device=None) -> int:
-    """The release threshold of the device's memory pool, in bytes (see ``set_mempool_release_threshold``)."""
+    """The release threshold of the device's memory pool, in bytes (see ``set_mempool_release_threshold``).
+
+    Args:
+        device: A device-like value (``"cpu"``, ``"cuda:0"``, a ``wp.Device``); None for the current device (a CUDA device with a pool).
+
+    Returns:
+        The threshold in bytes, an int.
+    """
     return _mempool_device(device).mempool_release_threshold()
 
 
@@ -392,13 +426,28 @@ def is_cpu_available() -> bool:
 
 
 def is_device_available(device) -> bool:
-    """Whether ``device`` is one of the devices of this machine."""
+    """Whether ``device`` is one of the devices of this machine.
+
+    Args:
+        device: A ``wp.Device``.
+
+    Returns:
+        True when ``device`` is among ``wp.get_devices()``.
+    """
     return device in _devices.values()
 
 
 def is_peer_access_supported(target_device, peer_device) -> bool:
     """Whether ``peer_device`` can read and write the memory of ``target_device`` directly: two
-    CUDA devices the driver reports as peers, or one CUDA device and itself; never the CPU."""
+    CUDA devices the driver reports as peers, or one CUDA device and itself; never the CPU.
+
+    Args:
+        target_device: The device whose memory is accessed (device-like value).
+        peer_device: The device that accesses it (device-like value).
+
+    Returns:
+        True or False.
+    """
     target, peer = get_device(target_device), get_device(peer_device)
     if not (target.is_cuda and peer.is_cuda):
         return False
@@ -413,21 +462,45 @@ def is_peer_access_supported(target_device, peer_device) -> bool:
 
 def is_peer_access_enabled(target_device, peer_device) -> bool:
     """Whether ``peer_device`` currently accesses ``target_device``'s memory directly. weft
-    does not enable access between two GPUs, so this holds for a CUDA device and itself only."""
+    does not enable access between two GPUs, so this holds for a CUDA device and itself only.
+
+    Args:
+        target_device: The device whose memory is accessed (device-like value).
+        peer_device: The device that accesses it (device-like value).
+
+    Returns:
+        True or False.
+    """
     target, peer = get_device(target_device), get_device(peer_device)
     return target.is_cuda and target is peer
 
 
 def is_mempool_access_supported(target_device, peer_device) -> bool:
     """Whether ``peer_device`` could access the memory pool of ``target_device``: a CUDA device
-    with a memory pool and itself (weft does not share pools between GPUs); never the CPU."""
+    with a memory pool and itself (weft does not share pools between GPUs); never the CPU.
+
+    Args:
+        target_device: The device whose memory is accessed (device-like value).
+        peer_device: The device that accesses it (device-like value).
+
+    Returns:
+        True or False.
+    """
     target, peer = get_device(target_device), get_device(peer_device)
     return target.is_cuda and target is peer and target.is_mempool_supported
 
 
 def is_mempool_access_enabled(target_device, peer_device) -> bool:
     """Whether ``peer_device`` accesses the memory pool of ``target_device``: a CUDA device whose
-    pool is enabled, and itself."""
+    pool is enabled, and itself.
+
+    Args:
+        target_device: The device whose memory is accessed (device-like value).
+        peer_device: The device that accesses it (device-like value).
+
+    Returns:
+        True or False.
+    """
     target, peer = get_device(target_device), get_device(peer_device)
     return is_mempool_access_supported(target, peer) and target.is_mempool_enabled
 
