@@ -36,7 +36,15 @@ def _mode(topology, masked: bool) -> str:
 
 
 def bsr_scale(x, alpha):
-    """``x *= alpha`` in place (``x`` a matrix); returns ``x``."""
+    """``x *= alpha`` in place (``x`` a matrix); returns ``x``.
+
+    Args:
+        x: The ``BsrMatrix`` to scale.
+        alpha: The scalar factor.
+
+    Returns:
+        The matrix, scaled in place.
+    """
     mat, scale = split(x)
     if mat.nnz:
         launch(

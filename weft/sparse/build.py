@@ -285,7 +285,14 @@ def bsr_set_transpose(dest: BsrMatrix, src, masked: bool = False, topology=None)
 
 
 def bsr_transposed(A) -> BsrMatrix:
-    """A new matrix, the transpose of ``A`` (a matrix or ``alpha * matrix``)."""
+    """A new matrix, the transpose of ``A`` (a matrix or ``alpha * matrix``).
+
+    Args:
+        A: A ``BsrMatrix`` or ``alpha * matrix``.
+
+    Returns:
+        A new ``BsrMatrix`` with the transposed block shape.
+    """
     mat, _ = split(A)
     br, bc = mat.block_shape
     dest = BsrMatrix(block_type_for((bc, br), mat.scalar_type), mat.device)
@@ -377,7 +384,16 @@ def bsr_set_identity(A: BsrMatrix, rows_of_blocks: int | None = None) -> None:
 
 
 def bsr_identity(rows_of_blocks: int, block_type, device=None) -> BsrMatrix:
-    """A new ``rows_of_blocks`` x ``rows_of_blocks`` identity matrix of square blocks."""
+    """A new ``rows_of_blocks`` x ``rows_of_blocks`` identity matrix of square blocks.
+
+    Args:
+        rows_of_blocks: The number of block rows (and columns).
+        block_type: A square matrix type (``wp.mat33``...) or a scalar type for 1x1 blocks.
+        device: Where to allocate (default: the current device).
+
+    Returns:
+        A new ``BsrMatrix``.
+    """
     A = BsrMatrix(block_type, device)
     bsr_set_identity(A, rows_of_blocks)
     return A
