@@ -151,13 +151,20 @@ def _wrap(cls, v):
     return cls(v)
 
 
+def _float_operand(cls):
+    """The NumPy type a float scalar type computes in: its own, or float32 for bfloat16 when its
+    NumPy dtype is only the uint16 of its bits (no ml_dtypes; the result is rounded back)."""
+    return np.float32 if cls.np_dtype == np.uint16 else cls.np_dtype.type
+
+
 def _arith(f):
     """A +, -, * or negation: exact for integers (wrapped after), in the float type for floats."""
 
     def op(cls, a, b):
         if cls.kind == "float":
+            t = _float_operand(cls)
             with np.errstate(all="ignore"):
-                return f(cls.np_dtype.type(a), cls.np_dtype.type(b))
+                return f(t(a), t(b))
         return f(a, b)
 
     return op
@@ -171,14 +178,14 @@ def _trunc_div(a, b):
 def _divide(cls, a, b):
     if cls.kind == "float":
         with np.errstate(all="ignore"):
-            return cls.np_dtype.type(a) / cls.np_dtype.type(b)
+            return _float_operand(cls)(a) / _float_operand(cls)(b)
     return 0 if b == 0 else _trunc_div(_py.int(a), _py.int(b))
 
 
 def _remainder(cls, a, b):
     if cls.kind == "float":
         with np.errstate(all="ignore"):
-            return np.fmod(cls.np_dtype.type(a), cls.np_dtype.type(b))
+            return np.fmod(_float_operand(cls)(a), _float_operand(cls)(b))
     a, b = _py.int(a), _py.int(b)
     return 0 if b == 0 else a - b * _trunc_div(a, b)
 
@@ -187,7 +194,7 @@ def _power(cls, a, b):
     if cls.kind != "float":
         raise TypeError(f"** is defined for float types, not {cls.__name__}; convert to a float type first")
     with np.errstate(all="ignore"):
-        return np.power(cls.np_dtype.type(a), cls.np_dtype.type(b))
+        return np.power(_float_operand(cls)(a), _float_operand(cls)(b))
 
 
 _KIND_WORDS = {"float": "floating-point number", "int": "signed integer", "uint": "unsigned integer", "bool": "boolean"}

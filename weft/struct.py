@@ -332,6 +332,8 @@ class Struct:
             raise TypeError(f"struct {self.key} field '{name}' expects a number, got {type(value).__name__}")
         if wt.is_int(t) and isinstance(value, (float, np.floating)):
             raise TypeError(f"struct {self.key} field '{name}' is {t.cname}, cannot assign the float {value!r}")
+        if wt.is_bit_stored(t):  # float16 / bfloat16: rounded to the type (bfloat16's NumPy dtype
+            return t.from_bits(t.to_bits(float(value)))  # may be only its uint16 bits)
         return t.np_dtype.type(value).item()
 
     def _convert_array(self, name, t, value):

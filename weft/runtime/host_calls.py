@@ -57,6 +57,15 @@ def _as_argument(v, t):
     return v
 
 
+def _numbers(out):
+    """A result array's values as numbers (bfloat16's NumPy view is its uint16 bits without
+    ml_dtypes)."""
+    v = out.numpy()
+    if v.dtype == np.uint16 and getattr(out.dtype, "_scalar", out.dtype) is wt.bfloat16:
+        v = wt.np_bfloat16_bits_to_float32(v)
+    return v
+
+
 def _convert_result(value, rtype):
     if vt.is_composite(rtype):
         return rtype(*np.asarray(value).reshape(-1).tolist())
@@ -114,5 +123,5 @@ def call(builtin, args, kwargs):
     rtypes = rtype.types if isinstance(rtype, wt.TupleType) else (rtype,)
     outs = [zeros(1, dtype=t, device="cpu") for t in rtypes]
     launch(kernel, 1, inputs=[_as_argument(a, t) for a, t in zip(args, types)] + outs, device="cpu")
-    values = tuple(_convert_result(o.numpy()[0], t) for o, t in zip(outs, rtypes))
+    values = tuple(_convert_result(_numbers(o)[0], t) for o, t in zip(outs, rtypes))
     return values if isinstance(rtype, wt.TupleType) else values[0]
