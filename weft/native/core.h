@@ -367,29 +367,42 @@ WEFT_COLD_PATH WEFT_FN void raise_index_error(const array_t<T>& a, int32 loc, in
     raise_kernel_error(e);
 }
 
+// The index error of an access, from values only: the array's descriptor must not escape from
+// the hot path (a kernel body reloads the shape and strides of an escaped descriptor from memory
+// after each of its stores, since the store might have changed them).
+WEFT_COLD_PATH WEFT_FN void raise_index_error_values(int32 loc, int32 ndim, int32 s0, int32 s1, int32 s2, int32 s3,
+                                                     int64 i0, int64 i1, int64 i2, int64 i3, int32 n) {
+    const int32 shape[4] = {s0, s1, s2, s3};
+    const int64 idx[4] = {i0, i1, i2, i3};
+    int32 dim = 0;
+    while (dim < n - 1 && idx[dim] >= 0 && idx[dim] < shape[dim]) ++dim;  // the first index outside
+    kernel_error e;
+    e.code = 1;
+    e.loc = loc;
+    e.dim = dim;
+    e.ndim = n;
+    for (int i = 0; i < 4; ++i) {
+        e.index[i] = i < n ? idx[i] : 0;
+        e.shape[i] = i < ndim ? shape[i] : -1;  // the whole shape, also for a subarray's a[i]
+    }
+    raise_kernel_error(e);
+}
+template <typename T>
+WEFT_FN void index_error_of(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, int64 i3, int32 n) {
+    raise_index_error_values(loc, a.ndim, a.shape[0], a.shape[1], a.shape[2], a.shape[3], i0, i1, i2, i3, n);
+}
+
 // Byte offset of an element, with bounds checking unless WEFT_RELEASE is defined.
 // Negative indices count from the end, as in Python and Warp.
 template <typename T>
 WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0) {
     if (i0 < 0) i0 += a.shape[0];
 #ifndef WEFT_RELEASE
-    if (i0 < 0 || i0 >= a.shape[0]) {
-        int64 idx[1] = {i0};
-        raise_index_error(a, loc, 0, idx, 1);
-    }
+    if (__builtin_expect(uint64(i0) >= uint64(int64(a.shape[0])), 0)) index_error_of(a, loc, i0, 0, 0, 0, 1);
 #endif
     return (T*)((char*)base + i0 * a.strides[0]);
 }
 
-// The first index of idx[0..n) outside its dimension, raised (the cold path of the checks below:
-// the indices reach it as values, so the hot path keeps them in registers).
-template <typename T>
-WEFT_COLD_PATH WEFT_FN void raise_first_index_error(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2,
-                                                    int64 i3, int32 n) {
-    const int64 idx[4] = {i0, i1, i2, i3};
-    for (int d = 0; d < n; ++d)
-        if (idx[d] < 0 || idx[d] >= a.shape[d]) raise_index_error(a, loc, d, idx, n);
-}
 // One test for all the indices of an access: an index outside [0, shape) is, as unsigned, at
 // least the shape.
 template <typename T>
@@ -405,7 +418,7 @@ WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1)
     if (i0 < 0) i0 += a.shape[0];
     if (i1 < 0) i1 += a.shape[1];
 #ifndef WEFT_RELEASE
-    if (__builtin_expect(any_outside(a, i0, i1), 0)) raise_first_index_error(a, loc, i0, i1, 0, 0, 2);
+    if (__builtin_expect(any_outside(a, i0, i1), 0)) index_error_of(a, loc, i0, i1, 0, 0, 2);
 #endif
     return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1]);
 }
@@ -416,7 +429,7 @@ WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1,
     if (i1 < 0) i1 += a.shape[1];
     if (i2 < 0) i2 += a.shape[2];
 #ifndef WEFT_RELEASE
-    if (__builtin_expect(any_outside(a, i0, i1, i2, 0, 3), 0)) raise_first_index_error(a, loc, i0, i1, i2, 0, 3);
+    if (__builtin_expect(any_outside(a, i0, i1, i2, 0, 3), 0)) index_error_of(a, loc, i0, i1, i2, 0, 3);
 #endif
     return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2]);
 }
@@ -428,7 +441,7 @@ WEFT_FN T* elem_ptr(T* base, const array_t<T>& a, int32 loc, int64 i0, int64 i1,
     if (i2 < 0) i2 += a.shape[2];
     if (i3 < 0) i3 += a.shape[3];
 #ifndef WEFT_RELEASE
-    if (__builtin_expect(any_outside(a, i0, i1, i2, i3, 4), 0)) raise_first_index_error(a, loc, i0, i1, i2, i3, 4);
+    if (__builtin_expect(any_outside(a, i0, i1, i2, i3, 4), 0)) index_error_of(a, loc, i0, i1, i2, i3, 4);
 #endif
     return (T*)((char*)base + i0 * a.strides[0] + i1 * a.strides[1] + i2 * a.strides[2] + i3 * a.strides[3]);
 }
