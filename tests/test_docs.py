@@ -30,6 +30,7 @@ IMPLEMENTATION_MODULES = {
     "fabric_array", "geometry", "graph_coloring", "indexed_array", "native_func", "reference", "runtime",
     "scalar_types", "tape", "type_queries", "vector_types", "tile", "kernel", "kernel_access", "struct", "array",
     "checkpoint", "context", "log", "sparse",
+    "examples",  # the demos (python -m weft.examples.NAME): an attribute once a test has imported one
 }  # fmt: skip
 
 
