@@ -353,29 +353,18 @@ WEFT_FN void kernel_assert(bool cond, int32 loc) {
 #endif
 }
 
-template <typename T>
-WEFT_COLD_PATH WEFT_FN void raise_index_error(const array_t<T>& a, int32 loc, int32 dim, const int64* idx, int32 nidx) {
-    kernel_error e;
-    e.code = 1;
-    e.loc = loc;
-    e.dim = dim;
-    e.ndim = nidx;
-    for (int i = 0; i < 4; ++i) {
-        e.index[i] = i < nidx ? idx[i] : 0;
-        e.shape[i] = i < a.ndim ? a.shape[i] : -1;  // the whole shape, also for a subarray's a[i]
-    }
-    raise_kernel_error(e);
-}
-
-// The index error of an access, from values only: the array's descriptor must not escape from
-// the hot path (a kernel body reloads the shape and strides of an escaped descriptor from memory
-// after each of its stores, since the store might have changed them).
-WEFT_COLD_PATH WEFT_FN void raise_index_error_values(int32 loc, int32 ndim, int32 s0, int32 s1, int32 s2, int32 s3,
-                                                     int64 i0, int64 i1, int64 i2, int64 i3, int32 n) {
+// An index error, from values only (the array's descriptor must not escape from the hot path: a
+// kernel body reloads the shape and strides of an escaped descriptor from memory after each of its
+// stores, since the store might have changed them). `dim`: the dimension that failed, or -1 for
+// the first of the n indices outside the shape; `ndim`: the dimensions of the shape reported.
+WEFT_COLD_PATH WEFT_FN void raise_index_error_values(int32 loc, int32 dim, int32 ndim, int32 s0, int32 s1, int32 s2,
+                                                     int32 s3, int64 i0, int64 i1, int64 i2, int64 i3, int32 n) {
     const int32 shape[4] = {s0, s1, s2, s3};
     const int64 idx[4] = {i0, i1, i2, i3};
-    int32 dim = 0;
-    while (dim < n - 1 && idx[dim] >= 0 && idx[dim] < shape[dim]) ++dim;  // the first index outside
+    if (dim < 0) {
+        dim = 0;
+        while (dim < n - 1 && idx[dim] >= 0 && idx[dim] < shape[dim]) ++dim;
+    }
     kernel_error e;
     e.code = 1;
     e.loc = loc;
@@ -388,8 +377,14 @@ WEFT_COLD_PATH WEFT_FN void raise_index_error_values(int32 loc, int32 ndim, int3
     raise_kernel_error(e);
 }
 template <typename T>
+WEFT_COLD_PATH WEFT_FN void raise_index_error(const array_t<T>& a, int32 loc, int32 dim, const int64* idx, int32 nidx) {
+    raise_index_error_values(loc, dim, a.ndim, a.shape[0], a.shape[1], a.shape[2], a.shape[3], idx[0],
+                             nidx > 1 ? idx[1] : 0, nidx > 2 ? idx[2] : 0, nidx > 3 ? idx[3] : 0, nidx);
+}
+
+template <typename T>
 WEFT_FN void index_error_of(const array_t<T>& a, int32 loc, int64 i0, int64 i1, int64 i2, int64 i3, int32 n) {
-    raise_index_error_values(loc, a.ndim, a.shape[0], a.shape[1], a.shape[2], a.shape[3], i0, i1, i2, i3, n);
+    raise_index_error_values(loc, -1, a.ndim, a.shape[0], a.shape[1], a.shape[2], a.shape[3], i0, i1, i2, i3, n);
 }
 
 // Byte offset of an element, with bounds checking unless WEFT_RELEASE is defined.

@@ -303,16 +303,9 @@ WEFT_FN void adj_tile_astype(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, c
 
 template <typename S>
 WEFT_COLD_PATH WEFT_FN void raise_tile_index_error(int32 loc, int k, const int64* c, int n) {
-    kernel_error e;
-    e.code = 1;
-    e.loc = loc;
-    e.dim = k;
-    e.ndim = n;
-    for (int d = 0; d < 4; ++d) {
-        e.index[d] = d < n ? c[d] : 0;
-        e.shape[d] = d < S::ndim ? S::dim(d) : -1;
-    }
-    raise_kernel_error(e);
+    raise_index_error_values(loc, k, S::ndim, S::ndim > 0 ? S::dim(0) : 0, S::ndim > 1 ? S::dim(1) : 0,
+                             S::ndim > 2 ? S::dim(2) : 0, S::ndim > 3 ? S::dim(3) : 0, c[0], n > 1 ? c[1] : 0,
+                             n > 2 ? c[2] : 0, n > 3 ? c[3] : 0, n);
 }
 
 // The linear index of t[i0, ..., i(n-1)] (negative indices count from the end), checked.
