@@ -173,9 +173,7 @@ class Launcher:
         if adj_params is not None:
             s = self.struct()
             for k, value in enumerate(params):
-                self.set_arg(s, k, value, adj_params[k], adjoint=True, device=device)
-            if self.handle_fields:
-                handles.check_all(self.inst.kernel.key, self.names, self.handle_fields, params, device)
+                self.set_arg(s, k, value, adj_params[k], adjoint=True, device=device)  # (checks geometry ids)
             return s
         arr_cls = _array_cls[0] if _array_cls else _array_class()
         ordinal = -1 if device is None else device.ordinal
