@@ -332,9 +332,7 @@ class Struct:
             raise TypeError(f"struct {self.key} field '{name}' expects a number, got {type(value).__name__}")
         if wt.is_int(t) and isinstance(value, (float, np.floating)):
             raise TypeError(f"struct {self.key} field '{name}' is {t.cname}, cannot assign the float {value!r}")
-        if wt.is_bit_stored(t):  # float16 / bfloat16: rounded to the type (bfloat16's NumPy dtype
-            return t.from_bits(t.to_bits(float(value)))  # may be only its uint16 bits)
-        return t.np_dtype.type(value).item()
+        return t._convert(value)  # the scalar type's own conversion (bfloat16 rounds, whatever its NumPy dtype)
 
     def _convert_array(self, name, t, value):
         """Check an array assigned to an array field: kind, dtype and dimensions, as Warp words it."""

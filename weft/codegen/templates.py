@@ -36,8 +36,8 @@ CPU_ENTRY = """\
 }}"""
 
 CPU_TASK_LOOP = "for (weft::int64 t = begin; t < end; ++t) "
-# A multi-dimensional launch's tasks, run by run along the last grid dimension (core.h tid_start);
-# the inner loop is the one a pragma before it applies to.
+# A multi-dimensional launch's tasks, run by run along the last grid dimension (core.h tid_start).
+# A pragma placed before it (the fast loop's ivdep) applies to the outer loop over runs only.
 CPU_RUN_LOOP = (
     "for (weft::int64 t = begin; t < end; weft::tid_next_run(tc, local_bounds, end)) "
     "for (const weft::int64 stop = t + tc.run; t < stop; ++t) "

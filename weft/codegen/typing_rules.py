@@ -49,9 +49,7 @@ def convert_literal(value, target):
         if target.kind == "int" and wrapped >= 1 << (bits - 1):
             wrapped -= 1 << bits
         return wrapped
-    if wt.is_bit_stored(target):  # float16 / bfloat16: rounded as the kernel rounds (bfloat16's
-        return target.from_bits(target.to_bits(float(value)))  # storage dtype may be uint16)
-    return target.np_dtype.type(value).item()
+    return target._convert(value)  # the scalar type's own conversion (bfloat16 rounds, whatever its NumPy dtype)
 
 
 def choose_overload(builtin, args, make_const):
