@@ -629,6 +629,9 @@ class array:
 
     def _fill(self, value, operation):
         self._require_data("fill")
+        fm = recording.active_forward_mode()
+        if fm is not None:  # wp.autograd.jvp/hvp: a constant's tangent is zero
+            fm.fill(self)
         if self.device.is_cpu and cpu_capture._active and cpu_capture.defer(
             self.device, lambda: self._fill(value, operation)
         ):

@@ -349,6 +349,9 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None) -> None:
         ``wp.copy(dest, src, dest_offset=1, count=2)`` writes ``src[0:2]`` into ``dest[1:3]``.
     """
     _copy(dest, src, dest_offset, src_offset, count, "wp.copy", stream)
+    fm = recording.active_forward_mode()
+    if fm is not None:  # wp.autograd.jvp/hvp: the tangents are copied alike
+        fm.copy(dest, src, dest_offset, src_offset, count, stream)
 
 
 def _copy(dest, src, dest_offset, src_offset, count, operation, stream=None):

@@ -38,9 +38,10 @@ from . import types as wt
 from .array import array as _array
 from .runtime import recording
 from .runtime.launch import launch as _launch
+from .forward_mode import hvp, jvp
 from .tape import LaunchRecord, Tape
 
-__all__ = ["FunctionMetadata", "gradcheck", "gradcheck_tape", "jacobian", "jacobian_fd", "jacobian_plot"]
+__all__ = ["FunctionMetadata", "gradcheck", "gradcheck_tape", "hvp", "jacobian", "jacobian_fd", "jacobian_plot", "jvp"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from .codegen.access import array_access
 from .codegen.errors import WarpCodegenError
 from .codegen.source import Source, snapshot
 from .codegen.statics import Static
+from .codegen.tangent import TANGENT_SUFFIX
 from .codegen.tile_cuda import TileOverload
 from .native_func import native_instance
 from .reference import is_reference
@@ -444,7 +445,13 @@ class KernelInstance:
         self.arg_types = tuple(arg_types)
         self.symbol = f"{_c_ident(kernel.pyfunc.__name__)}_{_short_hash(kernel.module.name, kernel.key, kernel.index, self.arg_types)}"
         src = Source(kernel.pyfunc)
-        self.compiled = pipeline.compile_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
+        primal = getattr(kernel, "tangent_of", None)
+        if primal is None:
+            self.compiled = pipeline.compile_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
+        else:  # a tangent kernel: lowered with the primal's parameters, then transformed
+            n = len(primal.arg_names)
+            types_ = dict(zip(kernel.arg_names[:n], self.arg_types[:n]))
+            self.compiled = pipeline.compile_tangent(src, types_, self.symbol)
         self.ir = self.compiled.ir
         self.facts = self.compiled.facts
         self.funcs = _func_closure(self.ir)
@@ -717,6 +724,26 @@ class Kernel:
 
 
 _MISSING = object()
+
+
+def tangent_kernel(kernel: Kernel) -> Kernel:
+    """The forward-mode twin of ``kernel`` (``wp.autograd.jvp`` launches it): it takes the
+    kernel's arguments followed by one tangent per argument (``<name>__tangent``, of the same
+    type: the tangent array of a float array, zero or the value itself for the rest) and
+    computes the kernel's results and their tangents (codegen/tangent.py). Made once per kernel;
+    built with the kernel's module like any other kernel."""
+    twin = kernel.__dict__.get("_tangent_kernel")
+    if twin is None or twin.tangent_of is not kernel:  # (a copy made by _overload_kernel inherits it)
+        twin = copy.copy(kernel)
+        twin.tangent_of = kernel
+        twin.key = f"{kernel.key} (forward mode)"
+        twin.arg_names = list(kernel.arg_names) + [n + TANGENT_SUFFIX for n in kernel.arg_names]
+        twin.arg_types = list(kernel.arg_types) * 2
+        twin._arg_types_key = tuple(twin.arg_types)
+        twin._instances, twin.overloads, twin.generic_parent = {}, {}, None
+        twin.__dict__.pop("_tangent_kernel", None)
+        kernel._tangent_kernel = twin
+    return twin
 
 
 def _module_for(pyfunc, module):

@@ -14,8 +14,9 @@ import dataclasses
 import os
 
 from .. import types as wt
-from . import access, ir, staging, templates
+from . import access, index_ranges, ir, staging, templates
 from . import adjoint as ad
+from . import tangent_emit
 from . import intrinsics as intr
 from .cnames import ctype_name, literal
 
@@ -64,6 +65,29 @@ def _array_slice(r, b, s, a) -> str:
         start, stop, step = a[1 + 3 * e : 4 + 3 * e]
         parts.append(f"{kind}, weft::int64({start}), weft::int64({stop}), weft::int64({step}), {given}")
     return f"weft::array_slice({a[0]}, {r.loc(b, s)}, weft::slice_spec<{len(s.attr)}>{{{{{', '.join(parts)}}}}})"
+
+
+def _range_test(cond, args: str, bounds: str) -> list:
+    """C++ tests for an ``index_ranges`` condition (alternatives of atoms ``form >= 0``), in int64."""
+
+    def symbol(sym) -> str:
+        if sym[0] == "launch":
+            return f"weft::int64({bounds}.shape[{sym[1]}])"
+        if sym[0] == "size":  # clamped to the range index_ranges assumes for it
+            return f"weft::clamp(weft::int64({bounds}.size), weft::int64(0), weft::int64(2147483649))"
+        if sym[0] == "shape":
+            return f"weft::int64({args}arg_{sym[1]}.shape[{sym[2]}])"
+        return f"weft::int64({args}arg_{sym[1]})"
+
+    def atom(form) -> str:
+        parts = [(c, symbol(sym) if abs(c) == 1 else f"{abs(c)} * {symbol(sym)}") for sym, c in form.terms]
+        parts += [(form.const, str(abs(form.const)))] if form.const else []
+        text = "".join(f" {'-' if c < 0 else '+'} {x}" for c, x in parts)
+        return f"{text[3:] if text.startswith(' +') else '-' + text[3:]} >= 0"
+
+    if len(cond) == 1:  # a conjunction: its atoms join the others (and are tested once)
+        return [atom(f) for f in cond[0]]
+    return ["(" + " || ".join("(" + " && ".join(atom(f) for f in alt) + ")" for alt in cond) + ")"]
 
 
 def _nc(b, s) -> str:
@@ -195,6 +219,7 @@ forward_formats = {
     intr.ADDRESS_OF_ELEMENT: _address_of(element=True),
     intr.TILE_MAP: _tile_map,
     intr.TILE_REDUCE: _tile_reduce,
+    intr.JVP_ADJOINT: tangent_emit.render,
     intr.INDEXED_INDEX: lambda r, b, s, a: f"weft::indexed_index({a[0]}, {r.loc(b, s)}, {s.attr}, {a[1]})",
 }
 
@@ -751,6 +776,9 @@ class CStyleRenderer:
         for name, start, stop in facts.loop_bounds:
             conds.append(f"weft::fast_stride({args}arg_{name}, 0)")
             conds.append(f"{value(start)} >= 0 && {value(stop)} <= weft::int64({args}arg_{name}.shape[0])")
+        for name, ndim, cond in facts.range_checks:
+            conds.append(f"weft::fast_stride({args}arg_{name}, {ndim - 1})")
+            conds += _range_test(cond, args, bounds)
         return " && ".join(dict.fromkeys(conds))  # an array indexed several ways is tested once
 
     def struct_definitions(self, kernels, funcs) -> list:

@@ -56,6 +56,9 @@ SET_FIELD = "set_field"
 ADJ_READ = "adj_read"  # wp.adjoint[x] or wp.adjoint[x.field] in @wp.func_grad; attr: (parameter index, C++ field path)
 ADJ_ACCUM = "adj_accum"
 ADJ_SET = "adj_set"
+# forward mode (codegen/tangent.py): the tangent of a builtin or func call from its adjoint; attr
+# (callee, positions of the operands with tangents); args: the call's operands, then those tangents
+JVP_ADJOINT = "jvp_adjoint"
 ATOMICS = {
     "atomic_add": "atomic_add",
     "atomic_sub": "atomic_sub",
@@ -116,6 +119,14 @@ def _cast(call) -> bool:
     return wt.is_differentiable(call.result.type) and wt.is_differentiable(call.args[0].type)
 
 
+def _second_derivative(call) -> bool:
+    name = getattr(call.attr[0], "symbol", call.attr[0])
+    raise NotImplementedError(
+        f"second derivatives through '{name}' are not available: forward mode takes its tangent from its "
+        "adjoint, which has no adjoint of its own (wp.autograd.hvp needs a forward rule in codegen/tangent_rules.py)"
+    )
+
+
 def _phi(call) -> bool:
     return wt.is_differentiable(call.result.type)
 
@@ -152,6 +163,7 @@ OPS: dict = {
     ADJ_READ: OpInfo(_never),
     ADJ_ACCUM: OpInfo(_never),
     ADJ_SET: OpInfo(_never),
+    JVP_ADJOINT: OpInfo(_second_derivative),
     PRINT_VALUE: OpInfo(operands_differentiable, side_effect=True, replayed=True),  # reverse prints "adj: <adjoint>"
     PRINT_STR: _PRINT,
     PRINT_NEWLINE: _PRINT,

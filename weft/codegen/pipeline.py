@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import config
-from . import access, frontend, ir, local_arrays, staging
+from . import access, frontend, ir, local_arrays, staging, tangent
 from . import adjoint as ad
 from .source import Source
 
@@ -59,6 +59,26 @@ def compile_function(
             file, line and what is wrong).
     """
     fn = lower(src, param_types, is_kernel, symbol, ret_annotation, ref_params)
+    return _analyse(fn, src, is_kernel, symbol)
+
+
+def compile_tangent(src: Source, param_types: dict, symbol: str) -> Compiled:
+    """The stages for the tangent kernel (forward mode) of the kernel ``src``: lowering, then
+    ``tangent.tangent_function``, then the same analyses as any kernel (its adjoint program is
+    the reverse of the tangent program: second derivatives).
+
+    Raises:
+        WarpCodegenError: as ``compile_function``.
+        NotImplementedError: the kernel uses a construct forward mode has no rule for.
+    """
+    primal = lower(src, param_types, True, symbol)
+    fn = tangent.tangent_function(primal)
+    ir.verify(fn)
+    return _analyse(fn, src, True, symbol)
+
+
+def _analyse(fn: ir.Function, src: Source, is_kernel: bool, symbol: str) -> Compiled:
+    """The stages after lowering: access analysis, the adjoint program, the CPU staging plan."""
     if is_kernel and fn.adjoint_error is None:
         fn.adjoint_error = ad.unreplayed_atomic_error(fn, src.file, src.name)
     unchanged = _IRGuard(fn, symbol)

@@ -17,6 +17,7 @@
 #include "staging.h"
 #include "linalg.h"
 #include "struct.h"
+#include "tangent.h"
 #include "address.h"
 #include "random.h"
 #include "noise.h"

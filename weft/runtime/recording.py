@@ -7,6 +7,13 @@ import contextlib
 
 _tapes: list = []
 array_coercions: list = []
+# forward-mode evaluations (weft/forward_mode.py), innermost last; None pauses them
+forward_modes: list = []
+
+
+def active_forward_mode():
+    """The ``ForwardMode`` launches and copies report to, or None."""
+    return forward_modes[-1] if forward_modes else None
 
 
 def active_tape():
