@@ -21,6 +21,7 @@ import dataclasses
 import weakref
 
 from .. import types as wt
+from . import index_ranges
 from . import intrinsics as intr
 from . import ir
 
@@ -223,13 +224,19 @@ def _bounds_facts(fn: ir.Function) -> dict:
     - loads and stores ``a[k * i + c]`` of 1-D array parameters in a 1-D launch, ``i`` the thread
       index, ``k >= 1`` and ``c >= 0`` integer constants (``ends[2 * i + 1]``: pairs, triangles):
       safe when ``k * (size - 1) + c < a.shape[0]`` and fits in an int32
-      (``fn.affine_bounds`` lists ``(array, k, c)``).
+      (``fn.affine_bounds`` lists ``(array, k, c)``);
+    - any other load or store of an array parameter whose indices index_ranges.py proves inside
+      the array, from the int32 arithmetic computing them (``a[wp.max(i - 1, 0)]``,
+      ``a[wp.min(i + 1, a.shape[0] - 1)]``): safe when its condition holds
+      (``fn.range_checks`` lists ``(array, ndim, condition)``, condition an
+      ``index_ranges.Cond``).
 
     Returns the ``AccessFacts`` fields ``tid_indexed`` (the ids of those calls), ``tid_arrays``,
-    ``loop_bounds``, ``const_bounds`` and ``affine_bounds``."""
-    tid_indexed, loop_bounds, const_bounds, affine_bounds = set(), [], [], []
+    ``loop_bounds``, ``const_bounds``, ``affine_bounds`` and ``range_checks``."""
+    tid_indexed, loop_bounds, const_bounds, affine_bounds, range_checks = set(), [], [], [], []
     if not fn.is_kernel:
         return {}
+    ranges = index_ranges.IndexRanges(fn)
     tid_vars = _thread_index_vars(fn)
     params = {prm.var.id: prm.name for prm in fn.params if isinstance(prm.var.type, wt.ArrayType)}
     loops = _invariant_range_loops(fn)
@@ -260,12 +267,18 @@ def _bounds_facts(fn: ir.Function) -> dict:
             check = (params[arr.id],) + affine[s.args[1].id]
             if check not in affine_bounds:
                 affine_bounds.append(check)
+        elif (cond := ranges.condition(s)) is not None:
+            tid_indexed.add(id(s))
+            check = (params[arr.id], arr.type.ndim, cond)
+            if check not in range_checks:
+                range_checks.append(check)
     return {
         "tid_indexed": frozenset(tid_indexed),
         "tid_arrays": tuple(names),
         "loop_bounds": tuple(loop_bounds),
         "const_bounds": tuple(const_bounds),
         "affine_bounds": tuple(affine_bounds),
+        "range_checks": tuple(range_checks),
     }
 
 
@@ -468,6 +481,7 @@ class AccessFacts:
     loop_bounds: tuple = ()
     const_bounds: tuple = ()
     affine_bounds: tuple = ()
+    range_checks: tuple = ()  # (array, ndim, index_ranges condition) per proven access
     accum_calls: frozenset = frozenset()  # adds a thread may sum locally (_accumulation_facts)
     accum_params: tuple = ()
     accum_forward: tuple = ()
