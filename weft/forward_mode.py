@@ -88,7 +88,7 @@ class ForwardMode:
 
     def struct_twin(self, s):
         """A struct of the same type holding the tangents of ``s``'s fields."""
-        out = type(s)()
+        out = s._struct()
         for name in s._struct.vars:
             setattr(out, name, self.twin(getattr(s, name)))
         return out
