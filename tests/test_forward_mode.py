@@ -405,3 +405,70 @@ def test_hvp_without_second_derivative_is_loud():
     loss = wp.zeros(1, dtype=float, requires_grad=True)
     with pytest.raises(Exception, match="second derivatives through 'atan2'"):
         wp.autograd.hvp(lambda: wp.launch(angle_loss, 4, inputs=[x], outputs=[loss]), [x], [_arr(4)], loss)
+
+
+@wp.kernel
+def square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * x[i]
+
+
+def test_tangents_follow_copies_views_and_fills():
+    x = wp.array(np.arange(1.0, 9.0), dtype=float, requires_grad=True)
+    t = wp.array(np.full(8, 0.5), dtype=float)
+    buf = wp.zeros(8, dtype=float, requires_grad=True)
+    y = wp.zeros(4, dtype=float, requires_grad=True)
+
+    def fn():
+        buf.fill_(3.0)  # a constant: its tangent is zero
+        wp.copy(buf, x, dest_offset=0, src_offset=2, count=4)  # buf[0:4] = x[2:6]
+        wp.launch(square, 4, inputs=[buf[1:5]], outputs=[y])  # a view of buf
+
+    dy, = wp.autograd.jvp(fn, [x], [t], [y])
+    xs = np.arange(1.0, 9.0)
+    want = np.array([2 * xs[3] * 0.5, 2 * xs[4] * 0.5, 2 * xs[5] * 0.5, 0.0])  # buf[4] is the fill
+    np.testing.assert_allclose(dy.numpy(), want, rtol=1e-6)
+
+
+def test_hvp_through_checkpoint():
+    n = 50
+    x = wp.array(RNG.uniform(-1, 1, n), dtype=wp.float64, requires_grad=True)
+    v = wp.array(RNG.standard_normal(n), dtype=wp.float64)
+    loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+
+    def segment(a):
+        wp.launch(rosenbrock, n - 1, inputs=[a], outputs=[loss])
+
+    def f():
+        loss.zero_()
+        wp.checkpoint(segment, x)
+
+    hv, = wp.autograd.hvp(f, [x], [v], loss)
+    np.testing.assert_allclose(hv.numpy(), _rosenbrock_hessian_times(x.numpy(), v.numpy()), rtol=1e-10, atol=1e-8)
+
+
+def test_forward_mode_refuses_python_steps():
+    x = _arr(4)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+
+    def f():
+        wp.launch(angle_loss, 4, inputs=[x], outputs=[loss])
+        tape = wp.Tape()
+        with tape:
+            tape.record_func(lambda: None, [x])
+
+    with pytest.raises(NotImplementedError, match="record_func"):
+        wp.autograd.jvp(f, [x], [_arr(4)], [loss])
+
+
+@wp.kernel
+def tiled_sum(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    t = wp.tile_load(x, shape=8)
+    wp.tile_store(y, wp.tile_map(wp.sin, t))
+
+
+def test_forward_mode_names_what_it_cannot_do():
+    x = _arr(8)
+    y = wp.zeros(8, dtype=float, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="tile"):
+        wp.autograd.jvp(lambda: wp.launch_tiled(tiled_sum, [1], inputs=[x], outputs=[y], block_dim=8), [x], [_arr(8)], [y])

@@ -472,6 +472,7 @@ def _record_write(operation, dest, src, region):
             if not dest.grad.device.is_cpu:
                 dest.grad.device.allocator.upload(dest.grad, dest_host)
 
+    backward.forward_mode_safe = True  # forward mode copies and fills the tangents alike
     tape.record_func(backward=backward, arrays=[dest] if src is None else [dest, src])
 
 

@@ -64,7 +64,9 @@ def checkpoint(fn, *args, **kwargs):
     """
     tape = recording.active_tape()
     name = getattr(fn, "__qualname__", repr(fn))
-    if tape is None:
+    if tape is None or recording.active_forward_mode() is not None:
+        # forward mode (wp.autograd.hvp records tangent launches): the launches are recorded as
+        # they run, since a replay outside forward mode would lose their tangents
         return fn(*args, **kwargs)
     with recording.paused():
         result = fn(*args, **kwargs)

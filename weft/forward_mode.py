@@ -11,8 +11,9 @@ Contract:
     that tangent, and an array first seen by a launch starts with a zero tangent.
   - ``hvp`` records the tangent launches on a private tape and runs its backward pass from the
     tangent of the loss (reverse over forward): ``d/dx (grad L . v) = H v``.
-  - Steps recorded with ``Tape.record_func`` (``wp.checkpoint``, collectives) have no forward
-    rule: forward mode refuses them rather than dropping their tangents.
+  - ``wp.checkpoint`` runs its function directly (its launches are recorded as they run). Other
+    steps recorded with ``Tape.record_func`` (collectives, user steps) have no forward rule:
+    forward mode refuses them rather than dropping their tangents.
 """
 
 from __future__ import annotations

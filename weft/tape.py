@@ -235,7 +235,17 @@ class Tape:
         self.launches.append(rec)
 
     def record_func(self, backward, arrays):
-        """Record a Python callable to run (with no arguments) during ``backward``."""
+        """Record a Python callable to run (with no arguments) during ``backward``.
+
+        Raises:
+            NotImplementedError: forward mode (``wp.autograd.hvp``) is running, which cannot carry
+                tangents through a Python step (copies and fills, which it handles, excepted).
+        """
+        if recording.active_forward_mode() is not None and not getattr(backward, "forward_mode_safe", False):
+            raise NotImplementedError(
+                f"forward mode (wp.autograd.jvp/hvp) cannot carry tangents through the Python step "
+                f"{getattr(backward, '__qualname__', backward)!r} recorded with Tape.record_func"
+            )
         self.launches.append(FuncRecord(backward, tuple(arrays)))
 
     # -- scopes (only used to group launches in ``visualize``) ---------------------------------
