@@ -13,7 +13,7 @@ from markers import location_of
 
 import weft as wp
 from weft.codegen.errors import WeftBuildError
-from weft.runtime import cpu
+from weft.runtime import cache_key, cpu
 from weft.runtime import module as weft_module
 pytestmark = pytest.mark.fixed_device("the host C++ build and its cache")
 
@@ -24,9 +24,11 @@ THIS_FILE = os.path.abspath(__file__)
 @pytest.fixture
 def builds(monkeypatch):
     """(stem, source) of every kernel library requested from the cache during the test (not the
-    runtime's, which the first build of a process loads too)."""
+    runtime's, which the first build of a process loads too). The fast cache key is off: a warm
+    cache would load the libraries without asking (tests/test_kernel_cache.py tests that path)."""
     seen = []
     real = weft_module.cached_library
+    monkeypatch.setattr(cache_key, "enabled", False)
 
     def record(stem, source, *args, **kwargs):
         if not stem.startswith("weft_runtime"):

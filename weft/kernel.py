@@ -438,21 +438,41 @@ def _host_fit(ann, value) -> int:
 
 class KernelInstance:
     """A kernel specialised for concrete parameter types: its compiled program (``compiled``:
-    IR, access facts, adjoint program) and the runtime's ``binding`` to native code."""
+    IR, access facts, adjoint program) and the runtime's ``binding`` to native code.
 
-    def __init__(self, kernel, arg_types):
+    An instance loaded from the kernel cache by its fast key (``loaded``: the entry's record, see
+    runtime/cache_key.py) starts with only what a launch needs (``tid_ndim``, ``holds_tiles``,
+    ``backward_enabled`` ...) and its binding set; it is lowered when something first asks for
+    its IR (a backward build, the tape's access facts), through ``__getattr__``.
+    """
+
+    def __init__(self, kernel, arg_types, loaded=None):
         self.kernel = kernel
         self.arg_types = tuple(arg_types)
         self.symbol = f"{_c_ident(kernel.pyfunc.__name__)}_{_short_hash(kernel.module.name, kernel.key, kernel.index, self.arg_types)}"
+        self.binding = Binding()  # the runtime's: native code, entry points, launcher (runtime/binding.py)
+        self._access = None
+        self._order = None
+        self._accumulations = None
+        if loaded is None:
+            self._lower()
+            return
+        record, captures = loaded
+        self._deferred = True
+        self._tid_ndim = record["tid_ndim"]
+        self.holds_tiles = record["holds_tiles"]
+        self.spreads_tiles = record["spreads_tiles"]
+        self.backward_enabled = record["backward_enabled"]
+        self.backward_error = record["backward_error"]
+        self.generation = mod.generation()
+        self.global_captures = captures
+
+    def _lower(self):
+        kernel, arg_types = self.kernel, self.arg_types
         src = Source(kernel.pyfunc)
-        primal = getattr(kernel, "tangent_of", None)
-        if primal is None:
-            self.compiled = pipeline.compile_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
-        else:  # a tangent kernel: lowered with the primal's parameters, then transformed
-            n = len(primal.arg_names)
-            types_ = dict(zip(kernel.arg_names[:n], self.arg_types[:n]))
-            self.compiled = pipeline.compile_tangent(src, types_, self.symbol)
+        self.compiled = pipeline.compile_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
         self.ir = self.compiled.ir
+        self._tid_ndim = self.ir.tid_ndim
         self.facts = self.compiled.facts
         self.funcs = _func_closure(self.ir)
         # a kernel holding tiles: each of its threads is a whole block's work (runtime/launch.py)
@@ -474,10 +494,36 @@ class KernelInstance:
         # the module's options are part of what was built (mode, optimisation, backward)
         options = repr(sorted((k, repr(v)) for k, v in kernel.module.options.items() if k not in mod.LAUNCH_OPTIONS))
         self.fingerprint = "\n".join([str(self.ir)] + [str(f.ir) for f in self.funcs] + [options])
-        self.binding = Binding()  # the runtime's: native code, entry points, launcher (runtime/binding.py)
-        self._access = None
-        self._order = None
-        self._accumulations = None
+
+    @property
+    def deferred(self) -> bool:
+        """Loaded from the cache by its fast key and not lowered yet (see the class doc)."""
+        return self.__dict__.get("_deferred", False)
+
+    def __getattr__(self, name):
+        # only reached for attributes not set: those of the lowering, on a deferred instance
+        if name in _LOWERED and self.__dict__.get("_deferred"):
+            self._lower_deferred()
+            return getattr(self, name)
+        raise AttributeError(f"'KernelInstance' object has no attribute '{name}'")
+
+    def _lower_deferred(self):
+        """Lower a deferred instance now. What the launch used is kept (the loaded library was
+        built from code with these facts); a lowering that disagrees with them is an error, not a
+        silent mix (runtime/module.py also compares the rendered code before a backward build)."""
+        kept = (self._tid_ndim, self.holds_tiles, self.backward_enabled, self.generation, self.global_captures)
+        del self._deferred
+        self._lower()
+        if (self._tid_ndim, self.holds_tiles, self.backward_enabled) != kept[:3]:
+            raise RuntimeError(
+                f"kernel '{self.kernel.key}': its code loaded from the kernel cache does not match what it compiles to now; "
+                "clear the kernel cache (wp.clear_kernel_cache())"
+            )
+        self.generation, self.global_captures = kept[3], kept[4]
+
+    @property
+    def tid_ndim(self) -> int:
+        return self._tid_ndim
 
     @property
     def access(self) -> dict:
@@ -485,10 +531,6 @@ class KernelInstance:
         if self._access is None:
             self._access = array_access(self.ir)
         return self._access
-
-    @property
-    def tid_ndim(self) -> int:
-        return self.ir.tid_ndim
 
     @property
     def order_dependence(self) -> tuple:
@@ -505,6 +547,10 @@ class KernelInstance:
         if self._accumulations is None:
             self._accumulations = ordering.accumulations_only(self)
         return self._accumulations
+
+
+# what KernelInstance._lower sets that a deferred instance lacks until it is lowered
+_LOWERED = frozenset({"compiled", "ir", "facts", "funcs", "fingerprint"})
 
 
 def _check_native_references(kernel, funcs):
@@ -651,6 +697,8 @@ class Kernel:
         key = tuple(arg_types)
         inst = self._instances.get(key)
         if inst is None:
+            inst = self.module.load_instance(self, key)  # from the cache by its fast key (adopt), or None
+        if inst is None:
             inst = KernelInstance(self, key)
             self._instances[key] = inst
             self.module.add_instance(inst)
@@ -658,14 +706,25 @@ class Kernel:
                 self._overload_kernel(key)  # as in Warp, a launch's specialization is an overload
         return inst
 
+    def adopt(self, arg_types, record, captures) -> KernelInstance:
+        """Register the instance for ``arg_types`` loaded from the kernel cache (runtime/cache_key.py:
+        ``record`` and the ``captures`` a launch compares); not lowered until its IR is needed."""
+        key = tuple(arg_types)
+        inst = KernelInstance(self, key, loaded=(record, captures))
+        self._instances[key] = inst
+        if self.is_generic and key not in self.overloads:
+            self._overload_kernel(key)
+        return inst
+
     def globals_changed(self, inst) -> bool:
         """Whether a module global this instance baked in as a constant now has another value."""
         return _captures_changed(inst.global_captures)
 
     def refresh(self, inst) -> KernelInstance:
-        """After a func was (re)defined, re-lower ``inst``; keep it if its code did not change."""
+        """After a func was (re)defined, re-lower ``inst``; keep it if its code did not change (an
+        instance loaded by its fast key and never lowered has no code to compare: it is replaced)."""
         fresh = KernelInstance(self, inst.arg_types)
-        if fresh.fingerprint == inst.fingerprint:
+        if not inst.deferred and fresh.fingerprint == inst.fingerprint:
             inst.generation = fresh.generation
             inst.global_captures = fresh.global_captures
             return inst

@@ -27,7 +27,7 @@ import threading
 
 from .. import config, log
 from ..codegen.emit import CPURenderer, join_unit, split_units
-from . import cpu, recording
+from . import cache_key, cpu, recording
 from .disk_cache import VERSION, _write_atomic, cache_dir, headers_digest, read_verified  # noqa: F401 (re-exported)
 from .runtime_source import runtime_source_hash
 
@@ -336,6 +336,48 @@ class Module:
         ``wp.static``-evaluated objects in place)."""
         definitions_changed()
 
+    def unbuilt(self, extra) -> list:
+        """``(kernel, arg_types)`` of what a build now would hold (``ensure_built``): every
+        non-generic kernel and declared overload without built CPU code, then ``extra``."""
+        out = []
+        for k in self.kernels:
+            for kernel in list(k.overloads.values()) if k.is_generic else [k]:
+                inst = kernel._instances.get(kernel._arg_types_key)
+                if inst is None or inst.binding.forward_ptr is None:
+                    out.append((kernel, kernel._arg_types_key))
+        return out + list(extra)
+
+    def load_instance(self, kernel, arg_types):
+        """The instance of ``kernel`` for ``arg_types`` found in the kernel cache by the fast key
+        (cache_key.py), with the others built in the same library: all bound to it, none lowered.
+        None when the cache holds no verified entry for what the module would build now (the
+        caller lowers, and the build records the entry)."""
+        if not config.cache_kernels or not cache_key.enabled:
+            return None
+        with _lock:
+            loaded = cache_key.load(self, self.unbuilt([(kernel, arg_types)]))
+            lib = loaded and _load_verified(loaded.library + ".so", loaded.library + ".sha256")
+            if not lib or not all(hasattr(lib, f"{r['symbol']}_cpu_forward") for _, _, r, _ in loaded.found):
+                return None
+            try:
+                with open(loaded.library + ".cpp") as f:
+                    source = f.read()
+            except OSError:
+                return None
+            instances = [k.adopt(types, r, captures) for k, types, r, captures in loaded.found]
+            locs = list(loaded.locs)
+            for inst, (_, _, r, _) in zip(instances, loaded.found):
+                if inst.symbol != r["symbol"]:
+                    raise RuntimeError(f"kernel cache entry {loaded.library}: symbol {r['symbol']} is not {inst.symbol}")
+                inst.binding.library, inst.binding.loc_base, inst.binding.module_locs = lib, 0, locs
+                inst.binding.source = source
+                inst.binding.forward_ptr = _entry_address(lib, inst, "forward")
+                if r["has_backward"]:
+                    inst.binding.backward_ptr = _entry_address(lib, inst, "backward")
+            if any(inst.backward_enabled and inst.binding.backward_ptr is None for inst in instances):
+                self.lazy_backward.append(_Batch(instances, None, source))
+        return kernel._instances.get(tuple(arg_types))
+
     def hash_module(self) -> bytes:
         """The module's content hash (SHA-256 bytes, Warp's ``Module.hash_module``): the generated
         code of every kernel it would build now (forward and backward), the funcs and constants
@@ -415,11 +457,16 @@ class Module:
     def build(self, instances):
         """Build the forward pass of ``instances`` (and their backward pass if a tape is recording)."""
         both = recording.active_tape() is not None
+        candidates = self.unbuilt([(inst.kernel, inst.arg_types) for inst in instances])  # the fast key's
         renderer = CPURenderer(("forward", "backward") if both else ("forward",))
         source, units = module_units(renderer, instances, self.funcs_of(instances))
         lib = cached_library(
             self.stem(), source, build_options(self.options), units=units, tuning=cpu_tuning(self.options)
         )
+        try:  # the next process finds this library without lowering (cache_key.py)
+            cache_key.record(self, candidates, instances, lib._name[: -len(".so")], renderer.locs, both)
+        except Exception as e:  # noqa: BLE001 -- a missing entry costs the next process a lowering, never a build
+            log.debug(f"no fast cache entry for module {self.name}: {type(e).__name__}: {e}")
         if not both and any(inst.backward_enabled for inst in instances):
             self.lazy_backward.append(_Batch(instances, renderer))
         for inst in instances:
@@ -496,11 +543,14 @@ class _Batch:
     backward render continues its table of error locations, so that a location id means the same
     in both libraries (the instances' ``module_locs``)."""
 
-    def __init__(self, instances, renderer):
+    def __init__(self, instances, renderer, source=None):
         self.instances = list(instances)
-        self.renderer = renderer
+        self.renderer = renderer  # None: loaded by the fast key (cache_key.py), ``source`` its library's C++
+        self.source = source
 
     def build_backward(self, module):
+        if self.renderer is None:
+            self.render_loaded_forward(module)
         todo = [inst for inst in self.instances if inst.backward_enabled and inst.binding.forward_ptr is not None]
         self.renderer.passes = ("backward",)
         source, units = module_units(self.renderer, todo, module.funcs_of(todo))
@@ -509,6 +559,21 @@ class _Batch:
         )
         for inst in todo:  # (ctypes never unloads a library: the addresses stay valid)
             inst.binding.backward_ptr = _entry_address(lib, inst, "backward")
+
+    def render_loaded_forward(self, module):
+        """Lower the instances of a library loaded by the fast key and render its forward pass
+        again: the backward render continues its table of error locations. The code must be the
+        library's own, else the two passes would not match."""
+        renderer = CPURenderer(("forward",))
+        source, _ = module_units(renderer, self.instances, module.funcs_of(self.instances))
+        if source != self.source or [tuple(loc) for loc in renderer.locs] != list(self.instances[0].binding.module_locs):
+            raise RuntimeError(
+                f"module '{module.name}': the code loaded from the kernel cache is not what its kernels compile to "
+                "now (a definition changed since it was loaded); launch the kernels again to rebuild them"
+            )
+        for inst in self.instances:
+            inst.binding.module_locs = renderer.locs
+        self.renderer = renderer
 
 
 class CudaBuild:
