@@ -481,20 +481,42 @@ def sorted_candidates(candidates) -> list:
     return sorted(out, key=lambda c: (c[0].key, c[0].index, repr(c[1])))
 
 
-def entry_path(module, lookup: str) -> str:
-    """The entry file of a lookup text."""
+def _paths(module, lookup: str, full: str = "") -> str:
+    """The index file of a lookup text (``full`` empty), or the entry file of a full description."""
     from .disk_cache import cache_dir
 
-    return os.path.join(cache_dir(), f"{module.stem()}_fast_{_digest(lookup)[:16]}.json")
+    name = f"{module.stem()}_fast_{_digest(lookup)[:16]}" + (f"_{_digest(full)[:16]}" if full else "")
+    return os.path.join(cache_dir(), name + ".json")
+
+
+def _write_sealed(path: str, body: dict):
+    """Write ``body`` as JSON with its checksum, atomically."""
+    from .disk_cache import _write_atomic
+
+    text = json.dumps(body, sort_keys=True)
+    _write_atomic(path, json.dumps({"sha256": _digest(text), "body": text}).encode())
+
+
+def _read_sealed(path: str):
+    """The body written by ``_write_sealed``, or None (missing or damaged)."""
+    try:
+        with open(path, "rb") as f:
+            outer = json.loads(f.read())
+        text = outer["body"]
+        return json.loads(text) if _digest(text) == outer["sha256"] else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def record(module, candidates, instances, library_base: str, locs, both: bool):
     """Write the entry for a build just made: ``candidates`` (see ``lookup_text``), the built
     ``instances`` (kernel.KernelInstance), the library's path without extension, the renderer's
     source locations, and whether the library holds the backward passes too. Writes nothing when
-    a referenced value cannot be described."""
-    from .disk_cache import _write_atomic
+    a referenced value cannot be described.
 
+    Two files: the *index* of a lookup text holds the names each function's text references
+    (merged over every build with that text: it depends on the text alone), and one *entry* per
+    full description, so that builds with other constant values keep their own entries."""
     candidates = sorted_candidates(candidates)
     try:
         describer = Describer({}, record=True)
@@ -517,65 +539,62 @@ def record(module, candidates, instances, library_base: str, locs, both: bool):
         }
         for inst in instances
     ]
+    index_path = _paths(module, lookup)
+    index = _read_sealed(index_path) or {"lookup": lookup, "refs": {}}
+    if index.get("lookup") == lookup and not describer.refs.items() <= index["refs"].items():
+        index["refs"].update(describer.refs)
+        _write_sealed(index_path, index)
     body = {
         "lookup": lookup,
         "full": full,
-        "refs": describer.refs,
         "library": os.path.basename(library_base),
         "locs": [list(loc) for loc in locs],
         "instances": records,
     }
-    text = json.dumps(body, sort_keys=True)
-    _write_atomic(entry_path(module, lookup), json.dumps({"sha256": _digest(text), "body": text}).encode())
+    _write_sealed(_paths(module, lookup, full), body)
 
 
 class Loaded:
-    """A verified entry: ``library`` (the path without extension), ``locs``, and per candidate
-    ``(kernel, arg_types)`` its ``record`` (a dict, see ``record``) and the ``captures`` a launch
-    compares (kernel.py ``_captures_changed``)."""
+    """A verified entry: ``library`` (the path without extension), ``locs``, and per instance
+    built, in build order, ``(kernel, arg_types, record, captures)``: its ``record`` (a dict, see
+    ``record``) and the ``captures`` a launch compares (kernel.py ``_captures_changed``)."""
 
     def __init__(self, library, locs, found):
         self.library = library
         self.locs = locs
-        self.found = found  # [(kernel, arg_types, record, captures)]
+        self.found = found
 
 
 def load(module, candidates):
-    """The verified entry for building ``candidates`` now, or None (no entry, a stale or damaged one,
-    or a value that cannot be described: the caller lowers)."""
+    """The verified entry for building ``candidates`` now, or None (no entry, a damaged one, or a
+    value that cannot be described: the caller lowers)."""
     from .disk_cache import cache_dir
 
     candidates = sorted_candidates(candidates)
     try:
         describer = Describer({}, record=False)
         lookup = lookup_text(module, candidates, describer)
-        path = entry_path(module, lookup)
-        try:
-            with open(path, "rb") as f:
-                outer = json.loads(f.read())
-        except OSError:
+        index = _read_sealed(_paths(module, lookup))
+        if index is None or index.get("lookup") != lookup:
             return None
-        text = outer["body"]
-        if _digest(text) != outer["sha256"]:
+        describer.refs = index["refs"]
+        full = full_text(candidates, describer)
+        body = _read_sealed(_paths(module, lookup, full))
+        if body is None or body.get("lookup") != lookup or body.get("full") != full:
+            log.debug(f"no fast cache entry of module {module.name} for these values: lowering it")
             return None
-        body = json.loads(text)
-        if body["lookup"] != lookup:
-            return None
-        describer.refs = body["refs"]
-        if full_text(candidates, describer) != body["full"]:
-            log.debug(f"fast cache entry of module {module.name} is stale: lowering it")
-            return None
+        by_ident = {(k.key, k.index, ",".join(describer.type_(t) for t in types_)): (k, types_) for k, types_ in candidates}
+        found = []  # in the order they were built: the library's code and error locations follow it
+        for r in body["instances"]:
+            kernel, arg_types = by_ident[(r["kernel"][0], r["kernel"][1], r["types"])]
+            captures = [c for f in describer.reached(kernel.pyfunc) for c in describer.captures[id(f)]]
+            found.append((kernel, arg_types, r, captures))
+        locs = [tuple(loc) for loc in body["locs"]]
+        library = os.path.join(cache_dir(), body["library"])
     except Doubt as e:
         log.debug(f"no fast cache key for module {module.name}: {e}")
         return None
-    except (ValueError, KeyError, TypeError) as e:  # a damaged entry
-        log.debug(f"damaged fast cache entry for module {module.name}: {e}")
+    except (ValueError, KeyError, TypeError) as e:  # an entry that does not fit: lower
+        log.debug(f"unusable fast cache entry for module {module.name}: {type(e).__name__}: {e}")
         return None
-    by_ident = {(k.key, k.index, ",".join(describer.type_(t) for t in types_)): (k, types_) for k, types_ in candidates}
-    found = []  # in the order they were built: the library's code and error locations follow it
-    for r in body["instances"]:
-        kernel, arg_types = by_ident[(r["kernel"][0], r["kernel"][1], r["types"])]
-        captures = [c for f in describer.reached(kernel.pyfunc) for c in describer.captures[id(f)]]
-        found.append((kernel, arg_types, r, captures))
-    locs = [tuple(loc) for loc in body["locs"]]
-    return Loaded(os.path.join(cache_dir(), body["library"]), locs, found)
+    return Loaded(library, locs, found)
