@@ -129,6 +129,36 @@ def test_quaternion_and_transform_builtins():
     _check(rotation_family, 6, [a, p], ys, rtol=5e-4)
 
 
+@wp.kernel
+def query_family(m: wp.uint64, p: wp.array(dtype=wp.vec3), a: wp.array(dtype=wp.mat33), out: wp.array(dtype=wp.vec3), d: wp.array(dtype=float)):
+    i = wp.tid()
+    q = wp.mesh_query_point_no_sign(m, p[i], 10.0)  # a struct result
+    x = wp.mesh_eval_position(m, q.face, q.u, q.v)
+    U = wp.mat33()
+    sig = wp.vec3()
+    V = wp.mat33()
+    wp.svd3(a[i], U, sig, V)  # results through output arguments (a tuple)
+    axis = wp.vec3()
+    angle = float(0.0)
+    wp.quat_to_axis_angle(wp.quat_from_matrix(a[i] * wp.transpose(a[i]) + wp.identity(3, dtype=float)), axis, angle)
+    out[i] = x + sig
+    d[i] = wp.length(x - p[i]) + angle * axis[2]
+
+
+def test_geometry_queries_and_decompositions():
+    pts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=np.float32)
+    idx = np.array([0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3], dtype=np.int32)
+    mesh = wp.Mesh(points=wp.array(pts, dtype=wp.vec3), indices=wp.array(idx, dtype=int))
+    p, a = _arr(5, wp.vec3, 0.3, 0.8), _arr(5, wp.mat33)
+    ys = [wp.zeros(5, dtype=wp.vec3, requires_grad=True), wp.zeros(5, dtype=float, requires_grad=True)]
+    tangents = [wp.array(RNG.standard_normal((5, 3)), dtype=wp.vec3), wp.array(RNG.standard_normal((5, 3, 3)), dtype=wp.mat33)]
+    got = wp.autograd.jvp(lambda: wp.launch(query_family, 5, inputs=[mesh.id, p, a], outputs=ys), [p, a], tangents, ys)
+    jac = wp.autograd.jacobian(query_family, 5, inputs=[mesh.id, p, a], outputs=ys)
+    for o, g in enumerate(got):
+        want = sum(jac[(i + 1, o)].numpy().reshape(jac[(i + 1, o)].shape[0], -1) @ t.numpy().reshape(-1) for i, t in enumerate(tangents))
+        np.testing.assert_allclose(g.numpy().reshape(-1), want, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(want).max()))
+
+
 # --------------------------------------------------------------------------- control flow, funcs, atomics
 
 

@@ -33,12 +33,31 @@ def _name_of(overload) -> str | None:
     return _NAMES.get(id(overload))
 
 
-def has_components(t) -> bool:
-    """Float scalars and float vectors, matrices, quaternions and transforms: the types whose
-    tangent ``jvp_adjoint`` assembles component by component."""
+def float_paths(t) -> list:
+    """The float scalars inside a value of type ``t``, as paths: tuples of steps ``("field",
+    name)`` (a struct's), ``("item", k)`` (a tuple's), ``("at", i)`` (a vector's, quaternion's
+    or transform's component), ``("at2", i, j)`` (a matrix's). A float scalar is ``()``."""
+    from ..struct import is_struct
+
     if wt.is_float(t):
-        return True
-    return vt.is_composite(t) and wt.is_float(vt.scalar_of(t))
+        return [()]
+    if vt.is_composite(t):
+        if not wt.is_float(vt.scalar_of(t)):
+            return []
+        if vt.is_matrix(t):
+            rows, cols = t._shape
+            return [(("at2", i, j),) for i in range(rows) for j in range(cols)]
+        return [(("at", i),) for i in range(t._length)]
+    if is_struct(t):
+        return [(("field", name),) + p for name, ft in t.vars.items() for p in float_paths(ft)]
+    if isinstance(t, wt.TupleType):
+        return [(("item", k),) + p for k, x in enumerate(t.types) for p in float_paths(x)]
+    return []  # integers, arrays (their tangents are arrays of their own), opaque handles
+
+
+def has_components(t) -> bool:
+    """Whether ``jvp_adjoint`` can assemble a tangent of type ``t`` component by component."""
+    return bool(float_paths(t))
 
 
 def builtin(b, name: str, args: list, loc):
