@@ -470,7 +470,12 @@ class KernelInstance:
     def _lower(self):
         kernel, arg_types = self.kernel, self.arg_types
         src = Source(kernel.pyfunc)
-        self.compiled = pipeline.compile_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
+        primal = getattr(kernel, "tangent_of", None)
+        if primal is None:
+            self.compiled = pipeline.compile_function(src, dict(zip(kernel.arg_names, arg_types)), True, self.symbol)
+        else:  # a tangent kernel (tangent_kernel): lowered with the primal's parameters, then transformed
+            n = len(primal.arg_names)
+            self.compiled = pipeline.compile_tangent(src, dict(zip(kernel.arg_names[:n], arg_types[:n])), self.symbol)
         self.ir = self.compiled.ir
         self._tid_ndim = self.ir.tid_ndim
         self.facts = self.compiled.facts
