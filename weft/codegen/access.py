@@ -214,7 +214,7 @@ def _bounds_facts(fn: ir.Function) -> dict:
     - loads and stores ``a[i]`` / ``a[i, j]`` of array *parameters* indexed exactly by the thread
       index: safe when the array covers the launch grid (``fn.tid_arrays`` names them);
     - loads and stores ``a[j]`` of 1-D array parameters indexed by the index of a dynamic loop
-      ``for j in range(start, stop)`` (step a positive constant) whose start and stop are
+      ``for j in range(start, stop)`` (step 1) whose start and stop are
       constants or kernel parameters: safe when ``start >= 0`` and ``stop <= a.shape[0]``
       (``fn.loop_bounds`` lists ``(array, start, stop)`` with start/stop as ``("const", value)``
       or ``("param", name)``);
@@ -325,7 +325,9 @@ def _constant_indices(call: ir.Call):
 
 def _invariant_range_loops(fn: ir.Function) -> dict:
     """index var id -> (start, stop) of the dynamic range loops whose start and stop are the same
-    for the whole launch (constants or kernel parameters) and whose step is a positive constant."""
+    for the whole launch (constants or kernel parameters) and whose step is 1. (A larger step
+    can wrap the index past the int32 range after the last iteration, which index_ranges.py
+    tests for.)"""
     params = {prm.var.id: prm.name for prm in fn.params}
 
     def invariant(v):
@@ -340,7 +342,7 @@ def _invariant_range_loops(fn: ir.Function) -> dict:
         if not (isinstance(s, ir.Loop) and s.kind == "range"):
             continue
         step = s.step
-        if not (step.is_const and isinstance(step.const, int) and step.const > 0):
+        if not (step.is_const and isinstance(step.const, int) and step.const == 1):
             continue
         start, stop = invariant(s.start), invariant(s.stop)
         if start is not None and stop is not None:

@@ -179,7 +179,7 @@ class IndexRanges:
                 if s.callee == intr.SHAPE and s.args[0].id in self.arrays and isinstance(s.attr, int):
                     self.symbols[s.result.id] = Form.symbol(("shape", self.arrays[s.args[0].id], s.attr))
             elif isinstance(s, ir.Loop) and s.kind == "range" and s.index is not None:
-                if not s.index.mutable and s.index.id not in reassigned:
+                if s.index.id not in reassigned:  # mutable, but only the loop writes it
                     self.loops[s.index.id] = s
         self.guarded = guarded_calls(fn.body)
         self.memo: dict = {}
@@ -215,13 +215,15 @@ class IndexRanges:
         return self.memo[key]
 
     def _bound(self, v, b: Form, upper: bool, depth: int) -> tuple:
-        if v.type is not wt.int32 or v.mutable or not b.small():
+        if v.type is not wt.int32 or not b.small():
+            return FALSE
+        if v.id in self.loops:
+            return self._loop_index(self.loops[v.id], b, upper, depth)
+        if v.mutable:
             return FALSE
         f = self.form(v)
         if f is not None:
             return atom(b - f if upper else f - b)
-        if v.id in self.loops:
-            return self._loop_index(self.loops[v.id], b, upper, depth)
         s = self.defs.get(v.id)
         if s is None:
             return FALSE
