@@ -29,7 +29,7 @@ IMPLEMENTATION_MODULES = {
     "array_annotation", "array_constructors", "array_layout", "builtins", "codegen", "constants", "determinism",
     "fabric_array", "geometry", "graph_coloring", "indexed_array", "native_func", "reference", "runtime",
     "scalar_types", "tape", "type_queries", "vector_types", "tile", "kernel", "kernel_access", "struct", "array",
-    "checkpoint", "context", "log", "sparse",
+    "checkpoint", "context", "log", "sparse", "forward_mode",
     "examples",  # the demos (python -m weft.examples.NAME): an attribute once a test has imported one
 }  # fmt: skip
 
