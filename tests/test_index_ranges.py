@@ -234,3 +234,13 @@ def test_strided_loop_index_must_not_wrap():
     out = wp.zeros(2, dtype=float)
     wp.launch(k_strided_loop, dim=2, inputs=[wp.array(x_np, dtype=float), 4, out])
     np.testing.assert_array_equal(out.numpy(), [1.0, 1.0])
+
+
+def test_launch_dims_beyond_int32_are_refused():
+    # a dimension that wrapped in the int32 launch bounds would make the once-per-launch tests
+    # compare against the wrong extent
+    x = wp.zeros((4, 8), dtype=float)
+    with pytest.raises(ValueError, match="int32"):
+        wp.launch(k_wrong_dim, dim=(2**31, 1), inputs=[x, x])
+    with pytest.raises(ValueError, match="int32"):
+        wp.launch(k_min_shape, dim=2**32 + 3, inputs=[wp.zeros(8, dtype=float), wp.zeros(8, dtype=float)])

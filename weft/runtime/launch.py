@@ -437,6 +437,8 @@ def _make_bounds(dim) -> wt.launch_bounds_t:
         n = int(n)
         if n < 0:
             raise ValueError(f"launch dim must not be negative, got {dim!r}")
+        if n > 2**31 - 1:  # launch_bounds holds int32 dims; a wrapped one would void the bounds tests
+            raise ValueError(f"each launch dimension must fit in an int32 (at most 2^31 - 1), got {dim!r}")
         b.shape[k] = n
         size *= n
     b.ndim = len(shape)
