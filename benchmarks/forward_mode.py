@@ -15,7 +15,7 @@ the final state. Timed in one process after a warm-up call that builds every ker
 
 Also the Rosenbrock function of ``--n`` float64 variables: gradient (tape) against ``hvp``.
 
-    python benchmarks/forward_mode.py [--particles 100000] [--steps 20] [--n 1000000] [--repeat 5]
+    python benchmarks/forward_mode.py [--particles 100000] [--steps 20] [--n 1000000] [--repeat 5] [--device cuda:0]
 """
 
 from __future__ import annotations
@@ -65,8 +65,10 @@ def best(fn, repeat):
     fn()  # builds the kernels
     times = []
     for _ in range(repeat):
+        wp.synchronize()
         t0 = time.perf_counter()
         fn()
+        wp.synchronize()
         times.append(time.perf_counter() - t0)
     return min(times)
 
@@ -77,7 +79,10 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--n", type=int, default=1_000_000)
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--device", default=None, help="e.g. cuda:0 (default: weft's default device)")
     args = p.parse_args()
+    if args.device:
+        wp.set_device(args.device)
     n, steps = args.particles, args.steps
     rng = np.random.default_rng(0)
     x0 = wp.array(np.stack([np.arange(n) * 0.01, rng.uniform(-1e-3, 1e-3, n)], 1), dtype=wp.vec2, requires_grad=True)
