@@ -7,8 +7,9 @@ would otherwise come from the IR.
 
 Contract:
 
-- ``lookup_key(module, candidates)`` hashes what is known without parsing anything: weft's
-  version, the native headers, the compiler and its flags, the module's name, options and the
+- ``lookup_text(module, candidates)`` holds what is known without parsing anything: weft's
+  version, the native headers, weft's own Python sources (``compiler_digest``: the compiler
+  that would render the code), the compiler and its flags, the module's name, options and the
   codegen settings of ``wp.config``, and per kernel to build its name, options, argument types,
   the text of its definition and its code object. It names an entry file in the cache.
 - An entry (written by ``record`` after a build, atomically, with a checksum) also holds the
@@ -42,6 +43,11 @@ import weakref
 import numpy as np
 
 from .. import config, log
+from .. import types as wt
+from .. import vector_types as vt
+from ..builtins.registry import Builtin
+from ..codegen.source import _blank_or_comment, _Cells, _snapshots
+from ..scalar_types import _ArrayKindType
 
 FORMAT = 1
 enabled = True  # False: always lower (tests compare both paths)
@@ -78,8 +84,6 @@ def function_text(pyfunc) -> tuple:
     Raises:
         Doubt: the function has no snapshot (a lambda, code typed at a prompt).
     """
-    from ..codegen.source import _blank_or_comment, _snapshots
-
     snap = _snapshots.get(pyfunc)
     code = getattr(pyfunc, "__code__", None)
     if snap is None or code is None or pyfunc.__name__ == "<lambda>":
@@ -266,8 +270,6 @@ class Describer:
             return "<undefined>"
         if where is not None and not attrs and (_is_constant(value) or _is_alias(value, root)):
             # what the frontend records in ``global_captures``: a launch compares it (kernel.py)
-            from ..codegen.source import _Cells
-
             d = _Cells(pyfunc) if where == "closure" else pyfunc.__globals__
             captures.append((d, root, value))
         for k, attr in enumerate(attrs):
@@ -285,6 +287,17 @@ class Describer:
         Raises:
             Doubt: an object it cannot describe exactly.
         """
+        if type(v) in _PLAIN:
+            return f"{type(v).__name__}:{v!r}"
+        known = _fixed.get(id(v))
+        if known is not None and known[0] is v:
+            return known[1]
+        text = self._value(v)
+        if _is_fixed(v):
+            _fixed[id(v)] = (v, text)
+        return text
+
+    def _value(self, v) -> str:
         if isinstance(v, _PLAIN):
             return f"{type(v).__name__}:{v!r}"
         if isinstance(v, (tuple, list)):
@@ -306,10 +319,6 @@ class Describer:
         return self._weft_or_library(v)
 
     def _weft_or_library(self, v) -> str:
-        from .. import types as wt
-        from .. import vector_types as vt
-        from ..builtins.registry import Builtin
-
         if isinstance(v, Builtin):
             return f"builtin {v.name}"
         if isinstance(v, wt.scalar_base):
@@ -318,7 +327,7 @@ class Describer:
             return f"{self.type_(type(v))}{tuple(v._flat())!r}"
         if isinstance(v, np.generic):
             return f"numpy.{type(v).__name__}:{v!r}"
-        if isinstance(v, type) or getattr(v, "is_annotation", False) is True or isinstance(v, _array_kind()):
+        if isinstance(v, type) or getattr(v, "is_annotation", False) is True or isinstance(v, _ArrayKindType):
             return self.type_(v)
         module = getattr(v, "__module__", None) or ""
         if isinstance(v, (types.FunctionType, types.BuiltinFunctionType)) and _trusted_module(module):
@@ -331,13 +340,20 @@ class Describer:
 
     def type_(self, t) -> str:
         """A type (weft scalar, vector, array, struct ... or an annotation object) as text."""
-        from .. import types as wt
+        known = _fixed.get(id(t))
+        if known is not None and known[0] is t:
+            return known[1]
+        text = self._type(t)
+        if _is_fixed(t):
+            _fixed[id(t)] = (t, text)
+        return text
 
+    def _type(self, t) -> str:
         if getattr(t, "_kind", None) == "struct" and not isinstance(t, type):
             fields = ",".join(f"{n}:{self.type_(ft)}" for n, ft in t.vars.items())
             defaults = ",".join(f"{n}={self.value(t.cls.__dict__[n])}" for n in t.vars if n in t.cls.__dict__)
             return f"struct {t.__module__}.{t.key} {t.cname}({fields}|{defaults})"
-        if isinstance(t, _array_kind()):
+        if isinstance(t, _ArrayKindType):
             return f"{type(t).__name__}[{self.type_(t.dtype)},{t.ndim}]"
         if isinstance(t, type):
             module = t.__module__
@@ -390,18 +406,22 @@ class Describer:
         return out
 
 
-def _array_kind():
-    from ..scalar_types import _ArrayKindType
+# descriptions of objects that never change (weft's builtins and types, modules, library functions),
+# by identity (the object is kept, so its id is not reused)
+_fixed: dict = {}
 
-    return _ArrayKindType
+
+def _is_fixed(v) -> bool:
+    if isinstance(v, (Builtin, types.ModuleType, _ArrayKindType, types.BuiltinFunctionType)):
+        return True
+    if isinstance(v, (type, types.FunctionType)):
+        return v.__module__.startswith("weft.") and not (isinstance(v, type) and issubclass(v, enum.Enum))
+    return False
 
 
 def _is_constant(value) -> bool:
     """A value the frontend bakes into the code (``frontend.from_python``): numbers, weft scalars,
     vectors and matrices, struct instances."""
-    from .. import types as wt
-    from .. import vector_types as vt
-
     if isinstance(value, (bool, int, float)) or isinstance(value, wt.scalar_base):
         return True
     return vt.is_composite(type(value)) or getattr(type(value), "_weft_struct_instance", False)
@@ -438,7 +458,7 @@ def lookup_text(module, candidates, describer) -> str:
     ``(kernel, arg_types)`` the module would build now."""
     from . import cpu
     from . import module as mod
-    from .disk_cache import VERSION, cache_dir, headers_digest
+    from .disk_cache import VERSION, cache_dir, compiler_digest, headers_digest
 
     options = sorted((k, repr(v)) for k, v in module.options.items() if k not in mod.LAUNCH_OPTIONS)
     parts = [
@@ -446,6 +466,7 @@ def lookup_text(module, candidates, describer) -> str:
         VERSION,
         sys.version,
         headers_digest(),
+        compiler_digest(),
         cpu.compiler_identity(cache_dir()),
         " ".join(cpu.BASE_FLAGS + cpu.GCC_FLAGS),
         repr(mod.build_options(module.options)),

@@ -30,33 +30,30 @@ def cache_dir() -> str:
     return d
 
 
-def _header_files() -> list:
-    paths = []
-    for root, dirs, files in sorted(os.walk(cpu.NATIVE_DIR)):  # subfolders too (native/geometry)
-        dirs.sort()
-        paths += [os.path.join(root, name) for name in sorted(files) if name.endswith((".h", ".cpp"))]
-    return paths
+def _tree_files(root: str, suffixes: tuple, skip=()) -> list:
+    """``(name relative to root, stat)`` of the files under ``root`` ending in ``suffixes``, in
+    name order, folders named in ``skip`` left out (``os.scandir``: a warm load stats them all)."""
+    out = []
+    todo = [("", root)]
+    while todo:
+        rel, folder = todo.pop()
+        with os.scandir(folder) as entries:
+            for e in entries:
+                if e.is_dir():
+                    if e.name not in skip:
+                        todo.append((rel + e.name + "/", e.path))
+                elif e.name.endswith(suffixes):
+                    out.append((rel + e.name, e.path, e.stat()))
+    out.sort()
+    return out
 
 
-def _python_files() -> list:
-    """weft's own Python sources (its compiler and runtime), the demos excepted."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    paths = []
-    for root, dirs, files in sorted(os.walk(package)):
-        dirs[:] = sorted(d for d in dirs if d not in ("examples", "__pycache__"))
-        paths += [os.path.join(root, name) for name in sorted(files) if name.endswith(".py")]
-    return paths
-
-
-def _tree_digest(paths: list, root: str, label: str) -> str:
-    """The sha256 of the files ``paths`` (named relative to ``root``), memoised in the cache folder
-    under a name keyed by each file's size and modification time: reading and hashing the headers
-    costs about 2 ms, a fifth of a warm load."""
-    stamp = hashlib.sha256()
-    for path in paths:
-        st = os.stat(path)
-        stamp.update(f"{os.path.relpath(path, root)}|{st.st_size}|{st.st_mtime_ns}\n".encode())
-    memo = os.path.join(cache_dir(), f"{label}_{stamp.hexdigest()[:16]}.txt")
+def _tree_digest(files: list, label: str) -> str:
+    """The sha256 of ``files`` (``_tree_files``), memoised in the cache folder under a name keyed by
+    each file's size and modification time: reading and hashing the headers costs about 2 ms, and
+    weft's Python sources more, most of a warm load."""
+    stamp = "".join(f"{rel}|{st.st_size}|{st.st_mtime_ns}\n" for rel, _, st in files)
+    memo = os.path.join(cache_dir(), f"{label}_{hashlib.sha256(stamp.encode()).hexdigest()[:16]}.txt")
     try:
         with open(memo) as f:
             digest = f.read()
@@ -65,9 +62,9 @@ def _tree_digest(paths: list, root: str, label: str) -> str:
     except OSError:
         pass
     h = hashlib.sha256()
-    for path in paths:
+    for rel, path, _ in files:
         with open(path, "rb") as f:
-            h.update(os.path.relpath(path, root).encode() + f.read())
+            h.update(rel.encode() + f.read())
     _write_atomic(memo, h.hexdigest().encode())
     return h.hexdigest()
 
@@ -78,7 +75,7 @@ _digest_cache: dict = {}
 def headers_digest() -> str:
     """sha256 of the native headers (once per process): part of every cache key."""
     if "headers" not in _digest_cache:
-        _digest_cache["headers"] = _tree_digest(_header_files(), cpu.NATIVE_DIR, "headers")
+        _digest_cache["headers"] = _tree_digest(_tree_files(cpu.NATIVE_DIR, (".h", ".cpp")), "headers")
     return _digest_cache["headers"]
 
 
@@ -88,7 +85,9 @@ def compiler_digest() -> str:
     builtin's rule, a codegen pass) must change it."""
     if "compiler" not in _digest_cache:
         package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        _digest_cache["compiler"] = _tree_digest(_python_files(), package, "compiler")
+        # weft's own Python sources (its compiler and runtime), the demos excepted
+        files = _tree_files(package, (".py",), skip=("examples", "__pycache__"))
+        _digest_cache["compiler"] = _tree_digest(files, "compiler")
     return _digest_cache["compiler"]
 
 
