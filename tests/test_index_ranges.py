@@ -244,3 +244,22 @@ def test_launch_dims_beyond_int32_are_refused():
         wp.launch(k_wrong_dim, dim=(2**31, 1), inputs=[x, x])
     with pytest.raises(ValueError, match="int32"):
         wp.launch(k_min_shape, dim=2**32 + 3, inputs=[wp.zeros(8, dtype=float), wp.zeros(8, dtype=float)])
+
+
+@wp.kernel
+def k_reversed(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    n = x.shape[0]
+    s = float(0.0)
+    for j in range(i, n):
+        s += x[n - 1 - j]  # x - y with x invariant: n - 1 - j is in [0, n - 1 - i]
+    out[i] = s
+
+
+def test_reversed_loop_index_is_proven_and_matches_numpy():
+    _, facts, calls = _accesses(k_reversed)
+    assert all(id(s) in facts.tid_indexed for s in calls)
+    x_np = np.arange(1, 7, dtype=np.float32)
+    out = wp.zeros(6, dtype=float)
+    wp.launch(k_reversed, dim=6, inputs=[wp.array(x_np, dtype=float), out])
+    np.testing.assert_array_equal(out.numpy(), [x_np[: 6 - i].sum() for i in range(6)])

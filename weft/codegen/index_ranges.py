@@ -157,6 +157,30 @@ def guarded_calls(block, inside: bool = False, out: set | None = None) -> set:
     return out
 
 
+def _operands(s) -> list:
+    """The vars a statement reads (a loop: its bounds, condition and state; an if: its test)."""
+    if isinstance(s, ir.Call):
+        return list(s.args)
+    if isinstance(s, (ir.Assign, ir.Read)):
+        return [s.src]
+    if isinstance(s, ir.If):
+        return [s.cond]
+    return [s.start, s.stop, s.step, s.cond, *s.exit_flags, *s.carried]
+
+
+def _confined(fn: ir.Function, loop: ir.Loop) -> bool:
+    """Whether a range loop's index is read inside its body only, and indexes no other loop:
+    after the loop it would hold the first value past ``stop``, outside the range."""
+    inside = {id(s) for s in ir.walk(loop.body)}
+    idx = loop.index.id
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Loop) and s is not loop and s.index is not None and s.index.id == idx:
+            return False
+        if id(s) not in inside and any(v is not None and v.id == idx for v in _operands(s)):
+            return False
+    return fn.ret is None or fn.ret.id != idx
+
+
 def _int_const(v):
     """An int constant's value (within int32, as the C++ literal has it), or None."""
     c = v.const if v.is_const else None
@@ -179,10 +203,11 @@ class IndexRanges:
                 if s.callee == intr.SHAPE and s.args[0].id in self.arrays and isinstance(s.attr, int):
                     self.symbols[s.result.id] = Form.symbol(("shape", self.arrays[s.args[0].id], s.attr))
             elif isinstance(s, ir.Loop) and s.kind == "range" and s.index is not None:
-                if s.index.id not in reassigned:  # mutable, but only the loop writes it
+                if s.index.id not in reassigned and _confined(fn, s):  # mutable, but only the loop writes it
                     self.loops[s.index.id] = s
         self.guarded = guarded_calls(fn.body)
         self.memo: dict = {}
+        self.forms: dict = {}
 
     def condition(self, call: ir.Call):
         """The ``Cond`` under which the load/store ``call`` of an array parameter indexes inside
@@ -200,12 +225,31 @@ class IndexRanges:
             return None
         return cond
 
-    def form(self, v):
-        """The ``Form`` equal to a launch-invariant var (an int32 constant or symbol), or None."""
+    def form(self, v, depth: int = 0):
+        """The ``Form`` equal to a launch-invariant var, or None: an int32 constant, a symbol, or
+        a sum or difference of those that cannot wrap whatever the symbols (``a.shape[0] - 1``)."""
         c = _int_const(v)
         if c is not None and v.type is wt.int32:
             return Form(const=c)
-        return self.symbols.get(v.id)
+        if v.id in self.symbols or depth > _MAX_DEPTH:
+            return self.symbols.get(v.id)
+        if v.id not in self.forms:
+            self.forms[v.id] = self._sum_form(v, depth)
+        return self.forms[v.id]
+
+    def _sum_form(self, v, depth: int):
+        """``form`` of an int32 add/sub of two invariant forms, if its range fits int32."""
+        s = self.defs.get(v.id)
+        if not (s is not None and ir.is_builtin(s.callee) and s.callee.symbol in ("add", "sub") and not v.mutable):
+            return None
+        if not all(x.type is wt.int32 for x in (v, *s.args)):
+            return None
+        x, y = (self.form(a, depth + 1) for a in s.args)
+        if x is None or y is None:
+            return None
+        f = x + y if s.callee.symbol == "add" else x - y
+        lo, hi = f.extremes()
+        return f if f.small() and INT32_MIN <= lo and hi <= INT32_MAX else None
 
     def bound(self, v, b: Form, upper: bool, depth: int = 0) -> tuple:
         """The ``Cond`` under which ``v <= b`` (``upper``) or ``v >= b`` wherever ``v`` is computed."""
@@ -287,7 +331,10 @@ def _sub(r: IndexRanges, args, b: Form, upper: bool, depth: int) -> tuple:
     if xf is None:
         return FALSE
     # x - y with x invariant: fits when x - MAX <= y <= x - MIN; x - y <= b when y >= x - b
-    fits = all_of(r.bound(y, xf - Form(const=INT32_MAX), False, depth), r.bound(y, xf - Form(const=INT32_MIN), True, depth))
+    fits = all_of(
+        r.bound(y, xf - Form(const=INT32_MAX), False, depth),
+        r.bound(y, xf - Form(const=INT32_MIN), True, depth),
+    )
     return all_of(fits, r.bound(y, xf - b, not upper, depth)) if fits else FALSE
 
 
