@@ -49,7 +49,7 @@ from ..builtins.registry import Builtin
 from ..codegen.source import _blank_or_comment, _Cells, _snapshots
 from ..scalar_types import _ArrayKindType
 
-FORMAT = 1
+FORMAT = 2
 enabled = True  # False: always lower (tests compare both paths)
 # wp.config settings that never change generated code (the others key the entry: a setting added
 # later keys it too until it is listed here)
@@ -133,11 +133,18 @@ def function_digest(pyfunc) -> str:
 # -- the names a function's text references (parsed when an entry is recorded) ------------------
 
 
-def _operator_names() -> frozenset:
-    """The names of the funcs an operator may call (frontend ``user_operator``: ``add`` for ``+``)."""
-    from ..codegen import frontend
+_OPERATORS = "+operators"  # in a function's references: it has operators (not a name: no clash)
+_operator_names: list = []
 
-    return frozenset(op.name for op in [*frontend._binops.values(), *frontend._unops.values()])
+
+def operator_names() -> list:
+    """The names of the funcs an operator may call (frontend ``user_operator``: ``add`` for ``+``),
+    looked up in a function's closure and globals."""
+    if not _operator_names:
+        from ..codegen import frontend
+
+        _operator_names.extend(sorted({op.name for op in [*frontend._binops.values(), *frontend._unops.values()]}))
+    return _operator_names
 
 
 def _chain(node):
@@ -184,6 +191,11 @@ class _References(ast.NodeVisitor):
             except SyntaxError:
                 pass
 
+    def visit_FunctionDef(self, node):
+        # not its decorators: Python ran them, the frontend does not read them
+        for part in [node.args, *node.body] + ([node.returns] if node.returns else []):
+            self.visit(part)
+
     def visit_BinOp(self, node):
         self.operators = True
         self.generic_visit(node)
@@ -201,10 +213,8 @@ def references(pyfunc) -> list:
     tree = Source(pyfunc).tree
     found = _References()
     found.visit(tree)
-    chains = {c for c in found.chains if c.split(".", 1)[0] not in found.bound}
-    if found.operators:
-        chains |= _operator_names()
-    return sorted(chains)
+    chains = sorted(c for c in found.chains if c.split(".", 1)[0] not in found.bound)
+    return chains + [_OPERATORS] if found.operators else chains
 
 
 # -- values as text ----------------------------------------------------------------------------------
@@ -258,7 +268,11 @@ class Describer:
         captures, calls, parts = [], [], [digest]
         parts.append("defaults=" + self.value(pyfunc.__defaults__) + self.value(pyfunc.__kwdefaults__))
         for name in names:
-            parts.append(f"{name}={self.chain(pyfunc, name, captures, calls)}")
+            if name == _OPERATORS:  # the operator funcs defined where the function is (most are not)
+                scopes = (pyfunc.__code__.co_freevars, pyfunc.__globals__)
+                parts += [f"{op}={self.chain(pyfunc, op, captures, calls)}" for op in operator_names() if op in scopes[0] or op in scopes[1]]
+            else:
+                parts.append(f"{name}={self.chain(pyfunc, name, captures, calls)}")
         self.captures[id(pyfunc)] = captures
         self.calls[id(pyfunc)] = calls
         return "\n".join(parts)
@@ -438,10 +452,10 @@ def _trusted_module(module: str) -> bool:
 
 
 def _is_alias(value, name) -> bool:
-    """A func or builtin bound under another name (``TARGET = my_func``): the frontend watches it."""
-    from ..codegen.frontend import _is_function_alias
-
-    return _is_function_alias(value, name)
+    """A func or builtin bound under another name (``TARGET = my_func``): the frontend watches it
+    (``frontend._is_function_alias``)."""
+    is_function = _is_func(value) or isinstance(value, Builtin)
+    return is_function and getattr(value, "__name__", name) != name
 
 
 # -- the key, the entry ------------------------------------------------------------------------------
