@@ -467,3 +467,47 @@ def test_threaded_backward_whose_only_accumulated_gradient_is_none_in_a_new_proc
     for cj in cs:
         s, ds = s * xs + cj, ds * xs + s
     np.testing.assert_allclose(got, ds, rtol=1e-5)
+
+
+@wp.kernel
+def k_grid_scatter(x: wp.array(dtype=wp.vec2), m: wp.array(dtype=float), grid: wp.array2d(dtype=float), mom: wp.array2d(dtype=wp.vec2)):
+    p = wp.tid()
+    i = int(x[p][0])
+    j = int(x[p][1])
+    for di in range(2):
+        for dj in range(2):
+            wp.atomic_add(grid, i + di, j + dj, m[p])
+            wp.atomic_sub(mom, i + di, j + dj, m[p] * x[p])
+
+
+def test_shares_that_own_their_memory_add_plainly_and_keep_bounds_checks():
+    """One thread, or a share adding into private copies, runs the body whose accumulations are
+    plain adds (no test of the thread context per add); the bounds checks stay."""
+    rng = np.random.default_rng(9)
+    n, g = 50_000, 32
+    x = rng.uniform(0, g - 1, (n, 2)).astype(np.float32)
+    m = rng.uniform(0.5, 1.5, n).astype(np.float32)
+
+    def run(points):
+        grid, mom = wp.zeros((g, g), dtype=float), wp.zeros((g, g), dtype=wp.vec2)
+        wp.launch(k_grid_scatter, n, inputs=[wp.array(points, dtype=wp.vec2), wp.array(m, dtype=float), grid, mom])
+        return grid.numpy(), mom.numpy()
+
+    want_g, want_m = np.zeros((g, g)), np.zeros((g, g, 2))
+    i, j = x[:, 0].astype(int), x[:, 1].astype(int)
+    for di in range(2):
+        for dj in range(2):
+            np.add.at(want_g, (i + di, j + dj), m)
+            np.add.at(want_m, (i + di, j + dj), -(m[:, None] * x))
+    for threads in (1, 2):
+        got_g, got_m = with_threads(threads, lambda: run(x))
+        np.testing.assert_allclose(got_g, want_g, rtol=1e-4)
+        np.testing.assert_allclose(got_m, want_m, rtol=1e-4, atol=1e-2)
+    inst = next(iter(k_grid_scatter._instances.values()))
+    source = inst.binding.source
+    assert "_forward_fast_plain_body" in source and "weft::plain_add(" in source and "weft::plain_sub(" in source
+    bad = x.copy()
+    bad[n // 2] = (g - 0.5, 5.0)  # i == g - 1, so i + 1 is out of bounds
+    for threads in (1, 2):
+        with pytest.raises(IndexError, match="k_grid_scatter"):
+            with_threads(threads, lambda: run(bad))

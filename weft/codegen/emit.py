@@ -33,6 +33,7 @@ class Body:
     unchecked: bool = False
     plan: staging.StagePlan | None = None
     hoist: str = ""  # the pass ("forward" / "backward") whose one-element sums a CPU body keeps locally
+    plain: bool = False  # its accumulations are plain adds (a CPU share that adds into memory of its own)
 
 
 def c_string(s: str) -> str:
@@ -125,6 +126,8 @@ def _atomic(name):
         slot = b.facts.hoisted.get(id(s)) if b.hoist == "forward" else None
         if slot is not None:  # into the thread's local sum (CPURenderer.hoist_loops)
             return f"weft::hoist_{kind}(hoist.a{slot}[lane], hoist.used{slot}, {a[-1]})"
+        if b.plain:
+            return f"weft::plain_{kind}({a[0]}, {r.loc(b, s)}, {', '.join(a[1:])})"
         return f"weft::accumulate_{kind}(tc, {a[0]}, {r.loc(b, s)}, {', '.join(a[1:])})"
 
     return render
@@ -665,8 +668,16 @@ class CStyleRenderer:
         variants = [("", False)] + ([("_fast", True)] if inst.facts.tid_indexed else [])
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
         plan = self.stage_plan_of(inst) if "backward" in modes else None
+        if len(variants) > 1 and self.plain_forward(inst):
+            variants.append(("_fast_plain", True))
         for suffix, unchecked in variants:
-            body = Body(fn, inst.facts, unchecked)
+            body = Body(fn, inst.facts, unchecked, plain=suffix == "_fast_plain")
+            if body.plain:  # forward only: the fast body with plain accumulations (CPURenderer)
+                out.append(head("forward", suffix))
+                out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
+                self.forward_block(body, fn.body, out, "    ", False)
+                out.append("}")
+                continue
             if "forward" in modes:
                 out.append(head("forward", suffix))
                 out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
@@ -687,6 +698,10 @@ class CStyleRenderer:
     def hoists(self, inst, mode: str) -> bool:
         """Whether pass ``mode`` sums one-element accumulations in thread-local variables (the
         CPU renderer, for kernels access.py found such accumulations in)."""
+        return False
+
+    def plain_forward(self, inst) -> bool:
+        """Whether the forward pass gets a ``_fast_plain`` body (the CPU renderer, see there)."""
         return False
 
     def tid_lines(self, fn, has_ctx: bool) -> list:
@@ -859,6 +874,18 @@ class CPURenderer(CStyleRenderer):
             fast = self.hoist_fast_loop(inst, mode)
         # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run in any
         # order), which lets the compiler vectorize element-wise kernels
+        if cond is not None and fast is None and mode == "forward" and self.plain_forward(inst):
+            # a share adding into memory of its own (one thread, or private copies) runs the body
+            # whose accumulations are plain adds: no test of the thread context per add
+            fast = [
+                "if (tc.plain_accumulate && !tc.acc) {",
+                "    #pragma GCC ivdep",
+                "    " + loop + call.format("_fast_plain"),
+                "} else {",
+                "    #pragma GCC ivdep",
+                "    " + loop + call.format("_fast"),
+                "}",
+            ]
         loops = self.task_loops(cond, loop, call, ind, pragmas=("#pragma GCC ivdep",), fast=fast)
         if hoist:
             loops += self.hoist_flush(inst, mode, ind)
@@ -885,6 +912,11 @@ class CPURenderer(CStyleRenderer):
         if mode == "backward" and not inst.backward_enabled:
             return False
         return bool(inst.facts.hoist_slots_of(mode))
+
+    def plain_forward(self, inst) -> bool:
+        """A forward pass that accumulates (and keeps no thread-local sums) gets a third body, the
+        fast one with each accumulation a plain add, run by shares that own their memory."""
+        return bool(inst.facts.accum_calls) and bool(inst.facts.tid_indexed) and not self.hoists(inst, "forward")
 
     def hoist_struct(self, inst, mode) -> list:
         """The thread-local sums of pass ``mode``'s one-element accumulations (access.py

@@ -493,8 +493,44 @@ WEFT_FN void adj_load_shared_at(const thread_ctx& tc, const array_t<T>& a, int32
         return IMPL<__VA_ARGS__>(tc, a, loc, last, i0, i1, i2, i3);                                  \
     }
 
+// plain_add / plain_sub(a, loc, i..., v): an accumulation in the body a CPU share runs when it
+// adds into memory no other thread touches (one thread, or its private copies): the add itself.
+template <typename T, typename... I>
+WEFT_ACCUM_FN T plain_add_at(const array_t<T>& a, int32 loc, T v, I... idx) {
+    T* p = element<true>(a.data, a, loc, idx...);
+    *p = add(*p, v);
+    return T{};
+}
+template <typename T, typename... I>
+WEFT_ACCUM_FN T plain_sub_at(const array_t<T>& a, int32 loc, T v, I... idx) {
+    T* p = element<true>(a.data, a, loc, idx...);
+    *p = sub(*p, v);
+    return T{};
+}
+
 WEFT_ACCUM_INDEXED(T, accumulate_add, accumulate_at, T)
 WEFT_ACCUM_INDEXED(T, accumulate_sub, accumulate_sub_at, T)
+
+#define WEFT_PLAIN_INDEXED(NAME, IMPL)                                                                    \
+    template <typename T, typename I0>                                                                   \
+    WEFT_ACCUM_FN T NAME(const array_t<T>& a, int32 loc, I0 i0, T last) {                                \
+        return IMPL(a, loc, last, i0);                                                                   \
+    }                                                                                                    \
+    template <typename T, typename I0, typename I1>                                                      \
+    WEFT_ACCUM_FN T NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, T last) {                         \
+        return IMPL(a, loc, last, i0, i1);                                                               \
+    }                                                                                                    \
+    template <typename T, typename I0, typename I1, typename I2>                                         \
+    WEFT_ACCUM_FN T NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, T last) {                  \
+        return IMPL(a, loc, last, i0, i1, i2);                                                           \
+    }                                                                                                    \
+    template <typename T, typename I0, typename I1, typename I2, typename I3>                            \
+    WEFT_ACCUM_FN T NAME(const array_t<T>& a, int32 loc, I0 i0, I1 i1, I2 i2, I3 i3, T last) {           \
+        return IMPL(a, loc, last, i0, i1, i2, i3);                                                       \
+    }
+WEFT_PLAIN_INDEXED(plain_add, plain_add_at)
+WEFT_PLAIN_INDEXED(plain_sub, plain_sub_at)
+#undef WEFT_PLAIN_INDEXED
 WEFT_ACCUM_INDEXED(void, adj_load_accum, adj_load_accum_at, true, T)
 WEFT_ACCUM_INDEXED(void, adj_load_accum_nc, adj_load_accum_at, false, T)
 WEFT_ACCUM_INDEXED(void, adj_load_shared, adj_load_shared_at, true, T)
