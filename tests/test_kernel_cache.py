@@ -215,15 +215,14 @@ def test_backward_after_a_warm_load_lowers_then(warm):
 
 def test_damaged_entry_is_ignored(warm):
     folder, cache = warm
-    entries = [p for p in os.listdir(cache) if p.startswith("kc_mod_fast_") and p.count("_") == 4]
-    assert entries  # kc_mod_fast_<lookup>_<values>.json
+    entries = [p for p in os.listdir(cache) if p.startswith("kc_mod_fast_")]
+    assert entries
     for name in entries:
         path = os.path.join(cache, name)
         with open(path) as f:
-            outer = json.load(f)
-        outer["body"] = outer["body"].replace('"tid_ndim": 1', '"tid_ndim": 2')
+            text = f.read()
         with open(path, "w") as f:
-            json.dump(outer, f)
+            f.write(text.replace('"tid_ndim": 1', '"tid_ndim": 2'))
     result = run(folder, cache)
     assert result["lowered"] > 0  # the checksum no longer matches: lowered, and the entry written again
     check(result)

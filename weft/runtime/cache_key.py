@@ -49,7 +49,7 @@ from ..builtins.registry import Builtin
 from ..codegen.source import _blank_or_comment, _Cells, _snapshots
 from ..scalar_types import _ArrayKindType
 
-FORMAT = 2
+FORMAT = 3
 enabled = True  # False: always lower (tests compare both paths)
 # wp.config settings that never change generated code (the others key the entry: a setting added
 # later keys it too until it is listed here)
@@ -516,30 +516,32 @@ def sorted_candidates(candidates) -> list:
     return sorted(out, key=lambda c: (c[0].key, c[0].index, repr(c[1])))
 
 
-def _paths(module, lookup: str, full: str = "") -> str:
-    """The index file of a lookup text (``full`` empty), or the entry file of a full description."""
+MAX_ENTRIES = 8  # builds kept per lookup text (other constant values), the latest ones
+
+
+def _path(module, lookup: str) -> str:
+    """The file of a lookup text."""
     from .disk_cache import cache_dir
 
-    name = f"{module.stem()}_fast_{_digest(lookup)[:16]}" + (f"_{_digest(full)[:16]}" if full else "")
-    return os.path.join(cache_dir(), name + ".json")
+    return os.path.join(cache_dir(), f"{module.stem()}_fast_{_digest(lookup)[:16]}.json")
 
 
 def _write_sealed(path: str, body: dict):
-    """Write ``body`` as JSON with its checksum, atomically."""
+    """Write ``body`` as JSON after a line holding its checksum, atomically."""
     from .disk_cache import _write_atomic
 
-    text = json.dumps(body, sort_keys=True)
-    _write_atomic(path, json.dumps({"sha256": _digest(text), "body": text}).encode())
+    text = json.dumps(body)
+    _write_atomic(path, f"{_digest(text)}\n{text}".encode())
 
 
 def _read_sealed(path: str):
     """The body written by ``_write_sealed``, or None (missing or damaged)."""
     try:
         with open(path, "rb") as f:
-            outer = json.loads(f.read())
-        text = outer["body"]
-        return json.loads(text) if _digest(text) == outer["sha256"] else None
-    except (OSError, ValueError, KeyError, TypeError):
+            data = f.read().decode()
+        checksum, _, text = data.partition("\n")
+        return json.loads(text) if _digest(text) == checksum else None
+    except (OSError, ValueError, UnicodeDecodeError):
         return None
 
 
@@ -549,9 +551,9 @@ def record(module, candidates, instances, library_base: str, locs, both: bool):
     source locations, and whether the library holds the backward passes too. Writes nothing when
     a referenced value cannot be described.
 
-    Two files: the *index* of a lookup text holds the names each function's text references
-    (merged over every build with that text: it depends on the text alone), and one *entry* per
-    full description, so that builds with other constant values keep their own entries."""
+    One file per lookup text holds the names each function's text references (merged over every
+    build with that text: they depend on the text alone) and one entry per full description (the
+    latest ``MAX_ENTRIES``), so that builds with other constant values keep their own."""
     candidates = sorted_candidates(candidates)
     try:
         describer = Describer({}, record=True)
@@ -574,19 +576,22 @@ def record(module, candidates, instances, library_base: str, locs, both: bool):
         }
         for inst in instances
     ]
-    index_path = _paths(module, lookup)
-    index = _read_sealed(index_path) or {"lookup": lookup, "refs": {}}
-    if index.get("lookup") == lookup and not describer.refs.items() <= index["refs"].items():
-        index["refs"].update(describer.refs)
-        _write_sealed(index_path, index)
-    body = {
-        "lookup": lookup,
+    path = _path(module, lookup)
+    known = _read_sealed(path)
+    if known is None or known.get("lookup") != lookup:
+        known = {"lookup": lookup, "refs": {}, "entries": {}}
+    known["refs"].update(describer.refs)
+    entries = known["entries"]
+    entries.pop(_digest(full), None)  # (re)inserted last: the latest
+    entries[_digest(full)] = {
         "full": full,
         "library": os.path.basename(library_base),
         "locs": [list(loc) for loc in locs],
         "instances": records,
     }
-    _write_sealed(_paths(module, lookup, full), body)
+    while len(entries) > MAX_ENTRIES:
+        entries.pop(next(iter(entries)))
+    _write_sealed(path, known)
 
 
 class Loaded:
@@ -609,13 +614,13 @@ def load(module, candidates):
     try:
         describer = Describer({}, record=False)
         lookup = lookup_text(module, candidates, describer)
-        index = _read_sealed(_paths(module, lookup))
-        if index is None or index.get("lookup") != lookup:
+        known = _read_sealed(_path(module, lookup))
+        if known is None or known.get("lookup") != lookup:
             return None
-        describer.refs = index["refs"]
+        describer.refs = known["refs"]
         full = full_text(candidates, describer)
-        body = _read_sealed(_paths(module, lookup, full))
-        if body is None or body.get("lookup") != lookup or body.get("full") != full:
+        body = known["entries"].get(_digest(full))
+        if body is None or body.get("full") != full:
             log.debug(f"no fast cache entry of module {module.name} for these values: lowering it")
             return None
         by_ident = {(k.key, k.index, ",".join(describer.type_(t) for t in types_)): (k, types_) for k, types_ in candidates}
