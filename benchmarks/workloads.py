@@ -1168,8 +1168,8 @@ def build_probe_main(backend, cache_dir, mode, device="cpu"):
     the time printed runs from just before ``import build_module`` to the return of its
     ``run()``: the module's kernels defined, built or loaded from the cache, and each launched
     once, with a final synchronize. Interpreter start-up, ``import weft``/``import warp``
-    + ``wp.init()`` and the import of ``numpy.random`` (which ``run()`` uses) are outside it. With ``device`` a GPU, the kernels are built for it and launched
-    on it; when this new process cannot use it (a simulated GPU lives only in the process that
+    + ``wp.init()`` and the import of ``numpy.random`` (which ``run()`` uses) are outside it.
+    With ``device`` a GPU, the kernels are built for it and launched on it; when this new process cannot use it (a simulated GPU lives only in the process that
     installed it), it answers ``{"skip": reason}``.
     """
     import importlib
