@@ -2,6 +2,7 @@
 
     python benchmarks/run.py [--warp-python PATH] [--json out.json] [--only saxpy launch] [--quick]
     python benchmarks/run.py --device cuda:0 --no-warp --quick     # weft on the CPU next to weft on a GPU
+    python benchmarks/run.py --warp-python W --peers-python P      # + Taichi and Numba columns (P has both)
 
 weft runs in this process (the checkout this file belongs to). The same workload file
 (``workloads.py``) runs under Warp in a worker subprocess with ``device="cpu"``, using the first
@@ -14,6 +15,14 @@ after the other for each workload (never concurrently), so a burst of load from 
 the machine hits all columns of a row alike. Times are medians after warm-up; compilation
 happens in the warm-up and is never timed.
 
+``--taichi-python`` / ``--numba-python`` (or ``--peers-python`` for both; ``$WEFT_BENCH_PEERS_PYTHON``)
+add a column per CPU peer: ``peers.py`` in a worker under that interpreter, Taichi (``ti.cpu``) or
+Numba (``parallel=True``) on all cores, on the rows that library can express (the others show
+``-``). A peer's checksum is compared with weft's; a row whose result differs shows ``differs``
+and is not used. The column *weft / best peer* divides weft's time by the fastest of Warp and the
+peers whose results agree, and the last lines give its geometric mean. Without a peer's Python
+its column is left out.
+
 ``--device cuda:0`` (repeatable, or comma-separated) adds a column per GPU: the same workloads made
 on that device by this process (``make_workloads(wp, device=...)``), and a column of its time over
 the CPU column's. A workload that cannot run on the GPU is shown as skipped, one that raises as
@@ -23,6 +32,7 @@ the CPU column's. A workload that cannot run on the GPU is shown as skipped, one
 import argparse
 import importlib.util
 import json
+import math
 import os
 import platform
 import signal
@@ -57,13 +67,15 @@ def find_warp_python(arg):
 class Worker:
     """``workloads.py --serve`` in a subprocess: one framework configuration, asked workload by workload."""
 
+    SCRIPT = "workloads.py"
+
     def __init__(self, python, backend, extra=()):
         env = dict(os.environ)
         if backend == "weft":
             env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
         self.errfile = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (lives as long as the worker)
         self.proc = subprocess.Popen(
-            [python, os.path.join(HERE, "workloads.py"), "--backend", backend, "--serve", *extra],
+            [python, os.path.join(HERE, self.SCRIPT), "--backend", backend, "--serve", *extra],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.errfile,
@@ -89,6 +101,71 @@ class Worker:
         if self.proc.poll() is None:
             self.proc.stdin.close()
             self.proc.wait(timeout=30)
+
+
+PEERS = ("taichi", "numba")  # the CPU peers besides Warp, each a column when its Python is given
+
+
+def find_peer_pythons(args):
+    """``{peer: interpreter}`` for the peers given by ``--<peer>-python``, ``--peers-python`` or
+    ``$WEFT_BENCH_PEERS_PYTHON`` (a peer with none is simply not run)."""
+    both = args.peers_python or os.environ.get("WEFT_BENCH_PEERS_PYTHON")
+    found = {peer: getattr(args, f"{peer}_python") or both for peer in PEERS}
+    return {peer: python for peer, python in found.items() if python}
+
+
+class PeerWorker(Worker):
+    """``peers.py --backend PEER --serve``: a row the peer has no version of is ``None`` (shown ``-``)."""
+
+    SCRIPT = "peers.py"
+
+    def measure(self, name, reps, budget):
+        if name not in self.info.get("workloads", ()):
+            return None
+        return super().measure(name, reps, budget)
+
+
+CHECK_RTOL = 1e-3  # relative agreement of two checksums (float atomics add in different orders)
+
+
+def agrees(r, ref):
+    """Whether result ``r``'s checksum matches ``ref``'s (True when either has none to compare)."""
+    c, o = (r or {}).get("check"), (ref or {}).get("check")
+    if c is None or o is None or (math.isnan(c) and math.isnan(o)):  # NaN both: as the Warp check does
+        return True
+    return abs(c - o) <= CHECK_RTOL * max(1.0, abs(o))
+
+
+def verify_peer(r, ref, title):
+    """``r`` unchanged if its checksum agrees with weft's ``ref``; else marked ``differs``, its time
+    kept aside (``unverified_seconds``) so that it is never shown or compared as a time."""
+    if r is None or "seconds" not in r or agrees(r, ref):
+        return r
+    r = {**{k: v for k, v in r.items() if k not in ("seconds", "min")}, "unverified_seconds": r["seconds"]}
+    r["differs"] = f"result differs: {title} {r['check']:.6g} vs weft {ref['check']:.6g}"
+    return r
+
+
+def best_peer(results, name, peers, weft="weft"):
+    """``(peer key, ratio of weft's time to its)`` for the fastest peer on row ``name`` whose
+    checksum agrees with weft's, or None. ``peers``: the keys of the peer columns (warp included)."""
+    w = results.get(weft, {}).get(name)
+    if not w or "seconds" not in w:
+        return None
+    timed = [
+        (results[k][name][STAT], k)
+        for k in peers
+        if "seconds" in (results.get(k, {}).get(name) or {}) and agrees(results[k][name], w)
+    ]
+    if not timed:
+        return None
+    t, k = min(timed)
+    return k, w[STAT] / t
+
+
+def geomean(xs):
+    xs = list(xs)
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
 class InProcess:
@@ -140,6 +217,8 @@ def fmt_time(r):
     if r is None:
         return "-"
     if "seconds" not in r:
+        if "unverified_seconds" in r:
+            return "differs"
         if "skipped" in r:
             return "skipped"
         msg = " ".join(str(r.get("error", "?")).split())
@@ -154,15 +233,18 @@ def fmt_ratio(a, b):
     return f"{a[STAT] / b[STAT]:.2f}"
 
 
-def table(titles, results, names, ratios):
+def table(titles, results, names, ratios, extra=()):
     """Markdown table: a row per workload, a time column per configuration, then the ``ratios``,
-    ``(numerator key, denominator key)`` pairs of configurations (to warp, GPU to CPU)."""
+    ``(numerator key, denominator key)`` pairs of configurations (to warp, GPU to CPU), then the
+    ``extra`` columns, ``(title, cell(name) -> str)``."""
     keys = list(titles)
     heads = ["workload"] + [titles[k] for k in keys] + [f"{titles[a]} / {titles[b]}" for a, b in ratios]
+    heads += [title for title, _ in extra]
     rows = []
     for name in names:
         row = [name] + [fmt_time(results[k].get(name)) for k in keys]
         row += [fmt_ratio(results[a].get(name), results[b].get(name)) for a, b in ratios]
+        row += [cell(name) for _, cell in extra]
         rows.append(row)
     widths = [max(len(r[i]) for r in [heads] + rows) for i in range(len(heads))]
     line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
@@ -173,6 +255,9 @@ def main():
     p = argparse.ArgumentParser(description="weft benchmark suite (compares with warp-lang when available)")
     p.add_argument("--warp-python", help="python interpreter with warp-lang installed")
     p.add_argument("--no-warp", action="store_true", help="run weft only")
+    p.add_argument("--peers-python", help="python interpreter with taichi and numba installed (both peer columns)")
+    p.add_argument("--taichi-python", help="python interpreter with taichi installed (a Taichi column)")
+    p.add_argument("--numba-python", help="python interpreter with numba installed (a Numba column)")
     p.add_argument("--json", help="write all results to this file")
     p.add_argument("--only", nargs="*", help="substrings of workload names to run")
     p.add_argument("--reps", type=int, help="timed repetitions per workload (default: per workload, time-capped)")
@@ -248,6 +333,13 @@ def main():
             log(f"could not start warp under {warp_python}: {e}")
     elif not args.no_warp:
         log("warp-lang not found: pass --warp-python or set WEFT_BENCH_WARP_PYTHON to compare with Warp")
+    for peer, python in find_peer_pythons(args).items():
+        try:
+            configs[peer] = PeerWorker(python, peer, only)
+            titles[peer] = f"{peer} {configs[peer].info['version']}"
+        except Exception as e:  # noqa: BLE001 (the other columns still run)
+            log(f"could not start {peer} under {python}: {e}")
+    peer_keys = [k for k in ("warp", *PEERS) if k in configs]
     gpu_names = {}
     for dev in gpus:
         key = f"weft_{dev}"
@@ -291,6 +383,11 @@ def main():
                     "workloads": {w.name: w.what for w in workloads},
                     "configs": {k: {"title": titles[k], **cfg.info} for k, cfg in configs.items()},
                     "results": {k: list(v.values()) for k, v in results.items()},
+                    "best_peer": {
+                        n: {"peer": b[0], "ratio": b[1]}
+                        for n in names
+                        if (b := best_peer(results, n, peer_keys)) and any(k in configs for k in PEERS)
+                    },
                 },
                 f,
                 indent=1,
@@ -307,9 +404,15 @@ def main():
                     r = cfg.measure(name, args.reps, args.budget)
                 except Exception as e:  # noqa: BLE001 (e.g. a worker that died: its column only)
                     r = {"name": name, "error": f"{type(e).__name__}: {e}"}
+                if r is None:  # a peer without this row
+                    continue
+                if key in PEERS:
+                    r = verify_peer(r, results["weft"].get(name), titles[key])
                 results[key][name] = r
                 shown = fmt_time(r)
-                if "seconds" not in r:
+                if "unverified_seconds" in r:
+                    shown = r["differs"]
+                elif "seconds" not in r:
                     shown = f"skipped: {r['skipped']}" if "skipped" in r else f"error: {r.get('error')}"
                 log(f"  {name:<28} {titles[key]:<18} {shown}")
             write_json(False)  # a run cut short still leaves the rows measured so far
@@ -332,6 +435,11 @@ def main():
         f"weft {wp.__version__} ({wp.config.mode} mode, {nthreads} threads)"
         + (f"; warp {warp.info['version']} ({warp.info['mode']} mode, device cpu, 1 thread)" if warp else "")
     )
+    for peer in PEERS:
+        if peer in configs:
+            i = configs[peer].info
+            layer = f", {i['threading_layer']} threading layer" if i.get("threading_layer") else ""
+            print(f"{peer} {i['version']} (device cpu, {i['threads']} threads{layer}), on the rows it can express")
     for dev in gpus:
         print(f"GPU {dev}: {gpu_names.get(dev) or 'unavailable'} (weft {wp.config.mode} mode, in this process)")
     if load_start is not None:
@@ -343,12 +451,19 @@ def main():
     if stopped:
         print(f"stopped early: {stopped}")
     print()
-    print(table(titles, results, names, ratios))
+    best = {name: best_peer(results, name, peer_keys) for name in names}
+    extra = []
+    if any(k in configs for k in PEERS):
+        cell = lambda name: f"{best[name][1]:.2f} {best[name][0]}" if best[name] else "-"
+        extra.append((f"{titles['weft']} / best peer", cell))
+    print(table(titles, results, names, ratios, extra))
     print()
     notes = []
     for key, title in titles.items():
         for r in results[key].values():
-            if "seconds" not in r:
+            if "unverified_seconds" in r:
+                notes.append(f"{title:<18} {r['name']}: {r['differs']} (not timed)")
+            elif "seconds" not in r:
                 kind = "skipped" if "skipped" in r else "error"
                 why = " ".join(str(r.get("skipped") or r.get("error")).split())
                 notes.append(f"{title:<18} {r['name']}: {kind}: {why}")
@@ -372,6 +487,17 @@ def main():
         print("results agree with warp" if not bad else "RESULTS DIFFER: " + "; ".join(bad))
         if expected:
             print("expected differences: " + "; ".join(expected))
+    if extra:
+        for label, keys in (
+            ("best CPU peer", peer_keys),
+            ("best of Taichi and Numba", [k for k in PEERS if k in configs]),
+        ):
+            ratios_best = [b[1] for b in (best_peer(results, n, keys) for n in names) if b]
+            if ratios_best:
+                print(
+                    f"geomean {titles['weft']} / {label}: {geomean(ratios_best):.2f} over {len(ratios_best)} rows"
+                    f" ({', '.join(titles[k] for k in keys)}); < 1: weft is faster"
+                )
     for dev in gpus:
         # GPU float atomics add in another order than the CPU's threads: close, not bit-equal
         bad, same = [], 0
