@@ -351,11 +351,12 @@ def test_runtime_built_at_install_is_used_when_its_source_matches(monkeypatch):
     from weft.runtime.runtime_source import runtime_source_hash
 
     assert installed.__name__ == "weft._runtime" and installed.source_hash == runtime_source_hash()
+    assert weft_module.runtime_digest() == runtime_source_hash()  # (memoised with the cache's digests)
     assert weft_module.runtime_launch() is installed.launch  # launches go through it
     # An edited runtime.cpp (editable install): the stamp no longer matches, so weft builds the
     # runtime into the kernel cache instead of using a stale extension.
     weft_module.installed_runtime.cache_clear()
-    monkeypatch.setattr(weft_module, "runtime_source_hash", lambda: "0" * 32)
+    monkeypatch.setattr(weft_module, "runtime_digest", lambda: "0" * 32)
     try:
         assert weft_module.installed_runtime() is None
     finally:

@@ -224,6 +224,9 @@ _MISSING = object()
 _PLAIN = (bool, int, float, complex, str, bytes, type(None))
 
 
+_split: dict = {}  # "a.b.c" -> ["a", "b", "c"]
+
+
 def _lookup(pyfunc, name):
     """A free name's value as the frontend resolves it (``Source.lookup``): closure, globals, builtins;
     with the dict to watch for changes (None for builtins)."""
@@ -278,7 +281,10 @@ class Describer:
         return "\n".join(parts)
 
     def chain(self, pyfunc, chain: str, captures: list, calls: list) -> str:
-        root, *attrs = chain.split(".")
+        parts = _split.get(chain)
+        if parts is None:
+            parts = _split[chain] = chain.split(".")
+        root, attrs = parts[0], parts[1:]
         value, where = _lookup(pyfunc, root)
         if value is _MISSING:
             return "<undefined>"
@@ -312,6 +318,8 @@ class Describer:
         return text
 
     def _value(self, v) -> str:
+        if isinstance(v, Builtin):  # the most common: wp.sin, wp.vec3 ...
+            return f"builtin {v.name}"
         if isinstance(v, _PLAIN):
             return f"{type(v).__name__}:{v!r}"
         if isinstance(v, (tuple, list)):

@@ -16,6 +16,7 @@ import threading
 
 from .. import config
 from . import cpu
+from .runtime_source import runtime_source_hash
 
 VERSION = "0.1.0"
 
@@ -89,9 +90,9 @@ def _digests() -> dict:
     memo = os.path.join(cache_dir(), f"digests_{hashlib.sha256(stamp.encode()).hexdigest()[:16]}.txt")
     try:
         with open(memo) as f:
-            headers, compiler = f.read().split()
+            headers, compiler, runtime = f.read().split()
         if len(headers) == len(compiler) == 64:
-            _digest_cache.update(headers=headers, compiler=compiler)
+            _digest_cache.update(headers=headers, compiler=compiler, runtime=runtime)
             return _digest_cache
     except (OSError, ValueError):
         pass
@@ -103,8 +104,8 @@ def _digests() -> dict:
                 c.update(rel.encode() + f.read())
             elif rel.startswith(native):  # named as before: relative to the headers' folder
                 h.update(rel[len(native) :].encode() + f.read())
-    _digest_cache.update(headers=h.hexdigest(), compiler=c.hexdigest())
-    _write_atomic(memo, f"{_digest_cache['headers']} {_digest_cache['compiler']}".encode())
+    _digest_cache.update(headers=h.hexdigest(), compiler=c.hexdigest(), runtime=runtime_source_hash())
+    _write_atomic(memo, " ".join(_digest_cache[k] for k in ("headers", "compiler", "runtime")).encode())
     return _digest_cache
 
 
@@ -118,6 +119,12 @@ def compiler_digest() -> str:
     (cache_key.py), which does not see the generated code, so a change to the compiler (a
     builtin's rule, a codegen pass) must change it."""
     return _digests()["compiler"]
+
+
+def runtime_digest() -> str:
+    """``runtime_source.runtime_source_hash()`` (the CPU runtime's source, stamped on the runtime
+    extension built at install), memoised with the other digests: the files are stat'ed anyway."""
+    return _digests()["runtime"]
 
 
 def read_verified(path: str, sum_path: str):

@@ -28,8 +28,7 @@ import threading
 from .. import config, log
 from ..codegen.emit import CPURenderer, join_unit, split_units
 from . import cache_key, cpu, recording
-from .disk_cache import VERSION, _write_atomic, cache_dir, headers_digest, read_verified  # noqa: F401 (re-exported)
-from .runtime_source import runtime_source_hash
+from .disk_cache import VERSION, _write_atomic, cache_dir, headers_digest, read_verified, runtime_digest  # noqa: F401 (re-exported)
 
 
 _modules: dict = {}
@@ -359,10 +358,8 @@ class Module:
             lib = loaded and _load_verified(loaded.library + ".so", loaded.library + ".sha256")
             if not lib or not all(hasattr(lib, f"{r['symbol']}_cpu_forward") for _, _, r, _ in loaded.found):
                 return None
-            try:
-                with open(loaded.library + ".cpp") as f:
-                    source = f.read()
-            except OSError:
+            source = loaded.library + ".cpp"  # read when asked for (Binding.source)
+            if not os.path.exists(source):
                 return None
             instances = [k.adopt(types, r, captures) for k, types, r, captures in loaded.found]
             locs = list(loaded.locs)
@@ -370,7 +367,7 @@ class Module:
                 if inst.symbol != r["symbol"]:
                     raise RuntimeError(f"kernel cache entry {loaded.library}: symbol {r['symbol']} is not {inst.symbol}")
                 inst.binding.library, inst.binding.loc_base, inst.binding.module_locs = lib, 0, locs
-                inst.binding.source = source
+                inst.binding.source_path = source
                 inst.binding.forward_ptr = _entry_address(lib, inst, "forward")
                 if r["has_backward"]:
                     inst.binding.backward_ptr = _entry_address(lib, inst, "backward")
@@ -545,7 +542,7 @@ class _Batch:
 
     def __init__(self, instances, renderer, source=None):
         self.instances = list(instances)
-        self.renderer = renderer  # None: loaded by the fast key (cache_key.py), ``source`` its library's C++
+        self.renderer = renderer  # None: loaded by the fast key (cache_key.py), from the C++ at ``source``
         self.source = source
 
     def build_backward(self, module):
@@ -566,7 +563,9 @@ class _Batch:
         library's own, else the two passes would not match."""
         renderer = CPURenderer(("forward",))
         source, _ = module_units(renderer, self.instances, module.funcs_of(self.instances))
-        if source != self.source or [tuple(loc) for loc in renderer.locs] != list(self.instances[0].binding.module_locs):
+        with open(self.source) as f:
+            loaded = f.read()
+        if source != loaded or [tuple(loc) for loc in renderer.locs] != list(self.instances[0].binding.module_locs):
             raise RuntimeError(
                 f"module '{module.name}': the code loaded from the kernel cache is not what its kernels compile to "
                 "now (a definition changed since it was loaded); launch the kernels again to rebuild them"
@@ -684,7 +683,7 @@ def installed_runtime():
         from .. import _runtime
     except ImportError:
         return None
-    return _runtime if getattr(_runtime, "source_hash", None) == runtime_source_hash() else None
+    return _runtime if getattr(_runtime, "source_hash", None) == runtime_digest() else None
 
 
 def _load_runtime_extension():
