@@ -113,7 +113,7 @@ def _code_parts(code) -> str:
             consts.append("frozenset(" + ",".join(sorted(repr(v) for v in c)) + ")")
         else:
             consts.append(f"{type(c).__name__}:{c!r}")
-    return repr((code.co_code.hex(), consts, code.co_names, code.co_varnames, code.co_freevars, code.co_argcount, code.co_flags))
+    return repr((code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_argcount, code.co_flags))
 
 
 _digests = weakref.WeakKeyDictionary()  # pyfunc -> (its code object, digest)

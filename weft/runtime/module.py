@@ -354,23 +354,30 @@ class Module:
         if not config.cache_kernels or not cache_key.enabled:
             return None
         with _lock:
-            loaded = cache_key.load(self, self.unbuilt([(kernel, arg_types)]))
+            try:
+                loaded = cache_key.load(self, self.unbuilt([(kernel, arg_types)]))
+            except Exception as e:  # noqa: BLE001 -- any doubt about the fast key: lower, as without it
+                log.debug(f"fast cache key of module {self.name} failed: {type(e).__name__}: {e}")
+                loaded = None
             lib = loaded and _load_verified(loaded.library + ".so", loaded.library + ".sha256")
-            if not lib or not all(hasattr(lib, f"{r['symbol']}_cpu_forward") for _, _, r, _ in loaded.found):
+            source = loaded and loaded.library + ".cpp"  # read when asked for (Binding.source)
+            if not lib or not os.path.exists(source):
                 return None
-            source = loaded.library + ".cpp"  # read when asked for (Binding.source)
-            if not os.path.exists(source):
+            try:
+                entries = [
+                    (_symbol_address(lib, r, "forward"), _symbol_address(lib, r, "backward") if r["has_backward"] else None)
+                    for _, _, r, _ in loaded.found
+                ]
+            except AttributeError:  # a symbol the library lacks: not the library the entry names
                 return None
             instances = [k.adopt(types, r, captures) for k, types, r, captures in loaded.found]
             locs = list(loaded.locs)
-            for inst, (_, _, r, _) in zip(instances, loaded.found):
+            for inst, (_, _, r, _), (forward, backward) in zip(instances, loaded.found, entries):
                 if inst.symbol != r["symbol"]:
                     raise RuntimeError(f"kernel cache entry {loaded.library}: symbol {r['symbol']} is not {inst.symbol}")
                 inst.binding.library, inst.binding.loc_base, inst.binding.module_locs = lib, 0, locs
                 inst.binding.source_path = source
-                inst.binding.forward_ptr = _entry_address(lib, inst, "forward")
-                if r["has_backward"]:
-                    inst.binding.backward_ptr = _entry_address(lib, inst, "backward")
+                inst.binding.forward_ptr, inst.binding.backward_ptr = forward, backward
             if any(inst.backward_enabled and inst.binding.backward_ptr is None for inst in instances):
                 self.lazy_backward.append(_Batch(instances, None, source))
         return kernel._instances.get(tuple(arg_types))
@@ -533,6 +540,11 @@ def module_units(renderer, instances, funcs) -> tuple:
 
 def _entry_address(lib, inst, mode: str) -> int:
     return ctypes.cast(getattr(lib, f"{inst.symbol}_cpu_{mode}"), ctypes.c_void_p).value
+
+
+def _symbol_address(lib, record, mode: str) -> int:
+    """The address of an entry point named by a fast cache entry's ``record`` (cache_key.py)."""
+    return ctypes.cast(getattr(lib, f"{record['symbol']}_cpu_{mode}"), ctypes.c_void_p).value
 
 
 class _Batch:
