@@ -146,11 +146,17 @@ def verify_peer(r, ref, title):
     return r
 
 
+def is_reference_row(name):
+    """A row that runs the same NumPy / SciPy code in every column (a yardstick, not a peer's time)."""
+    return name.startswith(("numpy ", "scipy "))
+
+
 def best_peer(results, name, peers, weft="weft"):
     """``(peer key, ratio of weft's time to its)`` for the fastest peer on row ``name`` whose
-    checksum agrees with weft's, or None. ``peers``: the keys of the peer columns (warp included)."""
+    checksum agrees with weft's, or None (also for the NumPy / SciPy reference rows).
+    ``peers``: the keys of the peer columns (warp included)."""
     w = results.get(weft, {}).get(name)
-    if not w or "seconds" not in w:
+    if not w or "seconds" not in w or is_reference_row(name):
         return None
     timed = [
         (results[k][name][STAT], k)

@@ -51,6 +51,10 @@ def test_best_peer_ignores_differing_and_missing(run_py):
     results["numba"][row] = run_py.verify_peer({"name": row, "seconds": 1.0, "check": 10.000001}, weft, "numba")
     assert run_py.best_peer(results, row, ["warp", "taichi", "numba"]) == ("numba", 2.0)
     assert run_py.geomean([0.5, 2.0]) == pytest.approx(1.0)
+    copy = "numpy copy, same bytes"  # the same NumPy code in every column: no peer to beat
+    results["weft"][copy] = {"name": copy, "seconds": 1.0}
+    results["warp"][copy] = {"name": copy, "seconds": 2.0}
+    assert run_py.best_peer(results, copy, ["warp"]) is None
 
 
 def _run(*extra):
