@@ -201,7 +201,7 @@ def scatter_section(wp, device, sync, Workload, kernels):
     pts, tets = tet_block(FEM_CELLS)
     rest = pts[tets]  # (T, 4, 3)
     dm = np.stack([rest[:, 1] - rest[:, 0], rest[:, 2] - rest[:, 0], rest[:, 3] - rest[:, 0]], -1)  # columns
-    deformed = pts * np.array([1.1, 0.95, 1.02], np.float32) + 0.01 * rng.standard_normal(pts.shape).astype(np.float32)
+    deformed = pts * np.array([1.1, 0.95, 1.02], np.float32) + 0.001 * rng.standard_normal(pts.shape).astype(np.float32)
     fx = wp.array(deformed, dtype=wp.vec3, device=device, requires_grad=True)
     ftets = wp.array(tets, dtype=int, device=device)
     fdm = wp.array(np.linalg.inv(dm).astype(np.float32), dtype=wp.mat33, device=device)
