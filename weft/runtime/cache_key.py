@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import ctypes
 import enum
 import hashlib
 import json
@@ -646,3 +647,59 @@ def load(module, candidates):
         log.debug(f"unusable fast cache entry for module {module.name}: {type(e).__name__}: {e}")
         return None
     return Loaded(library, locs, found)
+
+
+# -- binding a loaded library -------------------------------------------------------------------------
+
+
+def candidates(module, extra) -> list:
+    """``(kernel, arg_types)`` of what a build of ``module`` now would hold (``Module.ensure_built``):
+    every non-generic kernel and declared overload without built CPU code, then ``extra``."""
+    out = []
+    for k in module.kernels:
+        for kernel in list(k.overloads.values()) if k.is_generic else [k]:
+            inst = kernel._instances.get(kernel._arg_types_key)
+            if inst is None or inst.binding.forward_ptr is None:
+                out.append((kernel, kernel._arg_types_key))
+    return out + list(extra)
+
+
+def _address(lib, record, mode: str) -> int:
+    """The address of the entry point an entry's ``record`` names (AttributeError: none)."""
+    return ctypes.cast(getattr(lib, f"{record['symbol']}_cpu_{mode}"), ctypes.c_void_p).value
+
+
+def bind(module, kernel, arg_types):
+    """Find what ``module`` would build now in the cache by the fast key and bind it: every
+    instance the library holds is adopted (``Kernel.adopt``, not lowered) with its entry points;
+    returns the instance of ``kernel`` for ``arg_types``, or None (the caller lowers). Called
+    under the module lock."""
+    from . import module as mod
+
+    try:
+        loaded = load(module, candidates(module, [(kernel, arg_types)]))
+    except Exception as e:  # noqa: BLE001 -- any doubt about the fast key: lower, as without it
+        log.debug(f"fast cache key of module {module.name} failed: {type(e).__name__}: {e}")
+        loaded = None
+    lib = loaded and mod._load_verified(loaded.library + ".so", loaded.library + ".sha256")
+    source = loaded and loaded.library + ".cpp"  # read when asked for (Binding.source)
+    if not lib or not os.path.exists(source):
+        return None
+    try:
+        entries = [
+            (_address(lib, r, "forward"), _address(lib, r, "backward") if r["has_backward"] else None)
+            for _, _, r, _ in loaded.found
+        ]
+    except AttributeError:  # a symbol the library lacks: not the library the entry names
+        return None
+    instances = [k.adopt(types_, r, captures) for k, types_, r, captures in loaded.found]
+    locs = list(loaded.locs)
+    for inst, (_, _, r, _), (forward, backward) in zip(instances, loaded.found, entries):
+        if inst.symbol != r["symbol"]:
+            raise RuntimeError(f"kernel cache entry {loaded.library}: symbol {r['symbol']} is not {inst.symbol}")
+        inst.binding.library, inst.binding.loc_base, inst.binding.module_locs = lib, 0, locs
+        inst.binding.source_path = source
+        inst.binding.forward_ptr, inst.binding.backward_ptr = forward, backward
+    if any(inst.backward_enabled and inst.binding.backward_ptr is None for inst in instances):
+        module.lazy_backward.append(mod._Batch(instances, None, source))
+    return kernel._instances.get(tuple(arg_types))

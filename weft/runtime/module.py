@@ -335,52 +335,14 @@ class Module:
         ``wp.static``-evaluated objects in place)."""
         definitions_changed()
 
-    def unbuilt(self, extra) -> list:
-        """``(kernel, arg_types)`` of what a build now would hold (``ensure_built``): every
-        non-generic kernel and declared overload without built CPU code, then ``extra``."""
-        out = []
-        for k in self.kernels:
-            for kernel in list(k.overloads.values()) if k.is_generic else [k]:
-                inst = kernel._instances.get(kernel._arg_types_key)
-                if inst is None or inst.binding.forward_ptr is None:
-                    out.append((kernel, kernel._arg_types_key))
-        return out + list(extra)
-
     def load_instance(self, kernel, arg_types):
-        """The instance of ``kernel`` for ``arg_types`` found in the kernel cache by the fast key
-        (cache_key.py), with the others built in the same library: all bound to it, none lowered.
-        None when the cache holds no verified entry for what the module would build now (the
-        caller lowers, and the build records the entry)."""
+        """The instance of ``kernel`` for ``arg_types`` found in the kernel cache by the fast key,
+        with the others built in the same library, all bound to it and none lowered; None when
+        the cache holds no verified entry for what the module would build now (cache_key.bind)."""
         if not config.cache_kernels or not cache_key.enabled:
             return None
         with _lock:
-            try:
-                loaded = cache_key.load(self, self.unbuilt([(kernel, arg_types)]))
-            except Exception as e:  # noqa: BLE001 -- any doubt about the fast key: lower, as without it
-                log.debug(f"fast cache key of module {self.name} failed: {type(e).__name__}: {e}")
-                loaded = None
-            lib = loaded and _load_verified(loaded.library + ".so", loaded.library + ".sha256")
-            source = loaded and loaded.library + ".cpp"  # read when asked for (Binding.source)
-            if not lib or not os.path.exists(source):
-                return None
-            try:
-                entries = [
-                    (_symbol_address(lib, r, "forward"), _symbol_address(lib, r, "backward") if r["has_backward"] else None)
-                    for _, _, r, _ in loaded.found
-                ]
-            except AttributeError:  # a symbol the library lacks: not the library the entry names
-                return None
-            instances = [k.adopt(types, r, captures) for k, types, r, captures in loaded.found]
-            locs = list(loaded.locs)
-            for inst, (_, _, r, _), (forward, backward) in zip(instances, loaded.found, entries):
-                if inst.symbol != r["symbol"]:
-                    raise RuntimeError(f"kernel cache entry {loaded.library}: symbol {r['symbol']} is not {inst.symbol}")
-                inst.binding.library, inst.binding.loc_base, inst.binding.module_locs = lib, 0, locs
-                inst.binding.source_path = source
-                inst.binding.forward_ptr, inst.binding.backward_ptr = forward, backward
-            if any(inst.backward_enabled and inst.binding.backward_ptr is None for inst in instances):
-                self.lazy_backward.append(_Batch(instances, None, source))
-        return kernel._instances.get(tuple(arg_types))
+            return cache_key.bind(self, kernel, arg_types)
 
     def hash_module(self) -> bytes:
         """The module's content hash (SHA-256 bytes, Warp's ``Module.hash_module``): the generated
@@ -461,7 +423,7 @@ class Module:
     def build(self, instances):
         """Build the forward pass of ``instances`` (and their backward pass if a tape is recording)."""
         both = recording.active_tape() is not None
-        candidates = self.unbuilt([(inst.kernel, inst.arg_types) for inst in instances])  # the fast key's
+        candidates = cache_key.candidates(self, [(inst.kernel, inst.arg_types) for inst in instances])
         renderer = CPURenderer(("forward", "backward") if both else ("forward",))
         source, units = module_units(renderer, instances, self.funcs_of(instances))
         lib = cached_library(
@@ -541,10 +503,6 @@ def module_units(renderer, instances, funcs) -> tuple:
 def _entry_address(lib, inst, mode: str) -> int:
     return ctypes.cast(getattr(lib, f"{inst.symbol}_cpu_{mode}"), ctypes.c_void_p).value
 
-
-def _symbol_address(lib, record, mode: str) -> int:
-    """The address of an entry point named by a fast cache entry's ``record`` (cache_key.py)."""
-    return ctypes.cast(getattr(lib, f"{record['symbol']}_cpu_{mode}"), ctypes.c_void_p).value
 
 
 class _Batch:
