@@ -101,3 +101,27 @@ def test_one_element_sum_and_staged_backward_over_a_2d_grid(threads):
     np.testing.assert_allclose(total, (xv * w).sum(), rtol=1e-4)
     np.testing.assert_allclose(rows, (xv.astype(np.float64) ** 2 * (j + 1)).sum(axis=1), rtol=1e-4)
     np.testing.assert_allclose(grad, w + 2.0 * xv * (j + 1) * i, rtol=1e-4, atol=1e-4)
+
+
+@wp.kernel
+def clamped_stencil(a: wp.array3d(dtype=float), b: wp.array3d(dtype=float)):
+    i, j, l = wp.tid()
+    n = a.shape[2]
+    b[i, j, l] = a[i, j, wp.max(l - 1, 0)] + 2.0 * a[i, j, l] + a[i, j, wp.min(l + 1, n - 1)] + float(i - j)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(3, 5, 37), (2, 1, 1), (4, 3, 200)])
+def test_fast_bodies_take_the_run_coordinates(shape, threads):
+    """The fast body of a multi-dimensional launch runs only inside a run of the task loop, so it
+    takes the run's coordinates without a test (which lets the loop over a run vectorise); shares
+    that start and end mid-row must still see the right coordinates."""
+    a = np.random.default_rng(2).random(shape).astype(np.float32)
+    out = wp.zeros(shape, dtype=float)
+    with_threads(threads, lambda: wp.launch(clamped_stencil, dim=shape, inputs=[wp.array(a, dtype=float), out]))
+    left = np.concatenate([a[:, :, :1], a[:, :, :-1]], axis=2)
+    right = np.concatenate([a[:, :, 1:], a[:, :, -1:]], axis=2)
+    i, j = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
+    np.testing.assert_allclose(out.numpy(), left + 2 * a + right + (i - j)[:, :, None], rtol=1e-6)
+    source = next(iter(clamped_stencil._instances.values())).binding.source
+    assert "tid_coords[2] += weft::int32(task - tc.coords_task);" in source

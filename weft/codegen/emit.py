@@ -670,17 +670,21 @@ class CStyleRenderer:
         plan = self.stage_plan_of(inst) if "backward" in modes else None
         if len(variants) > 1 and self.plain_forward(inst):
             variants.append(("_fast_plain", True))
+        def tid_of(mode, unchecked):  # a fast body runs inside the task loop's current run
+            in_run = unchecked and not self.hoists(inst, mode) and not (mode == "backward" and plan)
+            return self.tid_lines(fn, True, in_run) if in_run else tid
+
         for suffix, unchecked in variants:
             body = Body(fn, inst.facts, unchecked, plain=suffix == "_fast_plain")
             if body.plain:  # forward only: the fast body with plain accumulations (CPURenderer)
                 out.append(head("forward", suffix))
-                out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
+                out += unpack + tid_of("forward", True) + ["    " + d for d in self.declarations(fn, False, skip)]
                 self.forward_block(body, fn.body, out, "    ", False)
                 out.append("}")
                 continue
             if "forward" in modes:
                 out.append(head("forward", suffix))
-                out += unpack + tid + ["    " + d for d in self.declarations(fn, False, skip)]
+                out += unpack + tid_of("forward", unchecked) + ["    " + d for d in self.declarations(fn, False, skip)]
                 hoist = "forward" if self.hoists(inst, "forward") else ""
                 self.forward_block(dataclasses.replace(body, hoist=hoist), fn.body, out, "    ", False)
                 out.append("}")
@@ -688,7 +692,7 @@ class CStyleRenderer:
                 out.append(head("backward", suffix))
                 hoist = "backward" if self.hoists(inst, "backward") else ""
                 back = dataclasses.replace(body, hoist=hoist)
-                out += self.backward_body(back, inst.compiled.adjoint(), unpack + tid, skip)
+                out += self.backward_body(back, inst.compiled.adjoint(), unpack + tid_of("backward", unchecked), skip)
         if plan:  # the staged body replaces the unchecked one (it has no thread context)
             out += self.staged_body(inst, plan, unpack + self.tid_lines(fn, False), skip)
         for mode in modes:
@@ -704,9 +708,10 @@ class CStyleRenderer:
         """Whether the forward pass gets a ``_fast_plain`` body (the CPU renderer, see there)."""
         return False
 
-    def tid_lines(self, fn, has_ctx: bool) -> list:
+    def tid_lines(self, fn, has_ctx: bool, in_run: bool = False) -> list:
         """A body's first lines for a multi-dimensional ``wp.tid()``: the task's grid coordinates
-        (``has_ctx``: the body has the thread context, where a target's task loop may keep them)."""
+        (``has_ctx``: the body has the thread context, where a target's task loop may keep them;
+        ``in_run``: the body only runs for tasks of the run the task loop keeps there)."""
         if fn.tid_ndim <= 1:
             return []
         return ["    weft::int32 tid_coords[4];", "    weft::tid_coords(*bounds, task, tid_coords);"]
@@ -874,18 +879,24 @@ class CPURenderer(CStyleRenderer):
             fast = self.hoist_fast_loop(inst, mode)
         # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run in any
         # order), which lets the compiler vectorize element-wise kernels
-        if cond is not None and fast is None and mode == "forward" and self.plain_forward(inst):
-            # a share adding into memory of its own (one thread, or private copies) runs the body
-            # whose accumulations are plain adds: no test of the thread context per add
-            fast = [
-                "if (tc.plain_accumulate && !tc.acc) {",
+        def fast_loop(variant) -> list:
+            if inst.ir.tid_ndim <= 1:
+                return ["#pragma GCC ivdep", loop + call.format(variant)]
+            # the pragma on the loop over a run (a pragma before CPU_RUN_LOOP reaches only its outer loop)
+            return [
+                "for (weft::int64 t = begin; t < end; weft::tid_next_run(tc, local_bounds, end)) {",
                 "    #pragma GCC ivdep",
-                "    " + loop + call.format("_fast_plain"),
-                "} else {",
-                "    #pragma GCC ivdep",
-                "    " + loop + call.format("_fast"),
+                "    for (const weft::int64 stop = t + tc.run; t < stop; ++t) " + call.format(variant),
                 "}",
             ]
+
+        if cond is not None and fast is None:
+            fast = fast_loop("_fast")
+            if mode == "forward" and self.plain_forward(inst):
+                # a share adding into memory of its own (one thread, or private copies) runs the
+                # body whose accumulations are plain adds: no test of the thread context per add
+                fast = ["if (tc.plain_accumulate && !tc.acc) {"] + ["    " + x for x in fast_loop("_fast_plain")]
+                fast += ["} else {"] + ["    " + x for x in fast_loop("_fast")] + ["}"]
         loops = self.task_loops(cond, loop, call, ind, pragmas=("#pragma GCC ivdep",), fast=fast)
         if hoist:
             loops += self.hoist_flush(inst, mode, ind)
@@ -901,11 +912,19 @@ class CPURenderer(CStyleRenderer):
     # Bodies of at most this many IR statements have their groups of lanes unrolled.
     HOIST_UNROLL_MAX_STATEMENTS = 120
 
-    def tid_lines(self, fn, has_ctx: bool) -> list:
+    def tid_lines(self, fn, has_ctx: bool, in_run: bool = False) -> list:
         """Multi-dimensional grid coordinates from the task loop when it keeps them (one division
-        per dimension per share of the launch instead of per task), else by division."""
+        per dimension per share of the launch instead of per task), else by division. A fast body
+        (``in_run``) is only called inside the run: the run's coordinates, the last one plus the
+        task's offset, with no test, so that the loop over a run can be vectorised."""
         if fn.tid_ndim <= 1 or not has_ctx:
             return super().tid_lines(fn, has_ctx)
+        if in_run:
+            last = fn.tid_ndim - 1
+            return [
+                "    weft::int32 tid_coords[4] = {tc.coords[0], tc.coords[1], tc.coords[2], tc.coords[3]};",
+                f"    tid_coords[{last}] += weft::int32(task - tc.coords_task);",
+            ]
         return ["    weft::int32 tid_coords[4];", "    weft::tid_coords_at(tc, *bounds, task, tid_coords);"]
 
     def hoists(self, inst, mode: str) -> bool:
