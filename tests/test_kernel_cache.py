@@ -65,6 +65,13 @@ def run(wp):
         wp.launch(k_main, dim=2, inputs=[x, p, y])
     wp.launch(k_closure, dim=2, inputs=[x, z])
     out = {"y": y.numpy().tolist(), "z": z.numpy().tolist()}
+    if os.environ.get("KC_MUTATE"):  # a global changed after the warm load: rebuilt at the next launch
+        global SCALE
+        out["lowered_before_mutate"] = LOWERED[0]
+        SCALE = 4.0
+        y2 = wp.zeros(2, dtype=float)
+        wp.launch(k_main, dim=2, inputs=[x, p, y2])
+        out["y_mutated"] = y2.numpy().tolist()
     if os.environ.get("KC_BACKWARD"):
         out["lowered_before_backward"] = LOWERED[0]
         tape.backward(grads={y: wp.ones(2, dtype=float)})
@@ -154,6 +161,14 @@ def test_warm_process_lowers_nothing(warm):
     result = run(folder, cache)
     assert result["lowered"] == 0
     check(result)
+
+
+def test_global_changed_after_a_warm_load_rebuilds(warm):
+    folder, cache = warm
+    result = run(folder, cache, KC_MUTATE="1")
+    assert result["lowered_before_mutate"] == 0 and result["lowered"] > 0
+    check(result)
+    assert result["y_mutated"] == pytest.approx(expected(scale=4.0)["y"])
 
 
 @pytest.mark.parametrize(
