@@ -284,7 +284,7 @@ def test_release_mode_builds_without_bounds_checks(monkeypatch):
 
 
 def test_both_targets_checkpoint_loops_in_loop_stacks():
-    from weft.codegen.emit import CPURenderer
+    from weft.codegen.emit_cpu import CPURenderer
 
     inst = k_dynamic_loop.default_instance()
     cuda_src = CUDARenderer().render_module([inst], inst.funcs)

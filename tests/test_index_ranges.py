@@ -8,7 +8,7 @@ import pytest
 
 import weft as wp
 from weft.codegen import access, index_ranges, intrinsics
-from weft.codegen.emit import CPURenderer
+from weft.codegen.emit_cpu import CPURenderer
 from weft.codegen import ir as wir
 
 

@@ -5,7 +5,7 @@ import pytest
 import weft as wp
 from weft.codegen import intrinsics as intr
 from weft.codegen import ir
-from weft.codegen.emit import CPURenderer
+from weft.codegen.emit_cpu import CPURenderer
 
 
 @wp.kernel

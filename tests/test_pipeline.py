@@ -11,7 +11,7 @@ import pytest
 import weft as wp
 from weft.codegen import access, pipeline
 from weft.codegen import adjoint as ad
-from weft.codegen.emit import CPURenderer
+from weft.codegen.emit_cpu import CPURenderer
 from weft.codegen.emit_cuda import CUDARenderer
 from weft.codegen.source import Source
 

@@ -9,7 +9,7 @@ import pytest
 from markers import location_of
 
 import weft as wp
-from weft.codegen.emit import CPURenderer
+from weft.codegen.emit_cpu import CPURenderer
 
 
 @wp.func

@@ -442,7 +442,7 @@ def _hoisting_facts(fn: ir.Function, adds: list, loads: list) -> dict:
     """Accumulations into the same element for the whole launch (every index a constant or an
     int parameter the kernel never rebinds): forward atomic adds (``adds``) and the gradient
     adds of reads (``loads``, backward). A thread sums them in local variables and adds each sum
-    once, when its share of the launch ends (``emit.CPURenderer``). Returns the ``AccessFacts``
+    once, when its share of the launch ends (``emit_cpu.CPURenderer``). Returns the ``AccessFacts``
     fields ``hoisted`` (call id -> slot of its pass) and ``hoist_slots`` /
     ``hoist_back_slots`` (per slot: the array parameter, its element type and the index
     sources, ``("const", value)`` or ``("param", name)``)."""

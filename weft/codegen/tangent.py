@@ -23,10 +23,10 @@ from __future__ import annotations
 import itertools
 
 from .. import types as wt
-from ..struct import is_struct
 from . import intrinsics as intr
 from . import ir
 from . import tangent_rules as rules
+from .tangent_rules import has_tangent
 from . import typing_rules as tr
 
 TANGENT_SUFFIX = "__tangent"
@@ -60,20 +60,6 @@ _REFUSED = {
     intr.FABRIC_ROW: "Fabric arrays",
     intr.FABRIC_SIZE: "Fabric arrays",
 }
-
-
-def has_tangent(t) -> bool:
-    """Whether values of type ``t`` carry a tangent: float values, composites of floats, arrays
-    of them, and structs and tuples holding any of these."""
-    if wt.is_fabric(t):
-        return False
-    if wt.is_array_like(t) or isinstance(t, wt.FixedArrayType):
-        return has_tangent(t.dtype)
-    if is_struct(t):
-        return any(has_tangent(f) for f in t.vars.values())
-    if isinstance(t, wt.TupleType):
-        return any(has_tangent(x) for x in t.types)
-    return wt.is_differentiable(t)
 
 
 def tangent_function(fn: ir.Function) -> ir.Function:

@@ -19,6 +19,7 @@ from .. import types as wt
 from .. import vector_types as vt
 from ..builtins import scalar as sb
 from ..builtins.registry import registry
+from ..struct import is_struct
 from . import intrinsics as intr
 from . import typing_rules as tr
 
@@ -33,12 +34,24 @@ def _name_of(overload) -> str | None:
     return _NAMES.get(id(overload))
 
 
+def has_tangent(t) -> bool:
+    """Whether values of type ``t`` carry a tangent: float values, composites of floats, arrays
+    of them, and structs and tuples holding any of these."""
+    if wt.is_fabric(t):
+        return False
+    if wt.is_array_like(t) or isinstance(t, wt.FixedArrayType):
+        return has_tangent(t.dtype)
+    if is_struct(t):
+        return any(has_tangent(f) for f in t.vars.values())
+    if isinstance(t, wt.TupleType):
+        return any(has_tangent(x) for x in t.types)
+    return wt.is_differentiable(t)
+
+
 def float_paths(t) -> list:
     """The float scalars inside a value of type ``t``, as paths: tuples of steps ``("field",
     name)`` (a struct's), ``("item", k)`` (a tuple's), ``("at", i)`` (a vector's, quaternion's
     or transform's component), ``("at2", i, j)`` (a matrix's). A float scalar is ``()``."""
-    from ..struct import is_struct
-
     if wt.is_float(t):
         return [()]
     if vt.is_composite(t):
@@ -101,8 +114,6 @@ _CONSTANT = {"floor", "ceil", "round", "rint", "trunc", "sign", "step"}  # zero 
 
 def _linear(b, s, e):
     """f(x...) linear in its float operands: f of their tangents (the others as they are)."""
-    from .tangent import has_tangent
-
     args = [b.dz(a, s.loc) if has_tangent(a.type) else a for a in s.args]
     return b.call(s.callee, args, s.result.type, s.loc)
 

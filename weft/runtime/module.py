@@ -26,7 +26,8 @@ import tempfile
 import threading
 
 from .. import config, log
-from ..codegen.emit import CPURenderer, join_unit, split_units
+from ..codegen.emit import join_unit, split_units
+from ..codegen.emit_cpu import CPURenderer
 from . import cache_key, cpu, recording
 from .disk_cache import VERSION, _write_atomic, cache_dir, headers_digest, read_verified, runtime_digest  # noqa: F401 (re-exported)
 

@@ -1,0 +1,208 @@
+"""Renderer, CPU flavour: a sibling of ``emit_cuda.CUDARenderer`` over the same ``CStyleRenderer``
+(emit.py: the same IR and body rendering). It adds what only the host build does: entry points
+over a range of tasks run by the thread pool, staged backward loops (staging.py), per-thread
+accumulation (accumulate.h) with its plain-add body, thread-local sums of one-element
+accumulations, and multi-dimensional launches walked in runs along the last grid dimension.
+"""
+
+from __future__ import annotations
+
+from .. import types as wt
+from . import ir, staging, templates
+from . import intrinsics as intr
+from .cnames import ctype_name
+from .emit import Body, CStyleRenderer
+
+
+class CPURenderer(CStyleRenderer):
+    """Renders a module for the host compiler: entry points over a range of tasks (run by the
+    thread pool), staged backward loops (staging.py) and per-thread accumulation (accumulate.h)."""
+
+    target = "cpu"
+    fn_qualifier = "static inline"
+    body_qualifier = "static inline __attribute__((always_inline))"  # per-thread bodies, inlined into the task loops
+    entry_qualifier = "WEFT_EXPORT"
+
+    def stage_plan_of(self, inst):
+        """The kernel's staging plan, made by the pipeline (``Compiled.stage_plan``)."""
+        return inst.compiled.stage_plan
+
+    def staged_body(self, inst, plan, head_lines, skip) -> list:
+        """The staged backward body (staging.py): the unchecked body's statements, with the
+        gradient adds recorded into the chunk's stage buffers and bad indices flagged."""
+        fn, sym = inst.ir, inst.symbol
+        out = staging.stage_struct(sym, plan)
+        out.append(templates.STAGED_BODY_HEAD.format(qualifier=self.body_qualifier, sym=sym))
+        staged = Body(fn, inst.facts, True, plan)
+        lines = self.backward_body(staged, inst.compiled.adjoint(), head_lines + ["    bool bad = false;"], skip)
+        return out + lines[:-1] + ["    st.bad[k] = bad;", "}"]
+
+    def kernel_entry(self, inst, mode, has_fast, plan=None) -> list:
+        """The exported range function: runs tasks [begin, end), catching kernel errors. With a
+        fast variant, it is used when ``fast_condition`` holds for the launch; with a staging
+        ``plan``, the fast variant is the staged loop; with thread-local sums (``hoists``), the
+        fast loop runs groups of ``HOIST_LANES`` tasks and the sums are added at the end."""
+        sym, ind = inst.symbol, "        "
+        hoist = self.hoists(inst, mode)
+        call = templates.CPU_BODY_CALL.format(sym=sym, mode=mode, extra=", hoist, 0" if hoist else "")
+        body = self.accumulate_scope(inst, mode, ind) if inst.facts.accum_params else []
+        loop = templates.CPU_TASK_LOOP
+        if inst.ir.tid_ndim > 1:  # runs along the last grid dimension keep the coordinates (core.h)
+            body.append(f"{ind}weft::tid_start(tc, local_bounds, begin, end);")
+            loop = templates.CPU_RUN_LOOP
+        if hoist:
+            body.append(f"{ind}{sym}_{mode}_hoist hoist;")
+        cond, fast = None, None
+        if has_fast:
+            # The range test lets the compiler see the int32 thread index equals the task number.
+            cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(inst, "local_args.", "local_bounds")
+        if plan:
+            fast = staging.staged_loops(sym, plan, inst.facts.hoisted if hoist else {}, self.HOIST_LANES)
+        elif hoist:
+            fast = self.hoist_fast_loop(inst, mode)
+        # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run in any
+        # order), which lets the compiler vectorize element-wise kernels
+        def fast_loop(variant) -> list:
+            if inst.ir.tid_ndim <= 1:
+                return ["#pragma GCC ivdep", loop + call.format(variant)]
+            # the pragma on the loop over a run (a pragma before CPU_RUN_LOOP reaches only its outer loop)
+            return [
+                "for (weft::int64 t = begin; t < end; weft::tid_next_run(tc, local_bounds, end)) {",
+                "    #pragma GCC ivdep",
+                "    for (const weft::int64 stop = t + tc.run; t < stop; ++t) " + call.format(variant),
+                "}",
+            ]
+
+        if cond is not None and fast is None:
+            fast = fast_loop("_fast")
+            if mode == "forward" and self.plain_forward(inst):
+                # a share adding into memory of its own (one thread, or private copies) runs the
+                # body whose accumulations are plain adds: no test of the thread context per add
+                fast = ["if (tc.plain_accumulate && !tc.acc) {"] + ["    " + x for x in fast_loop("_fast_plain")]
+                fast += ["} else {"] + ["    " + x for x in fast_loop("_fast")] + ["}"]
+        loops = self.task_loops(cond, loop, call, ind, pragmas=("#pragma GCC ivdep",), fast=fast)
+        if hoist:
+            loops += self.hoist_flush(inst, mode, ind)
+        entry = templates.CPU_ENTRY.format(
+            qualifier=self.entry_qualifier, sym=sym, target=self.target, mode=mode, body="\n".join(body + loops)
+        )
+        return entry.split("\n")
+
+    # Lanes of a thread-local sum: the fast loop runs its tasks in groups of this many, task k of
+    # a group adding into lane k, so the adds of a group are independent (in flight together, and
+    # vectorized) instead of one chain each waiting for the previous add.
+    HOIST_LANES = 8
+    # Bodies of at most this many IR statements have their groups of lanes unrolled.
+    HOIST_UNROLL_MAX_STATEMENTS = 120
+
+    def tid_lines(self, fn, has_ctx: bool, in_run: bool = False) -> list:
+        """Multi-dimensional grid coordinates from the task loop when it keeps them (one division
+        per dimension per share of the launch instead of per task), else by division. A fast body
+        (``in_run``) is only called inside the run: the run's coordinates, the last one plus the
+        task's offset, with no test, so that the loop over a run can be vectorised."""
+        if fn.tid_ndim <= 1 or not has_ctx:
+            return super().tid_lines(fn, has_ctx)
+        if in_run:
+            last = fn.tid_ndim - 1
+            return [
+                "    weft::int32 tid_coords[4] = {tc.coords[0], tc.coords[1], tc.coords[2], tc.coords[3]};",
+                f"    tid_coords[{last}] += weft::int32(task - tc.coords_task);",
+            ]
+        return ["    weft::int32 tid_coords[4];", "    weft::tid_coords_at(tc, *bounds, task, tid_coords);"]
+
+    def hoists(self, inst, mode: str) -> bool:
+        if mode == "backward" and not inst.backward_enabled:
+            return False
+        return bool(inst.facts.hoist_slots_of(mode))
+
+    def plain_forward(self, inst) -> bool:
+        """A forward pass that accumulates (and keeps no thread-local sums) gets a third body, the
+        fast one with each accumulation a plain add, run by shares that own their memory."""
+        return bool(inst.facts.accum_calls) and bool(inst.facts.tid_indexed) and not self.hoists(inst, "forward")
+
+    def hoist_struct(self, inst, mode) -> list:
+        """The thread-local sums of pass ``mode``'s one-element accumulations (access.py
+        ``hoisted``): per target element, ``HOIST_LANES`` partial sums and whether anything was
+        added."""
+        fields = [
+            f"    {ctype_name(dtype)} a{k}[{self.HOIST_LANES}]{{}};\n    bool used{k} = false;"
+            for k, (_, dtype, _) in enumerate(inst.facts.hoist_slots_of(mode))
+        ]
+        return [f"struct {inst.symbol}_{mode}_hoist {{", *fields, "};"]
+
+    def hoist_fast_loop(self, inst, mode) -> list:
+        """The fast task loop of a pass with thread-local sums: groups of ``HOIST_LANES`` tasks
+        (lane k of each sum taking task k of a group: the group's adds are independent), then the
+        rest on lane 0."""
+        sym, n = inst.symbol, self.HOIST_LANES
+
+        def call(task, lane):
+            return f"{sym}_{mode}_fast_body(&local_args, &local_bounds, {task}, tc, hoist, {lane});"
+
+        # Unrolled, the group is n inlined copies of the body: worth it for the short bodies of
+        # sums, not for long ones (a test module of matrix kernels took 12 GB to compile so)
+        small = sum(1 for _ in ir.walk(inst.ir.body)) <= self.HOIST_UNROLL_MAX_STATEMENTS
+        return [
+            "weft::int64 t = begin;",
+            f"for (; t + {n} <= end; t += {n}) {{",
+            f"    #pragma GCC unroll {n if small else 1}",
+            f"    for (int lane = 0; lane < {n}; ++lane) {call('t + lane', 'lane')}",
+            "}",
+            f"for (; t < end; ++t) {call('t', 0)}",
+        ]
+
+    def hoist_flush(self, inst, mode, ind) -> list:
+        """After a share's tasks: each local sum added once to its element, as the accumulation
+        itself would have added it (forward: ``accumulate_add``, its index checked; backward:
+        ``adj_load_accum`` into the gradient, if there is one)."""
+        fn = inst.ir
+        first = {}  # slot -> its first accumulation (the location an index error names)
+        slots = inst.facts.hoist_slots_of(mode)
+        for s in ir.walk(fn.body):
+            if isinstance(s, ir.Call) and id(s) in inst.facts.hoisted:
+                is_load = s.callee == intr.LOAD
+                if is_load == (mode == "backward"):
+                    first.setdefault(inst.facts.hoisted[id(s)], s)
+        lines = []
+        for k, (name, _, sources) in enumerate(slots):
+            idx = [f"weft::int32({v})" if kind == "const" else f"local_args.arg_{v}" for kind, v in sources]
+            loc = self.loc(Body(fn), first[k])
+            total = f"weft::sum_lanes<{self.HOIST_LANES}>(hoist.a{k})"
+            if mode == "forward":
+                add = f"weft::accumulate_add(tc, local_args.arg_{name}, {loc}, {', '.join(idx)}, {total})"
+            else:
+                add = f"weft::adj_load_accum(tc, local_args.arg_{name}, {loc}, {', '.join(idx)}, {total})"
+            lines.append(f"{ind}if (hoist.used{k}) {add};")
+        return lines
+
+    def accumulate_scope(self, inst, mode, ind) -> list:
+        """The accumulation scope of an entry point (native/accumulate.h): the runtime overlap
+        test, and the arrays this pass accumulates into (forward: the atomics' data; backward:
+        the read-only arrays' gradients), which may get per-thread private copies."""
+        field = "data" if mode == "forward" else "grad"
+        targets = [
+            f"weft::private_target_of(local_args.arg_{name}.{field}, local_args.arg_{name})"
+            for name in inst.facts.accum_targets(mode)
+        ]
+        cond = self.accumulate_condition(inst)
+        if not targets:
+            return [f"{ind}weft::accumulate_scope accumulate(tc, {cond});"]
+        return [
+            f"{ind}const weft::private_target targets[] = {{{', '.join(targets)}}};",
+            f"{ind}weft::accumulate_scope accumulate(tc, {cond}, ctx, begin, end, targets);",
+            f"{ind}accumulate.check();",
+        ]
+
+    def accumulate_condition(self, inst) -> str:
+        """C++ test that no accumulated array overlaps another array argument (data or gradient)."""
+        fn = inst.ir
+        # (parameter name, C++ expression of its array): an indexed array's data counts too
+        arrays = [(p.name, "arg_" + p.name) for p in fn.params if isinstance(p.var.type, wt.ArrayType)]
+        arrays += [(p.name, f"arg_{p.name}.data") for p in fn.params if isinstance(p.var.type, wt.IndexedArrayType)]
+        tests = [  # the entry point's copy, before private copies are swapped in
+            f"weft::arrays_apart(local_args.{p_expr}, local_args.{q_expr})"
+            for k, (p, p_expr) in enumerate(arrays)
+            for q, q_expr in arrays[k + 1 :]
+            if p in inst.facts.accum_params or q in inst.facts.accum_params
+        ]
+        return " && ".join(tests) or "true"
