@@ -502,3 +502,13 @@ def test_forward_mode_names_what_it_cannot_do():
     y = wp.zeros(8, dtype=float, requires_grad=True)
     with pytest.raises(NotImplementedError, match="tile"):
         wp.autograd.jvp(lambda: wp.launch_tiled(tiled_sum, [1], inputs=[x], outputs=[y], block_dim=8), [x], [_arr(8)], [y])
+
+
+def test_launch_objects_run_their_tangent_kernel():
+    x = _arr(8)
+    y = wp.zeros(8, dtype=float, requires_grad=True)
+    cmd = wp.launch(square, 8, inputs=[x], outputs=[y], record_cmd=True)
+    t = wp.array(RNG.standard_normal(8), dtype=float)
+    dy, = wp.autograd.jvp(cmd.launch, [x], [t], [y])
+    np.testing.assert_allclose(dy.numpy(), 2 * x.numpy() * t.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), x.numpy() ** 2, rtol=1e-6)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 
 from .. import config
-from . import cpu_capture
+from . import cpu_capture, recording
 from . import launch as _launch
 from . import module as _module
 
@@ -260,6 +260,19 @@ class Launch:
             IndexError: an array index was out of bounds while the kernel ran (debug mode; on a GPU
                 reported at the next device synchronisation, see ``runtime/cuda.py``).
         """
+        fm = recording.active_forward_mode()
+        if fm is not None and not self.adjoint:  # wp.autograd.jvp/hvp: its tangent kernel runs
+            if any(self._raw):
+                raise NotImplementedError(
+                    f"kernel '{self.kernel.key}': forward mode (wp.autograd.jvp) cannot run a wp.Launch given "
+                    "ctypes values (set_param_*_from_ctype); set its parameters as values"
+                )
+            dim = tuple(int(self.bounds.shape[d]) for d in range(self.bounds.ndim))
+            fm.launch(
+                self.kernel, self.fwd_args, len(self.fwd_args), dim=dim, device=self.device, stream=stream,
+                record_tape=False, max_blocks=self.max_blocks, block_dim=self.block_dim,
+            )
+            return
         if self._cuda is None and cpu_capture._active and cpu_capture.defer(self.device, self._run):
             return  # a CPU graph capture records the launch
         self._run(stream)
