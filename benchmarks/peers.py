@@ -104,7 +104,7 @@ def scatter_inputs():
     pts, tets = S.tet_block(S.FEM_CELLS)
     rest = pts[tets]
     dm = np.stack([rest[:, 1] - rest[:, 0], rest[:, 2] - rest[:, 0], rest[:, 3] - rest[:, 0]], -1)
-    deformed = pts * np.array([1.1, 0.95, 1.02], np.float32) + 0.01 * rng.standard_normal(pts.shape).astype(np.float32)
+    deformed = pts * np.array([1.1, 0.95, 1.02], np.float32) + 0.001 * rng.standard_normal(pts.shape).astype(np.float32)
     fem = types.SimpleNamespace(
         x=deformed.astype(np.float32),
         tets=tets,
