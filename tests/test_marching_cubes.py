@@ -343,3 +343,18 @@ def test_area_gradient_of_sphere():
     assert abs(area.numpy()[0] - np.pi) < 1e-2
     tape.backward(area)
     assert abs(radius.grad.numpy()[0] - 4.0 * np.pi) < 2e-2
+
+
+def test_vertices_do_not_depend_on_how_the_grid_is_split():
+    """The same extraction gives the same bits on one thread and on two: a vectorised task loop's
+    peeled tasks must round like its vector lanes (CPU builds do not contract a * b + c into
+    FMAs; with contraction 79 of 2088 coordinates moved by an ulp)."""
+    from tests.threads import with_threads
+
+    shape = (20, 24, 18)
+    field = sphere_field(shape, (9.5, 11.0, 8.7), 6.1)
+
+    def run():
+        return MC.extract(field, 0.0, lower=(-1.0, 2.0, 0.5), upper=(3.0, 4.0, 9.0))[0].numpy()
+
+    np.testing.assert_array_equal(with_threads(1, run), with_threads(2, run))

@@ -5,7 +5,7 @@
 // stops vectorisation and costs ~19 ns here, which made tanh-activated tile MLPs tanh-bound. This
 // one computes in float64 and rounds once, so its result is the correctly rounded tanh: 0 ulp
 // from float64 tanh rounded to float32 on 80M sampled inputs, where glibc 2.36's tanhf is 1-2 ulp
-// off on 21 % of them. With explicit fma (no contraction: -std=c++17 keeps -ffp-contract=off) the
+// off on 21 % of them. With explicit fma (and no contraction: runtime/cpu.py passes -ffp-contract=off) the
 // bits are the same at every vector width and on every machine. CUDA keeps its own tanhf.
 #pragma once
 #include "core.h"

@@ -20,7 +20,12 @@ from ..codegen.errors import WeftBuildError
 
 NATIVE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "native")
 
-BASE_FLAGS = ["-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-math-errno", "-march=native", "-w"]
+# -ffp-contract=off: g++ otherwise fuses a * b + c into an FMA wherever it likes (even with
+# -std=c++17), and whether it does depends on inlining and vectorisation. A vectorised loop's
+# peeled tasks then round differently from its vector lanes, so one kernel gave other bits on two
+# threads than on one (a marching-cubes vertex moved by an ulp). Products that want FMAs ask for
+# them (tile_ops.h tile_fma, math_f32.h).
+BASE_FLAGS = ["-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-math-errno", "-ffp-contract=off", "-march=native", "-w"]
 
 # For g++ only. inline-unit-growth: a module is one translation unit holding every kernel of a
 # Python module, and GCC's default budget (40 % growth of the unit) ran out in modules of a dozen

@@ -276,6 +276,18 @@ WEFT_FN void adj_tile_to_value(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t,
 
 // ------------------------------------------------------------------------------ products
 
+// a * b + c with one rounding for float32/float64 (explicit: CPU builds do not contract a * b + c
+// into FMAs, see runtime/cpu.py, so the products below ask for them), else a * b + c.
+template <typename T>
+WEFT_FN T tile_fma(T a, T b, T c) {
+    if constexpr (is_same_type<T, float32>::value)
+        return ::fmaf(a, b, c);
+    else if constexpr (is_same_type<T, float64>::value)
+        return ::fma(a, b, c);
+    else
+        return a * b + c;
+}
+
 // r += alpha * a @ b for row-major a (M x K), b (K x N), r (M x N): blocks of 4 rows by up to
 // 64 columns accumulate in registers (each row of b loaded once per block feeds 4 rows), the
 // shapes compile-time constants so that the compiler unrolls and vectorizes the column loop.
@@ -305,10 +317,10 @@ WEFT_FN void tile_gemm_accumulate(const T* a, const T* b, T* r, T alpha) {
                 if (!TransB && cw == CB) {
                     const T* bk = b + k * N + j0;
                     for (int q = 0; q < RB; ++q)
-                        for (int j = 0; j < CB; ++j) acc[q][j] += ak[q] * bk[j];
+                        for (int j = 0; j < CB; ++j) acc[q][j] = tile_fma(ak[q], bk[j], acc[q][j]);
                 } else {
                     for (int q = 0; q < RB; ++q)
-                        for (int j = 0; j < cw; ++j) acc[q][j] += ak[q] * (TransB ? b[(j0 + j) * K + k] : b[k * N + j0 + j]);
+                        for (int j = 0; j < cw; ++j) acc[q][j] = tile_fma(ak[q], TransB ? b[(j0 + j) * K + k] : b[k * N + j0 + j], acc[q][j]);
                 }
             }
             for (int q = 0; q < RB; ++q)
@@ -318,7 +330,7 @@ WEFT_FN void tile_gemm_accumulate(const T* a, const T* b, T* r, T alpha) {
             T acc[CB > 0 ? CB : 1] = {};
             for (int k = 0; k < K; ++k) {
                 const T aik = TransA ? a[k * M + i0] : a[i0 * K + k];
-                for (int j = 0; j < cw; ++j) acc[j] += aik * (TransB ? b[(j0 + j) * K + k] : b[k * N + j0 + j]);
+                for (int j = 0; j < cw; ++j) acc[j] = tile_fma(aik, TransB ? b[(j0 + j) * K + k] : b[k * N + j0 + j], acc[j]);
             }
             for (int j = 0; j < cw; ++j) r[i0 * N + j0 + j] += alpha * acc[j];
         }
