@@ -155,6 +155,12 @@ WEFT_FN bool mesh_closest(const mesh_t* m, const geo::v3& p, float32 max_dist, i
 WEFT_FN bool mesh_ray_better(bool found, float32 ft, int32 f, float32 best, int32 face) {
     return !found || ft < best || (ft == best && f < face);
 }
+// The t up to which boxes are still walked once a hit at `best` is known: a few ulps past it. A
+// face tying with the best hit (a ray through a shared vertex or edge) may lie in a box whose
+// computed entry is a few ulps beyond its own computed t (the triangle test rounds differently
+// from the slabs); pruning at `best` exactly dropped it on one traversal and not on another, so
+// the lowest-index rule for ties gave other faces on the wide and the binary tree.
+WEFT_FN float32 mesh_ray_prune(float32 best) { return best * 1.000002f; }
 
 // ------------------------------------------------------------------- rays on the 4-wide tree
 // CPU only (the tree exists only for meshes on the CPU): a ray tests a wide node's four boxes at
@@ -245,7 +251,7 @@ inline bool mesh_ray_closest_wide(const mesh_t* m, const geo::ray_t& ray, float3
         if (items == 0) {
             const bvh4_node_t& n = bvh.wide[ref];
             float32 te[4];
-            int mask = bvh4_ray_hits(n, q, best, te);
+            int mask = bvh4_ray_hits(n, q, mesh_ray_prune(best), te);
             if (mask) {
                 int k0 = __builtin_ctz(mask);
                 mask &= mask - 1;
@@ -298,7 +304,7 @@ inline bool mesh_ray_closest_wide(const mesh_t* m, const geo::ray_t& ray, float3
                 return found;
             }
             --count;
-            if (stack_t[count] <= best) break;
+            if (stack_t[count] <= mesh_ray_prune(best)) break;
         }
         ref = stack[count];
         items = stack_items[count];
@@ -358,7 +364,7 @@ WEFT_FN bool mesh_ray_closest(const mesh_t* m, const geo::v3& start, const geo::
 #ifndef WEFT_CUDA
     if (bvh.wide && bvh.leaf_tris && ni == bvh.root) return mesh_ray_closest_wide(m, ray, max_t, face, t, u, v, sign);
 #endif
-    if (ni < 0 || !geo::ray_box(ray, node_lo(bvh.nodes[ni]), node_hi(bvh.nodes[ni]), best, &te)) return false;
+    if (ni < 0 || !geo::ray_box(ray, node_lo(bvh.nodes[ni]), node_hi(bvh.nodes[ni]), mesh_ray_prune(best), &te)) return false;
     for (;;) {
         const bvh_node_t& n = bvh.nodes[ni];
         if (n.b < 0) {
@@ -373,8 +379,8 @@ WEFT_FN bool mesh_ray_closest(const mesh_t* m, const geo::v3& start, const geo::
             }
         } else {
             float32 ta, tb;
-            bool ha = geo::ray_box(ray, node_lo(bvh.nodes[n.a]), node_hi(bvh.nodes[n.a]), best, &ta);
-            bool hb = geo::ray_box(ray, node_lo(bvh.nodes[n.b]), node_hi(bvh.nodes[n.b]), best, &tb);
+            bool ha = geo::ray_box(ray, node_lo(bvh.nodes[n.a]), node_hi(bvh.nodes[n.a]), mesh_ray_prune(best), &ta);
+            bool hb = geo::ray_box(ray, node_lo(bvh.nodes[n.b]), node_hi(bvh.nodes[n.b]), mesh_ray_prune(best), &tb);
             if (ha && hb) {
                 bool a_first = ta <= tb;
                 if (count < WEFT_BVH_STACK) {
@@ -396,7 +402,7 @@ WEFT_FN bool mesh_ray_closest(const mesh_t* m, const geo::v3& start, const geo::
                 return found;
             }
             --count;
-            if (stack_t[count] <= best) break;
+            if (stack_t[count] <= mesh_ray_prune(best)) break;
         }
         ni = stack[count];
     }
