@@ -32,12 +32,10 @@ BASE_FLAGS = ["-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-
 # kernels, leaving the vector operations of the last ones out of line (the cloth springs'
 # backward ran 1.4x slower depending on what else its module held). Compile time did not change
 # measurably.
-# large-function-growth / -insns: GCC also stops inlining into a function once it has grown past
-# these limits, and a kernel's backward body (the replayed forward, then the adjoints) reaches them:
-# an FEM element's adj_inverse, adj_matmul, even mat_t's constructor stayed out of line, and the
-# element forces ran 1.7x (forward) and 2.2x (backward) slower. With these limits they inline; a
-# module compiles about 8 % longer.
-GCC_FLAGS = ["--param=inline-unit-growth=200", "--param=large-function-growth=400", "--param=large-function-insns=6000"]
+# (Raising large-function-growth / large-function-insns inlined an FEM element's adj_inverse and
+# adj_matmul and made its forces 1.7-2.2x faster, but it doubled the g++ time and took 20 GB for
+# the largest module of Warp's test suite (test_arithmetic's backward): not worth it as a default.)
+GCC_FLAGS = ["--param=inline-unit-growth=200"]
 
 
 def compiler_flags(identity: str, tuning=(None, None)) -> tuple:
