@@ -95,7 +95,7 @@ class ForwardMode:
         return out
 
     # ------------------------------------------------------------------ operations
-    def launch(self, kernel, params, n_inputs, **options):
+    def launch(self, kernel, params, **options):
         from .kernel import tangent_kernel
         from .runtime.launch import launch
 

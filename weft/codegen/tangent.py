@@ -324,10 +324,9 @@ class _Builder:
                 f"forward mode (wp.autograd.jvp) supports {c} on scalars only, not on {wt.type_repr(value.type)}"
             )
         # the old value is the result: the new value won where it is strictly below (min) / above (max)
-        old = res if res is not None else None
-        if old is None:
+        if res is None:
             raise NotImplementedError(f"forward mode: {c} without its result")
-        won = rules.builtin(self, "lt" if c == "atomic_min" else "gt", [value, old], s.loc)
+        won = rules.builtin(self, "lt" if c == "atomic_min" else "gt", [value, res], s.loc)
         then = ir.Block()
         self.blocks.append(then)
         try:

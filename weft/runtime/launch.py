@@ -674,18 +674,16 @@ def launch(
         _verify_finite(kernel, [*inputs, *outputs], "after")
         return None
     params = [*inputs, *outputs]
-    fm = recording.active_forward_mode()
-    if fm is not None and not adjoint and not record_cmd:  # wp.autograd.jvp/hvp: the tangent kernel runs
-        if len(params) != len(kernel.arg_names):
-            raise TypeError(f"kernel '{kernel.key}' takes {len(kernel.arg_names)} arguments, {len(params)} were given")
-        return fm.launch(
-            kernel, params, len(inputs), dim=dim, device=device, stream=stream, record_tape=record_tape,
-            max_blocks=max_blocks, block_dim=block_dim,
-        )
     if len(params) != len(kernel.arg_names):
         raise TypeError(
             f"kernel '{kernel.key}' takes {len(kernel.arg_names)} arguments ({', '.join(kernel.arg_names)}) "
             f"but {len(params)} were given"
+        )
+    fm = recording.active_forward_mode()
+    if fm is not None and not adjoint and not record_cmd:  # wp.autograd.jvp/hvp: the tangent kernel runs
+        return fm.launch(
+            kernel, params, dim=dim, device=device, stream=stream, record_tape=record_tape,
+            max_blocks=max_blocks, block_dim=block_dim,
         )
     adj_params = None
     if adjoint:

@@ -269,7 +269,7 @@ class Launch:
                 )
             dim = tuple(int(self.bounds.shape[d]) for d in range(self.bounds.ndim))
             fm.launch(
-                self.kernel, self.fwd_args, len(self.fwd_args), dim=dim, device=self.device, stream=stream,
+                self.kernel, self.fwd_args, dim=dim, device=self.device, stream=stream,
                 record_tape=False, max_blocks=self.max_blocks, block_dim=self.block_dim,
             )
             return
