@@ -251,3 +251,87 @@ def test_affine_index_gradients_match_numpy():
     np.add.at(want, ends[1::2], -1.0)
     np.add.at(want, 3 + 3 * np.arange(n), 1.0)
     np.testing.assert_allclose(x.grad.numpy(), want, atol=1e-6)
+
+
+# Loops that run at least once: in the fast body a range loop with launch-invariant bounds is a
+# do-while loop, its first test done once per launch (``entry_checks``). With no test before the
+# first trip GCC can vectorise the task loop around it, several threads in the lanes of a vector.
+
+
+@wp.kernel
+def k_gravity(pos: wp.array(dtype=wp.vec3), mass: wp.array(dtype=float), start: int, stop: int,
+              acc: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    p = pos[i]
+    a = wp.vec3(0.0, 0.0, 0.0)
+    for j in range(start, stop):
+        d = pos[j] - p
+        inv = 1.0 / wp.sqrt(wp.dot(d, d) + 0.01)
+        a = a + d * (mass[j] * inv * inv * inv)
+    acc[i] = a
+
+
+@wp.kernel
+def k_first_above(x: wp.array(dtype=float), n: int, limit: float, out: wp.array(dtype=int)):
+    i = wp.tid()
+    found = int(-1)
+    for j in range(n):
+        if x[j] * float(i + 1) > limit:
+            found = j
+            break
+    for k in range(3):
+        found += k
+    out[i] = found
+
+
+def test_analysis_finds_loops_that_run_at_least_once():
+    facts = access.analyze(k_gravity.default_instance().ir)
+    assert len(facts.entered_loops) == 1
+    (cond,) = facts.entry_checks  # stop - start - 1 >= 0
+    assert [sorted(t for t in f.terms) for alt in cond for f in alt] == [[(("param", "start"), -1), (("param", "stop"), 1)]]
+    facts = access.analyze(k_first_above.default_instance().ir)
+    assert len(facts.entered_loops) == 1 and len(facts.entry_checks) == 1  # range(3) is unrolled
+    facts = access.analyze(k_not_invariant.default_instance().ir)
+    assert facts.entered_loops == frozenset() and facts.entry_checks == ()
+
+
+def _gravity_float32(pos, mass, start, stop):
+    """The kernel's arithmetic in float32, one IEEE operation at a time in the kernel's order."""
+    a = np.zeros_like(pos)
+    f32 = np.float32
+    for j in range(start, stop):
+        d = pos[j] - pos
+        r2 = (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2]
+        inv = f32(1.0) / np.sqrt(r2 + f32(0.01))
+        a = a + d * (((mass[j] * inv) * inv) * inv)[:, None]
+    return a
+
+
+@pytest.mark.fixed_device("compares the CPU's bits with NumPy's float32 arithmetic")
+def test_gravity_loop_gives_numpys_float32_bits_for_every_trip_count():
+    rng = np.random.default_rng(8)
+    n = 203  # not a multiple of any vector width
+    pos = rng.standard_normal((n, 3)).astype(np.float32)
+    mass = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    wpos, wmass = wp.array(pos, dtype=wp.vec3), wp.array(mass)
+    acc = wp.zeros(n, dtype=wp.vec3)
+    # (0, n) and (5, 6) run the do-while body; (7, 7) and (9, 2) enter no loop: the checked body
+    for start, stop in ((0, n), (5, 6), (7, 7), (9, 2)):
+        wp.launch(k_gravity, dim=n, inputs=[wpos, wmass, start, stop, acc])
+        np.testing.assert_array_equal(acc.numpy(), _gravity_float32(pos, mass, start, stop))
+    with pytest.raises(IndexError, match="k_gravity"):
+        wp.launch(k_gravity, dim=n, inputs=[wpos, wmass, 0, n + 1, acc])
+    src = k_gravity.default_instance().binding.source
+    assert "} while (" in src and "-weft::int64(local_args.arg_start) + weft::int64(local_args.arg_stop) - 1 >= 0" in src
+
+
+def test_loops_with_break_and_constant_loops_run_as_before():
+    xs = np.array([0.1, 0.3, 0.2, 0.9, 0.4], dtype=np.float32)
+    out = wp.zeros(6, dtype=int)
+    for n in (5, 2, 0):
+        wp.launch(k_first_above, dim=6, inputs=[wp.array(xs), n, 0.75, out])
+        want = []
+        for i in range(6):
+            hits = [j for j in range(n) if xs[j] * np.float32(i + 1) > np.float32(0.75)]
+            want.append((hits[0] if hits else -1) + 3)
+        np.testing.assert_array_equal(out.numpy(), want)

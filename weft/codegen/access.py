@@ -231,8 +231,15 @@ def _bounds_facts(fn: ir.Function) -> dict:
       (``fn.range_checks`` lists ``(array, ndim, condition)``, condition an
       ``index_ranges.Cond``).
 
+    Also the range loops with launch-invariant bounds and a positive constant step
+    (``entered_loops``, by id): where the per-launch test ``entry_checks`` holds they run at least
+    once wherever they are reached, so the fast body renders them as ``do``-``while`` loops (a
+    loop whose trip count is not tested first lets GCC vectorise the task loop around it,
+    several threads' iterations in the lanes of one vector: n-body's inner loop over bodies).
+
     Returns the ``AccessFacts`` fields ``tid_indexed`` (the ids of those calls), ``tid_arrays``,
-    ``loop_bounds``, ``const_bounds``, ``affine_bounds`` and ``range_checks``."""
+    ``loop_bounds``, ``const_bounds``, ``affine_bounds``, ``range_checks``, ``entered_loops`` and
+    ``entry_checks``."""
     tid_indexed, loop_bounds, const_bounds, affine_bounds, range_checks = set(), [], [], [], []
     if not fn.is_kernel:
         return {}
@@ -272,6 +279,12 @@ def _bounds_facts(fn: ir.Function) -> dict:
             check = (params[arr.id], arr.type.ndim, cond)
             if check not in range_checks:
                 range_checks.append(check)
+    entered, entry_checks = set(), []
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Loop) and (cond := ranges.entered(s)):
+            entered.add(id(s))
+            if cond != index_ranges.TRUE and cond not in entry_checks:
+                entry_checks.append(cond)
     return {
         "tid_indexed": frozenset(tid_indexed),
         "tid_arrays": tuple(names),
@@ -279,6 +292,8 @@ def _bounds_facts(fn: ir.Function) -> dict:
         "const_bounds": tuple(const_bounds),
         "affine_bounds": tuple(affine_bounds),
         "range_checks": tuple(range_checks),
+        "entered_loops": frozenset(entered),
+        "entry_checks": tuple(entry_checks),
     }
 
 
@@ -484,6 +499,8 @@ class AccessFacts:
     const_bounds: tuple = ()
     affine_bounds: tuple = ()
     range_checks: tuple = ()  # (array, ndim, index_ranges condition) per proven access
+    entered_loops: frozenset = frozenset()  # range loops the fast body runs as do-while loops
+    entry_checks: tuple = ()  # index_ranges conditions under which they run at least once
     accum_calls: frozenset = frozenset()  # adds a thread may sum locally (_accumulation_facts)
     accum_params: tuple = ()
     accum_forward: tuple = ()

@@ -435,12 +435,16 @@ class CStyleRenderer:
                 if loop.kind == "range":  # the trip count is known: one allocation for the checkpoints
                     lo, hi, step = (self.v(x) for x in (loop.start, loop.stop, loop.step))
                     out.append(f"{ind}loop_{loop.id}_stack{k}.reserve(weft::range_count({lo}, {hi}, {step}));")
+        entered = not replay and b.unchecked and id(loop) in b.facts.entered_loops
         if loop.kind == "range":
             idx = self.v(loop.index)
             start, stop, step = (self.v(x) for x in (loop.start, loop.stop, loop.step))
-            out.append(
-                f"{ind}for ({idx} = {start}; ({step} > 0 ? {idx} < {stop} : {idx} > {stop}); {idx} += {step}) {{"
-            )
+            test = f"({step} > 0 ? {idx} < {stop} : {idx} > {stop})"
+            if entered:  # runs at least once (the launch tested it): no test before the first trip
+                out.append(f"{ind}{idx} = {start};")
+                out.append(f"{ind}do {{")
+            else:
+                out.append(f"{ind}for ({idx} = {start}; {test}; {idx} += {step}) {{")
             if loop.exit_flags:
                 out.append(f"{i2}if (false{self.exit_test(loop)}) break;")
         else:
@@ -452,7 +456,11 @@ class CStyleRenderer:
                 out.append(f"{i2}loop_{loop.id}_stack{k}.push_back({self.v(m)});")
             out.append(f"{i2}{n}++;")
         self.forward_block(b, loop.body, out, i2, replay)
-        out.append(f"{ind}}}")
+        if entered and loop.kind == "range":
+            out.append(f"{i2}{idx} += {step};")
+            out.append(f"{ind}}} while {test};")
+        else:
+            out.append(f"{ind}}}")
 
     # ------------------------------------------------------------------ reverse statements
     def adj_args(self, s) -> list:
@@ -798,6 +806,8 @@ class CStyleRenderer:
             conds.append(f"{value(start)} >= 0 && {value(stop)} <= weft::int64({args}arg_{name}.shape[0])")
         for name, ndim, cond in facts.range_checks:
             conds.append(f"weft::fast_stride({args}arg_{name}, {ndim - 1})")
+            conds += _range_test(cond, args, bounds)
+        for cond in facts.entry_checks:
             conds += _range_test(cond, args, bounds)
         return " && ".join(dict.fromkeys(conds))  # an array indexed several ways is tested once
 

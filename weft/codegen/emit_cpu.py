@@ -117,8 +117,9 @@ class CPURenderer(CStyleRenderer):
 
     def plain_forward(self, inst) -> bool:
         """A forward pass that accumulates (and keeps no thread-local sums) gets a third body, the
-        fast one with each accumulation a plain add, run by shares that own their memory."""
-        return bool(inst.facts.accum_calls) and bool(inst.facts.tid_indexed) and not self.hoists(inst, "forward")
+        fast one with each accumulation a plain add, run by shares that own their memory. (A
+        kernel whose accumulations are all its backward pass's would get a copy of its fast body.)"""
+        return bool(inst.facts.accum_forward) and bool(inst.facts.tid_indexed) and not self.hoists(inst, "forward")
 
     def hoist_struct(self, inst, mode) -> list:
         """The thread-local sums of pass ``mode``'s one-element accumulations (access.py

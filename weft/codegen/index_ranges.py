@@ -225,6 +225,18 @@ class IndexRanges:
             return None
         return cond
 
+    def entered(self, loop) -> tuple:
+        """The ``Cond`` under which ``for j in range(start, stop, step)`` runs its body at least
+        once wherever it is reached: ``step`` a positive constant and ``start`` / ``stop``
+        launch-invariant, so ``stop - start - 1 >= 0``. FALSE for any other loop."""
+        if loop.kind != "range" or loop.index is None:
+            return FALSE
+        step = _int_const(loop.step)
+        start, stop = self.form(loop.start), self.form(loop.stop)
+        if step is None or step <= 0 or start is None or stop is None:
+            return FALSE
+        return atom(stop - start.plus(1))
+
     def form(self, v, depth: int = 0):
         """The ``Form`` equal to a launch-invariant var, or None: an int32 constant, a symbol, or
         a sum or difference of those that cannot wrap whatever the symbols (``a.shape[0] - 1``)."""
