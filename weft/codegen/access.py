@@ -237,9 +237,15 @@ def _bounds_facts(fn: ir.Function) -> dict:
     loop whose trip count is not tested first lets GCC vectorise the task loop around it,
     several threads' iterations in the lanes of one vector: n-body's inner loop over bodies).
 
+    And the range of the last thread coordinate inside which the kernel's clamps of it are the
+    identity (``interior_lows`` / ``interior_highs``, the clamps ``interior_identity``, the
+    offsets of the coordinate they clamp ``interior_steps``, index_ranges ``interior``): the CPU renderer runs the tasks in that range through a body
+    without those clamps.
+
     Returns the ``AccessFacts`` fields ``tid_indexed`` (the ids of those calls), ``tid_arrays``,
-    ``loop_bounds``, ``const_bounds``, ``affine_bounds``, ``range_checks``, ``entered_loops`` and
-    ``entry_checks``."""
+    ``loop_bounds``, ``const_bounds``, ``affine_bounds``, ``range_checks``, ``entered_loops``,
+    ``entry_checks``, ``interior_lows``, ``interior_highs``, ``interior_identity``
+    and ``interior_steps``."""
     tid_indexed, loop_bounds, const_bounds, affine_bounds, range_checks = set(), [], [], [], []
     if not fn.is_kernel:
         return {}
@@ -285,7 +291,12 @@ def _bounds_facts(fn: ir.Function) -> dict:
             entered.add(id(s))
             if cond != index_ranges.TRUE and cond not in entry_checks:
                 entry_checks.append(cond)
+    lows, highs, identity, steps = ranges.interior() if fn.tid_ndim else ((), (), (), ())
     return {
+        "interior_lows": lows,
+        "interior_highs": highs,
+        "interior_identity": identity,
+        "interior_steps": frozenset(steps),
         "tid_indexed": frozenset(tid_indexed),
         "tid_arrays": tuple(names),
         "loop_bounds": tuple(loop_bounds),
@@ -501,6 +512,10 @@ class AccessFacts:
     range_checks: tuple = ()  # (array, ndim, index_ranges condition) per proven access
     entered_loops: frozenset = frozenset()  # range loops the fast body runs as do-while loops
     entry_checks: tuple = ()  # index_ranges conditions under which they run at least once
+    interior_lows: tuple = ()  # Forms the last thread coordinate is at least, in the interior
+    interior_highs: tuple = ()  # and at most
+    interior_identity: tuple = ()  # (call id, argument position): the clamps there are that argument
+    interior_steps: frozenset = frozenset()  # int adds/subtracts that cannot wrap there
     accum_calls: frozenset = frozenset()  # adds a thread may sum locally (_accumulation_facts)
     accum_params: tuple = ()
     accum_forward: tuple = ()

@@ -34,6 +34,7 @@ class Body:
     plan: staging.StagePlan | None = None
     hoist: str = ""  # the pass ("forward" / "backward") whose one-element sums a CPU body keeps locally
     plain: bool = False  # its accumulations are plain adds (a CPU share that adds into memory of its own)
+    interior: bool = False  # its tasks are inside the interior: clamps of the last coordinate are dropped
 
 
 def c_string(s: str) -> str:
@@ -68,8 +69,9 @@ def _array_slice(r, b, s, a) -> str:
     return f"weft::array_slice({a[0]}, {r.loc(b, s)}, weft::slice_spec<{len(s.attr)}>{{{{{', '.join(parts)}}}}})"
 
 
-def _range_test(cond, args: str, bounds: str) -> list:
-    """C++ tests for an ``index_ranges`` condition (alternatives of atoms ``form >= 0``), in int64."""
+def form_text(form, args: str, bounds: str) -> str:
+    """C++ int64 text of an ``index_ranges.Form`` (``args`` prefixes the argument fields,
+    ``bounds`` names the launch_bounds)."""
 
     def symbol(sym) -> str:
         if sym[0] == "launch":
@@ -80,11 +82,19 @@ def _range_test(cond, args: str, bounds: str) -> list:
             return f"weft::int64({args}arg_{sym[1]}.shape[{sym[2]}])"
         return f"weft::int64({args}arg_{sym[1]})"
 
+    parts = [(c, symbol(sym) if abs(c) == 1 else f"{abs(c)} * {symbol(sym)}") for sym, c in form.terms]
+    parts += [(form.const, str(abs(form.const)))] if form.const else []
+    if not parts:
+        return "weft::int64(0)"
+    text = "".join(f" {'-' if c < 0 else '+'} {x}" for c, x in parts)
+    return text[3:] if text.startswith(" +") else "-" + text[3:]
+
+
+def _range_test(cond, args: str, bounds: str) -> list:
+    """C++ tests for an ``index_ranges`` condition (alternatives of atoms ``form >= 0``), in int64."""
+
     def atom(form) -> str:
-        parts = [(c, symbol(sym) if abs(c) == 1 else f"{abs(c)} * {symbol(sym)}") for sym, c in form.terms]
-        parts += [(form.const, str(abs(form.const)))] if form.const else []
-        text = "".join(f" {'-' if c < 0 else '+'} {x}" for c, x in parts)
-        return f"{text[3:] if text.startswith(' +') else '-' + text[3:]} >= 0"
+        return f"{form_text(form, args, bounds)} >= 0"
 
     if len(cond) == 1:  # a conjunction: its atoms join the others (and are tested once)
         return [atom(f) for f in cond[0]]
@@ -111,6 +121,8 @@ def _access(name):
 
 def _tid(r, b, s, a) -> str:
     d, n = s.attr
+    if b.interior and d == n - 1:  # the interior body's last coordinate: its task loop's int32 counter
+        return "coord"
     return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
 
 
@@ -406,6 +418,11 @@ class CStyleRenderer:
                 ):
                     continue
                 e = self.call_expr(b, s, replay)
+                if b.interior and (pos := dict(b.facts.interior_identity).get(id(s))) is not None:
+                    e = self.v(s.args[pos])  # a clamp of the last coordinate, the identity here
+                elif b.interior and id(s) in b.facts.interior_steps:  # the coordinate plus a constant: no wrap
+                    op = "+" if s.callee.symbol == "add" else "-"
+                    e = f"{self.v(s.args[0])} {op} {self.v(s.args[1])}"
                 line = f"{ind}{self.v(s.result)} = {e};" if s.result is not None else f"{ind}{e};"
                 out.append(line + self.origin(b, s))
             elif isinstance(s, ir.Assign):
@@ -665,6 +682,7 @@ class CStyleRenderer:
 
         def head(mode, variant):
             extra = f", {sym}_{mode}_hoist& hoist, int lane" if self.hoists(inst, mode) else ""
+            extra = ", weft::int32 coord" if variant == "_fast_interior" else extra
             return templates.BODY_HEAD.format(
                 qualifier=self.body_qualifier, sym=sym, mode=mode, variant=variant, extra=extra
             )
@@ -678,13 +696,16 @@ class CStyleRenderer:
         plan = self.stage_plan_of(inst) if "backward" in modes else None
         if len(variants) > 1 and self.plain_forward(inst):
             variants.append(("_fast_plain", True))
+        if len(variants) > 1 and self.interior_forward(inst):
+            variants.append(("_fast_interior", True))
         def tid_of(mode, unchecked):  # a fast body runs inside the task loop's current run
             in_run = unchecked and not self.hoists(inst, mode) and not (mode == "backward" and plan)
             return self.tid_lines(fn, True, in_run) if in_run else tid
 
         for suffix, unchecked in variants:
-            body = Body(fn, inst.facts, unchecked, plain=suffix == "_fast_plain")
-            if body.plain:  # forward only: the fast body with plain accumulations (CPURenderer)
+            body = Body(fn, inst.facts, unchecked, plain=suffix == "_fast_plain", interior=suffix == "_fast_interior")
+            if body.plain or body.interior:  # forward only (CPURenderer)
+                # the fast body with plain accumulations, or for the tasks inside the interior
                 out.append(head("forward", suffix))
                 out += unpack + tid_of("forward", True) + ["    " + d for d in self.declarations(fn, False, skip)]
                 self.forward_block(body, fn.body, out, "    ", False)
@@ -714,6 +735,10 @@ class CStyleRenderer:
 
     def plain_forward(self, inst) -> bool:
         """Whether the forward pass gets a ``_fast_plain`` body (the CPU renderer, see there)."""
+        return False
+
+    def interior_forward(self, inst) -> bool:
+        """Whether the forward pass gets a ``_fast_interior`` body (the CPU renderer, see there)."""
         return False
 
     def tid_lines(self, fn, has_ctx: bool, in_run: bool = False) -> list:

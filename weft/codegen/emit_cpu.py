@@ -11,6 +11,7 @@ from .. import types as wt
 from . import ir, staging, templates
 from . import intrinsics as intr
 from .cnames import ctype_name
+from . import emit
 from .emit import Body, CStyleRenderer
 
 
@@ -75,6 +76,8 @@ class CPURenderer(CStyleRenderer):
 
         if cond is not None and fast is None:
             fast = fast_loop("_fast")
+            if mode == "forward" and self.interior_forward(inst):
+                fast = self.interior_loops(inst, call)
             if mode == "forward" and self.plain_forward(inst):
                 # a share adding into memory of its own (one thread, or private copies) runs the
                 # body whose accumulations are plain adds: no test of the thread context per add
@@ -120,6 +123,55 @@ class CPURenderer(CStyleRenderer):
         fast one with each accumulation a plain add, run by shares that own their memory. (A
         kernel whose accumulations are all its backward pass's would get a copy of its fast body.)"""
         return bool(inst.facts.accum_forward) and bool(inst.facts.tid_indexed) and not self.hoists(inst, "forward")
+
+    def interior_forward(self, inst) -> bool:
+        """A forward pass that clamps its last thread coordinate (a stencil's ``wp.max(l - 1, 0)``)
+        gets a body for the tasks inside the interior, without those clamps: its neighbours
+        along the last dimension become contiguous vector loads instead of gathers (access.py
+        ``interior_identity``)."""
+        plain = self.plain_forward(inst) or self.hoists(inst, "forward")
+        return bool(inst.facts.interior_identity) and not plain
+
+    def interior_loops(self, inst, call: str) -> list:
+        """The fast task loops of a pass with a ``_fast_interior`` body: each run along the last
+        dimension (the whole range in a 1-D launch) in three parts, the tasks before the
+        interior, those inside it (the interior body, vectorisable) and those after it."""
+        facts, nd = inst.facts, inst.ir.tid_ndim
+
+        def fold(fn, forms, default):
+            texts = [f"weft::int64({emit.form_text(f, 'local_args.', 'local_bounds')})" for f in forms]
+            out = texts[0] if texts else default
+            for t in texts[1:]:
+                out = f"weft::{fn}({out}, {t})"
+            return out
+
+        lo = fold("max", facts.interior_lows, "weft::int64(0)")
+        hi = fold("min", facts.interior_highs, "weft::int64(2147483647)")
+        edge = call.format("_fast")
+        # the interior's loop counts the coordinate in int32 and hands it to the body: a counter
+        # the compiler sees cannot wrap, so the addresses it indexes are affine (vector loads)
+        inner = call.format("_fast_interior").replace("t, tc", "t0 + l, tc, l")
+        head = [f"const weft::int64 interior_lo = {lo}, interior_hi = {hi};"]
+        if nd <= 1:  # the task is the coordinate (the fast test keeps it in [0, 2^31 - 1])
+            return head + [
+                "const weft::int64 a = weft::clamp(interior_lo, begin, end), t0 = 0;",
+                "const weft::int64 b = weft::clamp(interior_hi + 1, a, end);",
+                f"for (weft::int64 t = begin; t < a; ++t) {edge}",
+                "#pragma GCC ivdep",
+                f"for (weft::int32 l = weft::int32(a); l < weft::int32(b); ++l) {inner}",
+                f"for (weft::int64 t = b; t < end; ++t) {edge}",
+            ]
+        return head + [
+            "for (weft::int64 t = begin; t < end; weft::tid_next_run(tc, local_bounds, end)) {",
+            f"    const weft::int64 stop = t + tc.run, t0 = t - tc.coords[{nd - 1}];  // t is the run's first task",
+            "    const weft::int64 a = weft::clamp(t0 + interior_lo, t, stop);",
+            "    const weft::int64 b = weft::clamp(t0 + interior_hi + 1, a, stop);",
+            f"    for (; t < a; ++t) {edge}",
+            "    #pragma GCC ivdep",
+            f"    for (weft::int32 l = weft::int32(a - t0); l < weft::int32(b - t0); ++l) {inner}",
+            f"    for (t = b; t < stop; ++t) {edge}",
+            "}",
+        ]
 
     def hoist_struct(self, inst, mode) -> list:
         """The thread-local sums of pass ``mode``'s one-element accumulations (access.py

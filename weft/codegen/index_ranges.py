@@ -237,6 +237,75 @@ class IndexRanges:
             return FALSE
         return atom(stop - start.plus(1))
 
+    def last_offset(self, v, depth: int = 0):
+        """``(k, lo, hi, steps)`` when ``v`` is the launch's last thread coordinate plus the int32
+        constant ``k`` (``l``, ``l - 1``, ``1 + l``), ``lo`` / ``hi`` the least and greatest
+        offset along the way and ``steps`` the ids of the add / sub calls on the way; else None.
+        A 1-D launch's thread index is its last coordinate."""
+        s = self.defs.get(v.id)
+        if s is None or v.mutable or v.type is not wt.int32 or depth > _MAX_DEPTH:
+            return None
+        if s.callee == intr.TID:
+            d, n = s.attr
+            return (0, 0, 0, ()) if d == n - 1 else None
+        if not (ir.is_builtin(s.callee) and s.callee.symbol in ("add", "sub") and len(s.args) == 2):
+            return None
+        x, y = s.args
+        inner, c = None, _int_const(y)
+        if c is not None:
+            inner = self.last_offset(x, depth + 1)
+            c = c if s.callee.symbol == "add" else -c
+        elif s.callee.symbol == "add" and (c := _int_const(x)) is not None:
+            inner = self.last_offset(y, depth + 1)
+        if inner is None:
+            return None
+        k = inner[0] + c
+        return k, min(inner[1], k), max(inner[2], k), (*inner[3], id(s))
+
+    def interior(self) -> tuple:
+        """``(lows, highs, identity, steps)``: the interior of the launch's last thread coordinate ``c``,
+        ``c >= L`` for every Form ``L`` in ``lows`` and ``c <= H`` for every ``H`` in ``highs``,
+        inside which each ``min`` / ``max`` / ``clamp`` call of ``identity`` (pairs of the call's
+        id and the position of its argument) returns that argument, ``c`` plus a constant,
+        unchanged: ``wp.max(l - 1, 0)`` needs ``l >= 1``, ``wp.min(l + 1, n - 1)`` needs
+        ``l <= n - 2``. A body for the interior's tasks renders those calls as their argument,
+        so a stencil's neighbours along the last dimension are contiguous loads. Nothing wraps
+        there either: ``steps`` are the ids of the adds and subtracts of constants computing
+        those arguments, which the body may compute in plain (not wrapping) arithmetic that the
+        compiler sees as affine in the task."""
+        lows, highs, identity, steps = [], [], [], []
+
+        def no_wrap(lo, hi, chain):  # c + offset stays inside int32 for every offset on the way (c >= 0)
+            steps.extend(chain)
+            if hi > 0:
+                highs.append(Form(const=INT32_MAX - hi))
+            if lo < INT32_MIN:
+                lows.append(Form(const=INT32_MIN - lo))
+
+        for s in self.defs.values():
+            if not ir.is_builtin(s.callee) or any(a.type is not wt.int32 for a in s.args):
+                continue
+            sym = s.callee.symbol
+            if sym in ("min", "max") and len(s.args) == 2:
+                for pos in (0, 1):
+                    off, f = self.last_offset(s.args[pos]), self.form(s.args[1 - pos])
+                    if off is not None and f is not None:
+                        (lows if sym == "max" else highs).append(f.plus(-off[0]))
+                        no_wrap(*off[1:])
+                        identity.append((id(s), pos))
+                        break
+            elif sym == "clamp" and len(s.args) == 3 and (off := self.last_offset(s.args[0])) is not None:
+                lo, hi = self.form(s.args[1]), self.form(s.args[2])
+                if lo is not None and hi is not None:
+                    lows.append(lo.plus(-off[0]))
+                    highs.append(hi.plus(-off[0]))
+                    no_wrap(*off[1:])
+                    identity.append((id(s), 0))
+        lows, highs = list(dict.fromkeys(lows)), list(dict.fromkeys(highs))
+        if len(lows) > _MAX_ALTERNATIVES or len(highs) > _MAX_ALTERNATIVES or not all(f.small() for f in lows + highs):
+            return (), (), (), ()  # the entry would test too much: no interior body
+        return tuple(lows), tuple(highs), tuple(identity), tuple(dict.fromkeys(steps))
+
     def form(self, v, depth: int = 0):
         """The ``Form`` equal to a launch-invariant var, or None: an int32 constant, a symbol, or
         a sum or difference of those that cannot wrap whatever the symbols (``a.shape[0] - 1``)."""
