@@ -85,6 +85,8 @@ def test_launch_smaller_than_the_array_and_threads_splitting_rows():
     np.testing.assert_array_equal(b.numpy(), smooth3_numpy(x, 0.5, launch))
     src = smooth3.default_instance().binding.source
     assert "smooth3" in src and "_forward_fast_interior_body(&local_args, &local_bounds, t0 + l, tc, l);" in src
+    # the edges, like every fast body of a multi-dimensional launch, get the coordinate as an int32
+    assert "_forward_fast_body(&local_args, &local_bounds, t0 + l, tc, l);" in src
 
 
 def test_one_dimensional_interior_with_a_parameter_bound():

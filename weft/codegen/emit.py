@@ -35,6 +35,7 @@ class Body:
     hoist: str = ""  # the pass ("forward" / "backward") whose one-element sums a CPU body keeps locally
     plain: bool = False  # its accumulations are plain adds (a CPU share that adds into memory of its own)
     interior: bool = False  # its tasks are inside the interior: clamps of the last coordinate are dropped
+    coord: bool = False  # its last thread coordinate is the int32 parameter ``coord`` (CPU task loops)
 
 
 def c_string(s: str) -> str:
@@ -121,7 +122,7 @@ def _access(name):
 
 def _tid(r, b, s, a) -> str:
     d, n = s.attr
-    if b.interior and d == n - 1:  # the interior body's last coordinate: its task loop's int32 counter
+    if b.coord and d == n - 1:  # the last coordinate: the task loop's int32 counter (CPURenderer)
         return "coord"
     return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
 
@@ -680,9 +681,9 @@ class CStyleRenderer:
         skip = {p.var.id for p in fn.params}
         tid = self.tid_lines(fn, True)
 
-        def head(mode, variant):
+        def head(mode, variant, coord):
             extra = f", {sym}_{mode}_hoist& hoist, int lane" if self.hoists(inst, mode) else ""
-            extra = ", weft::int32 coord" if variant == "_fast_interior" else extra
+            extra += ", weft::int32 coord" if coord else ""
             return templates.BODY_HEAD.format(
                 qualifier=self.body_qualifier, sym=sym, mode=mode, variant=variant, extra=extra
             )
@@ -698,30 +699,35 @@ class CStyleRenderer:
             variants.append(("_fast_plain", True))
         if len(variants) > 1 and self.interior_forward(inst):
             variants.append(("_fast_interior", True))
-        def tid_of(mode, unchecked):  # a fast body runs inside the task loop's current run
-            in_run = unchecked and not self.hoists(inst, mode) and not (mode == "backward" and plan)
-            return self.tid_lines(fn, True, in_run) if in_run else tid
+
+        def in_run(mode, unchecked):  # a fast body runs inside the task loop's current run
+            return unchecked and not self.hoists(inst, mode) and not (mode == "backward" and plan)
+
+        def start(mode, body, suffix):  # the body with its signature, parameters and coordinates
+            run = in_run(mode, body.unchecked)
+            body = dataclasses.replace(body, coord=body.interior or self.counts_coordinate(fn, run))
+            lines = [head(mode, suffix, body.coord), *unpack, *(self.tid_lines(fn, True, run) if run else tid)]
+            return body, lines
 
         for suffix, unchecked in variants:
             body = Body(fn, inst.facts, unchecked, plain=suffix == "_fast_plain", interior=suffix == "_fast_interior")
             if body.plain or body.interior:  # forward only (CPURenderer)
                 # the fast body with plain accumulations, or for the tasks inside the interior
-                out.append(head("forward", suffix))
-                out += unpack + tid_of("forward", True) + ["    " + d for d in self.declarations(fn, False, skip)]
+                body, lines = start("forward", body, suffix)
+                out += lines + ["    " + d for d in self.declarations(fn, False, skip)]
                 self.forward_block(body, fn.body, out, "    ", False)
                 out.append("}")
                 continue
             if "forward" in modes:
-                out.append(head("forward", suffix))
-                out += unpack + tid_of("forward", unchecked) + ["    " + d for d in self.declarations(fn, False, skip)]
                 hoist = "forward" if self.hoists(inst, "forward") else ""
-                self.forward_block(dataclasses.replace(body, hoist=hoist), fn.body, out, "    ", False)
+                fwd, lines = start("forward", dataclasses.replace(body, hoist=hoist), suffix)
+                out += lines + ["    " + d for d in self.declarations(fn, False, skip)]
+                self.forward_block(fwd, fn.body, out, "    ", False)
                 out.append("}")
             if "backward" in modes and not (unchecked and plan):
-                out.append(head("backward", suffix))
                 hoist = "backward" if self.hoists(inst, "backward") else ""
-                back = dataclasses.replace(body, hoist=hoist)
-                out += self.backward_body(back, inst.compiled.adjoint(), unpack + tid_of("backward", unchecked), skip)
+                back, lines = start("backward", dataclasses.replace(body, hoist=hoist), suffix)
+                out += [lines[0]] + self.backward_body(back, inst.compiled.adjoint(), lines[1:], skip)
         if plan:  # the staged body replaces the unchecked one (it has no thread context)
             out += self.staged_body(inst, plan, unpack + self.tid_lines(fn, False), skip)
         for mode in modes:
@@ -735,6 +741,11 @@ class CStyleRenderer:
 
     def plain_forward(self, inst) -> bool:
         """Whether the forward pass gets a ``_fast_plain`` body (the CPU renderer, see there)."""
+        return False
+
+    def counts_coordinate(self, fn, in_run: bool) -> bool:
+        """Whether a body gets its last thread coordinate as an int32 parameter from its task
+        loop (the CPU renderer, see there)."""
         return False
 
     def interior_forward(self, inst) -> bool:
