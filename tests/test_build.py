@@ -2,7 +2,9 @@
 library on first use, both at once under a recording tape), error locations of the backward
 library, and the memoised compiler identity of the cache key."""
 
+import ctypes
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -341,6 +343,34 @@ def test_unit_compile_errors_name_the_python_line(tmp_path):
         cpu.compile_units([str(good), str(bad)], str(tmp_path / "lib.so"))
     assert "for Python line model.py:12" in str(info.value) and "unit1.cpp" in str(info.value)
     assert not (tmp_path / "lib.so").exists() and not (tmp_path / "unit0.o").exists()
+
+
+def test_a_unit_whose_compiler_was_killed_is_compiled_again_alone(tmp_path, monkeypatch, capsys):
+    # the kernel's OOM killer ends a compiler with SIGKILL when units side by side need more
+    # memory than there is; the unit is compiled again once the others are done
+    mark, real = tmp_path / "killed_once", shutil.which("g++") or shutil.which("c++")
+    if real is None:
+        pytest.skip("no g++ or c++ on PATH")
+    wrapper = tmp_path / "cxx.sh"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'for a in "$@"; do case "$a" in *unit1.cpp) if [ ! -e {mark} ]; then touch {mark}; kill -9 $$; fi;; esac; done\n'
+        f'exec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    for k in range(2):
+        (tmp_path / f"unit{k}.cpp").write_text(f'#include "weft.h"\nWEFT_EXPORT int unit_{k}() {{ return {k + 40}; }}\n')
+    out = tmp_path / "lib.so"
+    monkeypatch.setenv("CXX", str(wrapper))
+    cpu.find_compiler.cache_clear()  # (it is memoised)
+    try:
+        cpu.compile_units([str(tmp_path / f"unit{k}.cpp") for k in range(2)], str(out))
+    finally:
+        monkeypatch.delenv("CXX")
+        cpu.find_compiler.cache_clear()
+    assert mark.exists() and "compiling it again, alone" in capsys.readouterr().out
+    lib = ctypes.CDLL(str(out))
+    assert lib.unit_0() == 40 and lib.unit_1() == 41
 
 
 def test_runtime_built_at_install_is_used_when_its_source_matches(monkeypatch):

@@ -16,6 +16,7 @@ import shlex
 import tempfile
 import threading
 
+from .. import log
 from ..codegen.errors import WeftBuildError
 
 NATIVE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "native")
@@ -183,6 +184,12 @@ def compile_units(unit_paths: list, output_path: str, defines=(), include_dirs=(
             for src, obj in zip(unit_paths, objects)
         ]
         errors = [(src, p.communicate()[1], p.returncode) for src, p in zip(unit_paths, procs)]
+        # A unit whose compiler was killed (the kernel's OOM killer: a huge kernel's backward
+        # took 18 GB, two side by side did not fit in 24) is compiled again, alone.
+        for k, (src, _, code) in enumerate(errors):
+            if code < 0:
+                log.warn(f"the compiler of {src} was killed (signal {-code}); compiling it again, alone")
+                errors[k] = (src, *_compile_alone(cxx, flags, defines, includes, src, objects[k]))
         for src, stderr, code in errors:
             if code != 0:
                 raise WeftBuildError(
@@ -197,6 +204,13 @@ def compile_units(unit_paths: list, output_path: str, defines=(), include_dirs=(
         for path in [tmp, *objects]:
             if os.path.exists(path):
                 os.unlink(path)
+
+
+def _compile_alone(cxx, flags, defines, includes, src, obj) -> tuple:
+    """(stderr, return code) of compiling one unit to an object file, nothing else compiling."""
+    cmd = [cxx, *flags, *[f"-D{d}" for d in defines], *includes, "-c", src, "-o", obj]
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    return proc.stderr, proc.returncode
 
 
 def python_origin(source_path: str, stderr: str) -> str:
