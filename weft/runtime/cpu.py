@@ -185,10 +185,11 @@ def compile_units(unit_paths: list, output_path: str, defines=(), include_dirs=(
         ]
         errors = [(src, p.communicate()[1], p.returncode) for src, p in zip(unit_paths, procs)]
         # A unit whose compiler was killed (the kernel's OOM killer: a huge kernel's backward
-        # took 18 GB, two side by side did not fit in 24) is compiled again, alone.
-        for k, (src, _, code) in enumerate(errors):
-            if code < 0:
-                log.warn(f"the compiler of {src} was killed (signal {-code}); compiling it again, alone")
+        # took 18 GB, two side by side did not fit in 24) is compiled again, alone. g++ reports
+        # its cc1plus killed as an error ("Killed signal terminated program cc1plus").
+        for k, (src, stderr, code) in enumerate(errors):
+            if code < 0 or (code != 0 and len(unit_paths) > 1 and "killed" in stderr.lower()):
+                log.warn(f"the compiler of {src} was killed (out of memory?); compiling it again, alone")
                 errors[k] = (src, *_compile_alone(cxx, flags, defines, includes, src, objects[k]))
         for src, stderr, code in errors:
             if code != 0:
