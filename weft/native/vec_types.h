@@ -13,21 +13,19 @@ namespace weft {
 
 template <unsigned N, typename T>
 struct vec_t {
-    T c[N];
-    WEFT_FN vec_t() {
-        for (unsigned i = 0; i < N; ++i) c[i] = T(0);
-    }
+    // Zeroed by the member initializer, not a loop in the constructor: GCC then inlines the
+    // constructor everywhere, even into a kernel body past its large-function limits (a backward
+    // body replaying its forward), where a loop made it a call per vector.
+    T c[N] = {};
+    WEFT_FN vec_t() {}
     WEFT_FN T& operator[](int i) { return c[i]; }
     WEFT_FN const T& operator[](int i) const { return c[i]; }
 };
 
 template <unsigned R, unsigned C, typename T>
 struct mat_t {
-    T data[R][C];
-    WEFT_FN mat_t() {
-        for (unsigned i = 0; i < R; ++i)
-            for (unsigned j = 0; j < C; ++j) data[i][j] = T(0);
-    }
+    T data[R][C] = {};  // zeroed like vec_t's components
+    WEFT_FN mat_t() {}
 };
 
 template <typename T>
