@@ -701,7 +701,7 @@ class CStyleRenderer:
             variants.append(("_fast_interior", True))
 
         def in_run(mode, unchecked):  # a fast body runs inside the task loop's current run
-            return unchecked and not self.hoists(inst, mode) and not (mode == "backward" and plan)
+            return unchecked and not (mode == "backward" and plan)
 
         def start(mode, body, suffix):  # the body with its signature, parameters and coordinates
             run = in_run(mode, body.unchecked)

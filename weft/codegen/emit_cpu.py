@@ -214,12 +214,26 @@ class CPURenderer(CStyleRenderer):
         rest on lane 0."""
         sym, n = inst.symbol, self.HOIST_LANES
 
-        def call(task, lane):
-            return f"{sym}_{mode}_fast_body(&local_args, &local_bounds, {task}, tc, hoist, {lane});"
+        def call(task, lane, coord=None):
+            last = f", {coord}" if coord is not None else ""
+            return f"{sym}_{mode}_fast_body(&local_args, &local_bounds, {task}, tc, hoist, {lane}{last});"
 
         # Unrolled, the group is n inlined copies of the body: worth it for the short bodies of
         # sums, not for long ones (a test module of matrix kernels took 12 GB to compile so)
         small = sum(1 for _ in ir.walk(inst.ir.body)) <= self.HOIST_UNROLL_MAX_STATEMENTS
+        if inst.ir.tid_ndim > 1:  # groups within each run, the coordinate counted (counts_coordinate)
+            return [
+                *self.RUN_LOOP_HEAD,
+                "    weft::int32 l = weft::int32(t - t0);",
+                "    const weft::int32 last = weft::int32(stop - t0);",
+                f"    for (; l + {n} <= last; l += {n}) {{",
+                f"        #pragma GCC unroll {n if small else 1}",
+                f"        for (int lane = 0; lane < {n}; ++lane) {call('t0 + l + lane', 'lane', 'l + lane')}",
+                "    }",
+                f"    for (; l < last; ++l) {call('t0 + l', 0, 'l')}",
+                "    t = stop;",
+                "}",
+            ]
         return [
             "weft::int64 t = begin;",
             f"for (; t + {n} <= end; t += {n}) {{",
