@@ -408,3 +408,40 @@ def test_cache_kernels_false_compiles_instead_of_loading_from_the_cache(monkeypa
     y = wp.zeros(2, dtype=float)
     wp.launch(k_no_cache, 2, [y])  # built now even where an earlier run left it in the cache
     assert compiles and y.numpy().tolist() == [2.5, 2.5]
+
+
+@wp.kernel(module="unique")
+def k_many_functions(x: wp.array2d(dtype=float), y: wp.array2d(dtype=float)):
+    for i in range(12):  # unrolled: 12 x 5 calls and their products
+        y[0, i] = 2.0 * wp.log(x[0, i])
+        y[1, i] = 2.0 * wp.exp(x[1, i])
+        y[2, i] = 2.0 * wp.sin(x[2, i])
+        y[3, i] = 2.0 * wp.tanh(x[3, i])
+        y[4, i] = 2.0 * wp.sqrt(x[4, i])
+
+
+@pytest.mark.fixed_device("the CPU compiler's options")
+def test_huge_kernels_compile_at_o1_with_the_same_results(monkeypatch):
+    # kernels past HUGE_KERNEL_STATEMENTS IR statements get optimize("O1") on their bodies and
+    # entry points (one such backward body took 18 GB at -O3); values and gradients unchanged
+    from weft.codegen import emit_cpu, ir
+
+    inst = k_many_functions.default_instance()
+    count = sum(1 for _ in ir.walk(inst.ir.body))
+    assert count < emit_cpu.CPURenderer.HUGE_KERNEL_STATEMENTS
+    monkeypatch.setattr(emit_cpu.CPURenderer, "HUGE_KERNEL_STATEMENTS", count - 1)
+    xs = np.random.default_rng(9).uniform(0.2, 1.5, (5, 12)).astype(np.float32)
+    x = wp.array(xs, requires_grad=True)
+    y = wp.zeros((5, 12), dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_many_functions, dim=1, inputs=[x, y])
+    src = inst.binding.source
+    assert src.count('__attribute__((optimize("O1")))') >= 4  # the bodies and both entry points
+    x64 = xs.astype(np.float64)
+    want = 2.0 * np.stack([np.log(x64[0]), np.exp(x64[1]), np.sin(x64[2]), np.tanh(x64[3]), np.sqrt(x64[4])])
+    np.testing.assert_allclose(y.numpy(), want, rtol=2e-6, atol=1e-6)
+    y.grad.fill_(1.0)
+    tape.backward()
+    dwant = 2.0 * np.stack([1 / x64[0], np.exp(x64[1]), np.cos(x64[2]), 1 - np.tanh(x64[3]) ** 2, 0.5 / np.sqrt(x64[4])])
+    np.testing.assert_allclose(x.grad.numpy(), dwant, rtol=2e-6, atol=1e-6)

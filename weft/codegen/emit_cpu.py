@@ -24,6 +24,26 @@ class CPURenderer(CStyleRenderer):
     body_qualifier = "static inline __attribute__((always_inline))"  # per-thread bodies, inlined into the task loops
     entry_qualifier = "WEFT_EXPORT"
 
+    # A kernel past this many IR statements (its loops of constant range unrolled) is compiled at
+    # -O1: at -O3 GCC took 135 s and 18 GB for one such backward body (Warp's test_arithmetic runs
+    # 150 transcendental functions and their adjoints in one thread), two of which side by side
+    # did not fit in 24 GB; at -O1, 4 s and 0.2 GB. Kernels of this size are rare and run few
+    # threads (tests, setup code); a physics kernel is a fraction of it (FEM assembly: 49,
+    # particle-to-grid: 164).
+    HUGE_KERNEL_STATEMENTS = 400
+    O1 = ' __attribute__((optimize("O1")))'
+
+    def render_kernel(self, inst) -> str:
+        """The kernel's bodies and entry points; those of a huge kernel compiled at -O1."""
+        if sum(1 for _ in ir.walk(inst.ir.body)) <= self.HUGE_KERNEL_STATEMENTS:
+            return super().render_kernel(inst)
+        saved = self.body_qualifier, self.entry_qualifier
+        self.body_qualifier, self.entry_qualifier = saved[0] + self.O1, saved[1] + self.O1
+        try:
+            return super().render_kernel(inst)
+        finally:
+            self.body_qualifier, self.entry_qualifier = saved
+
     def stage_plan_of(self, inst):
         """The kernel's staging plan, made by the pipeline (``Compiled.stage_plan``)."""
         return inst.compiled.stage_plan
