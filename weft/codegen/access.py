@@ -239,8 +239,8 @@ def _bounds_facts(fn: ir.Function) -> dict:
 
     And the range of the last thread coordinate inside which the kernel's clamps of it are the
     identity (``interior_lows`` / ``interior_highs``, the clamps ``interior_identity``, the
-    offsets of the coordinate they clamp ``interior_steps``, index_ranges ``interior``): the CPU renderer runs the tasks in that range through a body
-    without those clamps.
+    offsets of the coordinate they clamp ``interior_steps``, index_ranges ``interior``): the CPU
+    renderer runs the tasks in that range through a body without those clamps.
 
     Returns the ``AccessFacts`` fields ``tid_indexed`` (the ids of those calls), ``tid_arrays``,
     ``loop_bounds``, ``const_bounds``, ``affine_bounds``, ``range_checks``, ``entered_loops``,

@@ -15,6 +15,11 @@ from . import emit
 from .emit import Body, CStyleRenderer
 
 
+def _statements(inst) -> int:
+    """How many IR statements a kernel has (its loops of constant range unrolled)."""
+    return sum(1 for _ in ir.walk(inst.ir.body))
+
+
 class CPURenderer(CStyleRenderer):
     """Renders a module for the host compiler: entry points over a range of tasks (run by the
     thread pool), staged backward loops (staging.py) and per-thread accumulation (accumulate.h)."""
@@ -35,7 +40,7 @@ class CPURenderer(CStyleRenderer):
 
     def render_kernel(self, inst) -> str:
         """The kernel's bodies and entry points; those of a huge kernel compiled at -O1."""
-        if sum(1 for _ in ir.walk(inst.ir.body)) <= self.HUGE_KERNEL_STATEMENTS:
+        if _statements(inst) <= self.HUGE_KERNEL_STATEMENTS:
             return super().render_kernel(inst)
         saved = self.body_qualifier, self.entry_qualifier
         self.body_qualifier, self.entry_qualifier = saved[0] + self.O1, saved[1] + self.O1
@@ -240,7 +245,7 @@ class CPURenderer(CStyleRenderer):
 
         # Unrolled, the group is n inlined copies of the body: worth it for the short bodies of
         # sums, not for long ones (a test module of matrix kernels took 12 GB to compile so)
-        small = sum(1 for _ in ir.walk(inst.ir.body)) <= self.HOIST_UNROLL_MAX_STATEMENTS
+        small = _statements(inst) <= self.HOIST_UNROLL_MAX_STATEMENTS
         if inst.ir.tid_ndim > 1:  # groups within each run, the coordinate counted (counts_coordinate)
             return [
                 *self.RUN_LOOP_HEAD,

@@ -176,7 +176,7 @@ def compile_units(unit_paths: list, output_path: str, defines=(), include_dirs=(
     try:
         procs = [
             subprocess.Popen(
-                [cxx, *flags, *[f"-D{d}" for d in defines], *includes, "-c", src, "-o", obj],
+                _unit_command(cxx, flags, defines, includes, src, obj),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -207,9 +207,14 @@ def compile_units(unit_paths: list, output_path: str, defines=(), include_dirs=(
                 os.unlink(path)
 
 
+def _unit_command(cxx, flags, defines, includes, src, obj) -> list:
+    """The compiler command line making the object file ``obj`` of the unit ``src``."""
+    return [cxx, *flags, *[f"-D{d}" for d in defines], *includes, "-c", src, "-o", obj]
+
+
 def _compile_alone(cxx, flags, defines, includes, src, obj) -> tuple:
     """(stderr, return code) of compiling one unit to an object file, nothing else compiling."""
-    cmd = [cxx, *flags, *[f"-D{d}" for d in defines], *includes, "-c", src, "-o", obj]
+    cmd = _unit_command(cxx, flags, defines, includes, src, obj)
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
     return proc.stderr, proc.returncode
 
