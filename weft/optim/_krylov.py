@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from .. import types as wt
-from ..array import array, copy, empty_like
+from ..array import array, copy, zeros_like
 from ._batches import Batches, divide, host_offsets
 from ._linear_operators import LinearOperator, _flat, aslinearoperator
 
@@ -77,7 +77,9 @@ class LinearSolverState:
         self._dofs = _flat(b).shape[0]
         self._maxiter = maxiter if maxiter else self._dofs  # compared as given: 0.5 allows one iteration
         self._batches = self._layout(self._A)
-        self._work = [empty_like(b) for _ in range(self._work_vectors)]
+        # zeroed, not empty: updates leave the unknowns of no subproblem as they are, and a dense
+        # operator multiplies its zero couplings with them (0 * NaN garbage would be NaN)
+        self._work = [zeros_like(b) for _ in range(self._work_vectors)]
 
     def _layout(self, A: LinearOperator) -> Batches:
         length = max(1, self._dofs // max(1, self._b.size))
