@@ -205,10 +205,18 @@ def test_shared_parameter_gradient_matches_numpy(threads):
     np.testing.assert_allclose(x.grad.numpy(), 2.0 * seed, rtol=1e-6)
 
 
+@wp.kernel
+def k_param_gather_loss(x: wp.array(dtype=float), idx: wp.array(dtype=int), w: wp.array(dtype=float), loss: wp.array(dtype=float)):
+    i = wp.tid()
+    v = x[idx[i]]
+    wp.atomic_add(loss, 0, w[0] * v * v + w[1] * v)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
-def test_staged_backward_with_a_shared_parameter_matches_numpy(threads):
-    inst = k_param_loss.default_instance()
-    assert inst.compiled.stage_plan is not None  # the staged loop applies the hoisted adds
+def test_fast_backward_with_a_shared_parameter_matches_numpy(threads):
+    # every gradient add goes to the thread's own element or to a thread-local sum: the fast body
+    # makes them in place, nothing is staged
+    assert k_param_loss.default_instance().compiled.stage_plan is None
     xs = np.random.default_rng(13).random(70_001).astype(np.float32)
     x = wp.array(xs, requires_grad=True)
     w = wp.array([2.0, 0.5], dtype=float, requires_grad=True)
@@ -221,6 +229,29 @@ def test_staged_backward_with_a_shared_parameter_matches_numpy(threads):
     np.testing.assert_allclose(loss.numpy()[0], (2 * x64 * x64 + 0.5 * x64).sum(), rtol=1e-5)
     np.testing.assert_allclose(w.grad.numpy(), [(x64 * x64).sum(), x64.sum()], rtol=1e-5)
     np.testing.assert_allclose(x.grad.numpy(), 4 * xs + 0.5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_staged_backward_with_a_shared_parameter_matches_numpy(threads):
+    # the gather's gradient scatters (staged); the parameter's adds go to thread-local sums
+    assert k_param_gather_loss.default_instance().compiled.stage_plan is not None
+    rng = np.random.default_rng(14)
+    n, m = 70_001, 997
+    xs = rng.random(m).astype(np.float32)
+    idx = rng.integers(0, m, n).astype(np.int32)
+    x = wp.array(xs, requires_grad=True)
+    w = wp.array([2.0, 0.5], dtype=float, requires_grad=True)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        with_threads(threads, lambda: wp.launch(k_param_gather_loss, dim=n, inputs=[x, wp.array(idx, dtype=int), w, loss]))
+    with_threads(threads, lambda: tape.backward(loss))
+    v = xs.astype(np.float64)[idx]
+    np.testing.assert_allclose(loss.numpy()[0], (2 * v * v + 0.5 * v).sum(), rtol=1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), [(v * v).sum(), v.sum()], rtol=1e-5)
+    expected = np.zeros(m)
+    np.add.at(expected, idx, 4 * v + 0.5)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5)
 
 
 def test_shared_parameter_without_a_gradient():

@@ -8,6 +8,12 @@ tasks that records the adds, followed by a scalar loop that applies them in task
 float addition order as the plain loop) or, for a task whose flagged index was out of range,
 runs the checked body so that the error is raised where it happened.
 
+Staging pays only where it defers something: a one-dimensional kernel with at least one gradient
+add that may land on another thread's element (the scatter of a gather, ``x[idx[i]]``). Adds into
+the thread's own element or into a thread-local sum are made in place by the fast body, and a
+multi-dimensional launch's fast body counts its coordinates along each run where the staged body
+would divide for them: those kernels keep the fast body.
+
 Contract: ``plan(fn)`` is None or a ``StagePlan``; the renderer consults ``plan.sites`` while it
 renders the ``_staged`` body, and ``staged_loops`` renders the entry point's loops.
 """
@@ -77,6 +83,10 @@ def plan(fn, facts, reverse, reassigned: set) -> StagePlan | None:
     (ir.assigned_var_ids)."""
     if not facts.tid_indexed:  # no fast body: the launch cannot skip checks
         return None
+    if fn.tid_ndim > 1:
+        # the staged body would find its grid coordinates by division for every task, where the
+        # fast body counts them along each run (a 64^3 loss's backward: 4.6 ms staged, 0.15 not)
+        return None
     params = {p.var.id: p.name for p in fn.params if p.var.id not in reassigned}
     if any(getattr(p.var.type, "_kind", None) == "struct" for p in fn.params):
         return None
@@ -122,6 +132,11 @@ def plan(fn, facts, reverse, reassigned: set) -> StagePlan | None:
         elif s.callee == intr.STORE or s.callee in intr.ATOMICS.values():
             return None
     if not sites or total > MAX_STAGE_BYTES:
+        return None
+    if all(site.exclusive or sid in facts.hoisted for sid, site in sites.items()):
+        # every add goes to the thread's own element or to a thread-local sum: the fast body
+        # makes them in place, vectorised, with nothing to defer (0.43 -> 0.04 ms for the
+        # gradient of a 262k-element sum of squares)
         return None
     if grads_read & {site.param for site in sites.values()}:
         return None  # a deferred add would change what a later gradient read sees
