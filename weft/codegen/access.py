@@ -414,7 +414,8 @@ def _accumulation_facts(fn: ir.Function, exclusive: frozenset) -> dict:
     - backward: the gradient adds of loads (not thread-exclusive ones) of an array parameter
       that the kernel only reads: nothing in the backward pass reads that gradient.
 
-    An array handed to a func, rebound, or used any other way is left alone, and so are kernels
+    Reads of an array's shape do not count as uses. An array handed to a func, rebound, or used
+    any other way is left alone, and so are kernels
     with struct parameters (their array fields could overlap an accumulated array). Whether two
     array arguments overlap is checked at launch time by the entry point. Returns the
     ``AccessFacts`` fields ``accum_calls`` (ids of the calls), ``accum_params`` (the parameter
@@ -430,7 +431,8 @@ def _accumulation_facts(fn: ir.Function, exclusive: frozenset) -> dict:
     for prm in fn.params:
         if not isinstance(prm.var.type, wt.ArrayType):
             continue
-        found = uses.get(prm.var.id, [])
+        # reading the shape observes neither the data nor the gradient (a stencil's clamps)
+        found = [(s, pos) for s, pos in uses.get(prm.var.id, []) if not _shape_read(s)]
         calls = [s for s, pos in found if isinstance(s, ir.Call) and pos == 0]
         if not found or len(calls) != len(found):
             continue
@@ -454,6 +456,10 @@ def _accumulation_facts(fn: ir.Function, exclusive: frozenset) -> dict:
         "accum_backward": tuple(targets["backward"]),
         **_hoisting_facts(fn, [s for s in marked if s.callee in adds], [s for s in marked if s.callee == intr.LOAD]),
     }
+
+
+def _shape_read(s) -> bool:
+    return isinstance(s, ir.Call) and s.callee == intr.SHAPE
 
 
 def _hoistable(dtype) -> bool:

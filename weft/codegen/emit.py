@@ -265,7 +265,10 @@ def _adj_load(r, b, s, a, adjs, ret) -> str:
     if id(s) in b.facts.exclusive_loads:
         name = "adj_load_exclusive"
     elif b.fn.is_kernel:
-        name = "adj_load_accum" if id(s) in b.facts.accum_calls else "adj_load_shared"
+        if id(s) in b.facts.accum_calls:
+            name = "adj_load_plain" if b.plain else "adj_load_accum"
+        else:
+            name = "adj_load_shared"
         args = ["tc"] + args
     else:
         name = "adj_load"
@@ -695,7 +698,9 @@ class CStyleRenderer:
         variants = [("", False)] + ([("_fast", True)] if inst.facts.tid_indexed else [])
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
         plan = self.stage_plan_of(inst) if "backward" in modes else None
-        if len(variants) > 1 and self.plain_forward(inst):
+        plain_modes = [m for m in modes if m == "forward" and self.plain_forward(inst)]
+        plain_modes += [m for m in modes if m == "backward" and not plan and self.plain_backward(inst)]
+        if len(variants) > 1 and plain_modes:
             variants.append(("_fast_plain", True))
         if len(variants) > 1 and self.interior_forward(inst):
             variants.append(("_fast_interior", True))
@@ -711,6 +716,11 @@ class CStyleRenderer:
 
         for suffix, unchecked in variants:
             body = Body(fn, inst.facts, unchecked, plain=suffix == "_fast_plain", interior=suffix == "_fast_interior")
+            if body.plain and "backward" in plain_modes:  # CPURenderer
+                back, lines = start("backward", body, suffix)
+                out += [lines[0]] + self.backward_body(back, inst.compiled.adjoint(), lines[1:], skip)
+            if body.plain and "forward" not in plain_modes:
+                continue
             if body.plain or body.interior:  # forward only (CPURenderer)
                 # the fast body with plain accumulations, or for the tasks inside the interior
                 body, lines = start("forward", body, suffix)
@@ -741,6 +751,10 @@ class CStyleRenderer:
 
     def plain_forward(self, inst) -> bool:
         """Whether the forward pass gets a ``_fast_plain`` body (the CPU renderer, see there)."""
+        return False
+
+    def plain_backward(self, inst) -> bool:
+        """Whether the backward pass gets a ``_fast_plain`` body (the CPU renderer, see there)."""
         return False
 
     def counts_coordinate(self, fn, in_run: bool) -> bool:

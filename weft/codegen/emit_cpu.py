@@ -88,14 +88,15 @@ class CPURenderer(CStyleRenderer):
             fast = self.hoist_fast_loop(inst, mode)
         # ivdep: the fast loop's tasks do not depend on each other (threads of a launch run in any
         # order), which lets the compiler vectorize element-wise kernels
-        def fast_loop(variant) -> list:
+        def fast_loop(variant, ivdep=True) -> list:
+            pragma = ["#pragma GCC ivdep"] if ivdep else []
             if inst.ir.tid_ndim <= 1:
-                return ["#pragma GCC ivdep", loop + call.format(variant)]
+                return [*pragma, loop + call.format(variant)]
             # the loop over a run counts the last coordinate in int32 and hands it to the body
             # (counts_coordinate); the pragma on it (one before the loop over runs reaches only that)
             return [
                 *self.RUN_LOOP_HEAD,
-                "    #pragma GCC ivdep",
+                *["    " + p for p in pragma],
                 "    for (weft::int32 l = weft::int32(t - t0); l < weft::int32(stop - t0); ++l) "
                 + self.coord_call(call, variant, "t0 + l", "l"),
                 "    t = stop;",
@@ -110,6 +111,11 @@ class CPURenderer(CStyleRenderer):
                 # a share adding into memory of its own (one thread, or private copies) runs the
                 # body whose accumulations are plain adds: no test of the thread context per add
                 fast = ["if (tc.plain_accumulate && !tc.acc) {"] + ["    " + x for x in fast_loop("_fast_plain")]
+                fast += ["} else {"] + ["    " + x for x in fast_loop("_fast")] + ["}"]
+            if mode == "backward" and self.plain_backward(inst):
+                # the same for gradient adds; without ivdep: two tasks' reads may add into one
+                # element (a stencil's neighbours), which vectorised adds would lose
+                fast = ["if (tc.plain_accumulate && !tc.acc) {"] + ["    " + x for x in fast_loop("_fast_plain", False)]
                 fast += ["} else {"] + ["    " + x for x in fast_loop("_fast")] + ["}"]
         loops = self.task_loops(cond, loop, call, ind, pragmas=("#pragma GCC ivdep",), fast=fast)
         if hoist:
@@ -151,6 +157,14 @@ class CPURenderer(CStyleRenderer):
         fast one with each accumulation a plain add, run by shares that own their memory. (A
         kernel whose accumulations are all its backward pass's would get a copy of its fast body.)"""
         return bool(inst.facts.accum_forward) and bool(inst.facts.tid_indexed) and not self.hoists(inst, "forward")
+
+    def plain_backward(self, inst) -> bool:
+        """A backward pass whose reads' gradients accumulate (the arrays are only read), not
+        staged and keeping no thread-local sums, gets a ``_fast_plain`` body too: a stencil's
+        gradient adds into its neighbours without a test of the thread context per add."""
+        if not inst.backward_enabled or self.hoists(inst, "backward") or self.stage_plan_of(inst):
+            return False
+        return bool(inst.facts.accum_backward) and bool(inst.facts.tid_indexed)
 
     # The head of a multi-dimensional launch's loop over runs: each run's tasks [t, stop) are along
     # the last dimension (core.h tid_start), t0 the task at its coordinate 0.

@@ -466,6 +466,15 @@ template <bool CHECK, typename T, typename... I>
 WEFT_FN void adj_load_accum_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
     if (a.grad) accumulate_raw(tc, element<CHECK>(a.grad, a, loc, idx...), adj_ret);
 }
+// adj_load_plain[_nc](tc, a, loc, i..., adj): the same in the backward body a CPU share runs when
+// it adds into gradient memory no other thread touches (one thread, or its private copies).
+template <bool CHECK, typename T, typename... I>
+WEFT_ACCUM_FN void adj_load_plain_at(const thread_ctx&, const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
+    if (a.grad) {
+        T* p = element<CHECK>(a.grad, a, loc, idx...);
+        *p = add(*p, adj_ret);
+    }
+}
 template <bool CHECK, typename T, typename... I>
 WEFT_FN void adj_load_shared_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
     if (a.grad) shared_add_raw(tc, element<CHECK>(a.grad, a, loc, idx...), adj_ret);
@@ -533,6 +542,8 @@ WEFT_PLAIN_INDEXED(plain_sub, plain_sub_at)
 #undef WEFT_PLAIN_INDEXED
 WEFT_ACCUM_INDEXED(void, adj_load_accum, adj_load_accum_at, true, T)
 WEFT_ACCUM_INDEXED(void, adj_load_accum_nc, adj_load_accum_at, false, T)
+WEFT_ACCUM_INDEXED(void, adj_load_plain, adj_load_plain_at, true, T)
+WEFT_ACCUM_INDEXED(void, adj_load_plain_nc, adj_load_plain_at, false, T)
 WEFT_ACCUM_INDEXED(void, adj_load_shared, adj_load_shared_at, true, T)
 WEFT_ACCUM_INDEXED(void, adj_load_shared_nc, adj_load_shared_at, false, T)
 #undef WEFT_ACCUM_INDEXED
