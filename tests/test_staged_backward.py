@@ -236,3 +236,54 @@ def test_out_of_range_index_raises_after_the_adds_before_it(restore_threads):
     assert str(m + 4) in msg
     expected = np.where(np.arange(n) < bad, 2 * xs, 0.0)
     np.testing.assert_array_equal(x.grad.numpy(), expected.astype(np.float32))
+
+
+@wp.func
+def log_weight(v: float, w: float):
+    return wp.log(v) * w
+
+
+@wp.kernel
+def k_log_gather(x: wp.array(dtype=float), w: wp.array(dtype=float), idx: wp.array(dtype=int), out: wp.array(dtype=float)):
+    t = wp.tid()
+    i = idx[t]
+    wp.atomic_add(out, t % 5, log_weight(x[i], w[i]))  # a C library call, inside a func
+
+
+def test_only_bodies_that_call_the_c_library_guard_their_records():
+    # a body that calls logf runs its staged loop scalar anyway: it records an add only when the
+    # array has a gradient, so the gradients of arrays without one are not computed
+    assert k_log_gather.default_instance().compiled.stage_plan.guarded
+    assert not k_springs.default_instance().compiled.stage_plan.guarded
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("grads", [("x",), ("w",), ("x", "w")])
+def test_guarded_records_with_and_without_gradients(threads, grads, restore_threads):
+    wp.config.cpu_threads = threads
+    rng = np.random.default_rng(len(grads) + threads)
+    n, m = 1_003, 61
+    xs = rng.uniform(0.5, 2.0, m).astype(np.float32)
+    ws = rng.standard_normal(m).astype(np.float32)
+    idx = rng.integers(0, m, n).astype(np.int32)
+    x = wp.array(xs, requires_grad="x" in grads)
+    w = wp.array(ws, requires_grad="w" in grads)
+    out = wp.zeros(5, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_log_gather, dim=n, inputs=[x, w, wp.array(idx, dtype=int), out])
+    seed = np.arange(1.0, 6.0, dtype=np.float32)
+    tape.backward(grads={out: wp.array(seed)})
+    s = seed[np.arange(n) % 5].astype(np.float64)
+    x64, w64 = xs.astype(np.float64)[idx], ws.astype(np.float64)[idx]
+    gx, gw = np.zeros(m), np.zeros(m)
+    np.add.at(gx, idx, s * w64 / x64)
+    np.add.at(gw, idx, s * np.log(x64))
+    if "x" in grads:
+        np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-5, atol=1e-5)
+    else:
+        assert x.grad is None
+    if "w" in grads:
+        np.testing.assert_allclose(w.grad.numpy(), gw, rtol=1e-5, atol=1e-5)
+    else:
+        assert w.grad is None

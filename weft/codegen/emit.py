@@ -257,7 +257,7 @@ def _adj_load(r, b, s, a, adjs, ret) -> str:
     site = b.plan.sites.get(id(s)) if b.plan is not None else None
     if site is not None:
         offset = f"weft::stage_offset_nc({', '.join(a)})" if _nc(b, s) else f"weft::stage_offset(bad, {', '.join(a)})"
-        return staging.record_site(site, offset, ret[0])
+        return staging.record_site(b.plan, site, a[0], offset, ret[0])
     slot = b.facts.hoisted.get(id(s)) if b.hoist == "backward" else None
     if slot is not None:  # into the thread's local sum (CPURenderer.hoist_loops)
         return f"weft::hoist_add(hoist.a{slot}[lane], hoist.used{slot}, {ret[0]});"
