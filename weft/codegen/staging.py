@@ -52,7 +52,7 @@ class StagePlan:
     # scalar anyway (``_calls_the_c_library``), where the compiler then skips computing the
     # gradients of arrays without one (an FEM assembly's rest shapes: 18 % of its backward).
     # A vectorised loop computes every lane regardless, and the branch would stop it vectorising
-    # (cloth springs with rest lengths without a gradient: 1.6x slower guarded).
+    # (cloth springs with rest lengths without a gradient: 1.4x slower guarded).
     guarded: bool = False
 
 
