@@ -124,4 +124,6 @@ def test_fast_bodies_take_the_run_coordinates(shape, threads):
     i, j = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
     np.testing.assert_allclose(out.numpy(), left + 2 * a + right + (i - j)[:, :, None], rtol=1e-6)
     source = next(iter(clamped_stencil._instances.values())).binding.source
-    assert "tid_coords[2] += weft::int32(task - tc.coords_task);" in source
+    # the run's first coordinates from the task loop, the last one counted by it (``coord``)
+    assert "weft::int32 tid_coords[4] = {tc.coords[0], tc.coords[1], tc.coords[2], tc.coords[3]};" in source
+    assert "weft::thread_ctx& tc, weft::int32 coord) {" in source and "tc.coords_task" not in source

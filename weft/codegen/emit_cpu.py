@@ -135,16 +135,12 @@ class CPURenderer(CStyleRenderer):
     def tid_lines(self, fn, has_ctx: bool, in_run: bool = False) -> list:
         """Multi-dimensional grid coordinates from the task loop when it keeps them (one division
         per dimension per share of the launch instead of per task), else by division. A fast body
-        (``in_run``) is only called inside the run: the run's coordinates, the last one plus the
-        task's offset, with no test, so that the loop over a run can be vectorised."""
+        (``in_run``) is only called inside the run: the run's coordinates with no test, the last
+        one counted by the loop over the run (the ``coord`` parameter), so that it vectorises."""
         if fn.tid_ndim <= 1 or not has_ctx:
             return super().tid_lines(fn, has_ctx)
-        if in_run:
-            last = fn.tid_ndim - 1
-            return [
-                "    weft::int32 tid_coords[4] = {tc.coords[0], tc.coords[1], tc.coords[2], tc.coords[3]};",
-                f"    tid_coords[{last}] += weft::int32(task - tc.coords_task);",
-            ]
+        if in_run:  # the last coordinate is the body's ``coord`` parameter (counts_coordinate)
+            return ["    weft::int32 tid_coords[4] = {tc.coords[0], tc.coords[1], tc.coords[2], tc.coords[3]};"]
         return ["    weft::int32 tid_coords[4];", "    weft::tid_coords_at(tc, *bounds, task, tid_coords);"]
 
     def hoists(self, inst, mode: str) -> bool:
