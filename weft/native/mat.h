@@ -16,6 +16,7 @@
 //     gradient there is zero. 2x2 uses the adjugate formula (so off-diagonal zeros print "-0",
 //     like Warp), 3x3 the cofactors, 4x4 the cofactors and one Newton step (inverse_of: the
 //     4x4 cofactors alone lose up to 10x more to rounding on ill-conditioned float32 matrices).
+//   - determinant of a 4x4 float32/float16 matrix: in float64, rounded once (correctly rounded).
 //   - print: one row per line, every component followed by a space ("1 2 \n3 4 "); the caller
 //     adds the final newline.
 //   - skew(v) = [[0, -z, y], [z, 0, -x], [-y, x, 0]]; ddot(a, b) = sum a_ij b_ij;
