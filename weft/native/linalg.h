@@ -1,6 +1,7 @@
-// weft 3x3 decompositions: svd3, qr3, eig3 (and svd2 for 2x2), with adjoints. T = float16/32/64 (float16 computed in
-// float32). Warp writes the results to output arguments; weft returns them as a tuple_t (tuple.h)
-// and the frontend lowers `wp.svd3(A, U, sigma, V)` / `U, sigma, V = wp.svd3(A)` to one call:
+// weft 3x3 decompositions: svd3, qr3, eig3 (and svd2 for 2x2), with adjoints. T = float16/32/64
+// (eig3 computed in float64 for every type; the others compute float16 in float32). Warp writes
+// the results to output arguments; weft returns them as a tuple_t (tuple.h) and the frontend
+// lowers `wp.svd3(A, U, sigma, V)` / `U, sigma, V = wp.svd3(A)` to one call:
 //   svd3(A) -> tuple_t<mat33, vec3, mat33>  (U, sigma, V)     adj_svd3(A, adj_A&, adj_ret)
 //   qr3(A)  -> tuple_t<mat33, mat33>        (Q, R)            adj_qr3(A, adj_A&, adj_ret)
 //   eig3(A) -> tuple_t<mat33, vec3>         (Q, d)            adj_eig3(A, adj_A&, adj_ret)
@@ -231,13 +232,20 @@ WEFT_FN m33<R> lin_lower_sym(const mat_t<3, 3, T>& A) {
     return M;
 }
 
-// 1 / (b - a), or 0 when a and b coincide to within the relative guard.
-template <typename R>
+// 1 / (b - a), or 0 when a and b coincide to within the relative guard (that of G's precision:
+// the values' type, when they are computed in a wider one).
+template <typename R, typename G = R>
 WEFT_FN R lin_inv_gap(R a, R b) {
     R d = b - a, scale = fmath::fabs(a) > fmath::fabs(b) ? fmath::fabs(a) : fmath::fabs(b);
-    if (!(fmath::fabs(d) > lin_eps<R>::guard * scale) || d == R(0)) return R(0);
+    if (!(fmath::fabs(d) > R(lin_eps<G>::guard) * scale) || d == R(0)) return R(0);
     return R(1) / d;
 }
+
+// eig3 computes in float64 whatever the type: float32 Jacobi sweeps left rounding noise that
+// central differences with small steps turned into gradients off by 0.02 (Warp's own check of
+// eig3's gradient); its outputs are the float64 decomposition rounded once.
+template <typename T>
+using eig_t = double;
 
 }  // namespace linalg_detail
 
@@ -402,7 +410,7 @@ WEFT_FN void adj_qr3(const mat_t<3, 3, T>& A, mat_t<3, 3, T>& adj_A,
 template <typename T>
 WEFT_FN tuple_t<mat_t<3, 3, T>, vec_t<3, T>> eig3(const mat_t<3, 3, T>& A) {
     using namespace linalg_detail;
-    typedef compute_t<T> R;
+    typedef eig_t<T> R;
     m33<R> S = lin_lower_sym<R>(A), Q;
     lin_jacobi(S, Q);
     m33<R> AQ = lin_mm(lin_load<R>(A), Q);
@@ -415,7 +423,7 @@ template <typename T>
 WEFT_FN void adj_eig3(const mat_t<3, 3, T>& A, mat_t<3, 3, T>& adj_A,
                       const tuple_t<mat_t<3, 3, T>, vec_t<3, T>>& adj_ret) {
     using namespace linalg_detail;
-    typedef compute_t<T> R;
+    typedef eig_t<T> R;
     m33<R> S = lin_lower_sym<R>(A), Q;
     lin_jacobi(S, Q);
     m33<R> Af = lin_load<R>(A);
@@ -431,11 +439,12 @@ WEFT_FN void adj_eig3(const mat_t<3, 3, T>& A, mat_t<3, 3, T>& adj_A,
     // Q: eigenvectors of the lower-triangle matrix M, eigenvalues diag(S).
     m33<R> QtgQ = lin_mtm(Q, gQ), inner;
     for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) inner.a[i][j] = i == j ? R(0) : lin_inv_gap(S.a[i][i], S.a[j][j]) * QtgQ.a[i][j];
+        for (int j = 0; j < 3; ++j)
+            inner.a[i][j] = i == j ? R(0) : lin_inv_gap<R, compute_t<T>>(S.a[i][i], S.a[j][j]) * QtgQ.a[i][j];
     m33<R> G = lin_mmt(lin_mm(Q, inner), Q);
     for (int i = 0; i < 3; ++i) {
-        accum(adj_A.data[i][i], G.a[i][i]);
-        for (int j = 0; j < i; ++j) accum(adj_A.data[i][j], G.a[i][j] + G.a[j][i]);
+        accum(adj_A.data[i][i], compute_t<T>(G.a[i][i]));
+        for (int j = 0; j < i; ++j) accum(adj_A.data[i][j], compute_t<T>(G.a[i][j] + G.a[j][i]));
     }
 }
 
