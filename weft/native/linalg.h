@@ -242,8 +242,8 @@ WEFT_FN R lin_inv_gap(R a, R b) {
 }
 
 // eig3 computes in float64 whatever the type: float32 Jacobi sweeps left rounding noise that
-// central differences with small steps turned into gradients off by 0.02 (Warp's own check of
-// eig3's gradient); its outputs are the float64 decomposition rounded once.
+// central differences with a 1e-4 step turned into gradients off by up to 0.04 (Warp's own
+// check of eig3's gradient failed); its outputs are the float64 decomposition rounded once.
 template <typename T>
 using eig_t = double;
 
