@@ -468,13 +468,14 @@ WEFT_FN void adj_load_accum_at(const thread_ctx& tc, const array_t<T>& a, int32 
 }
 // adj_load_plain[_nc](tc, a, loc, i..., adj): the same in the backward body a CPU share runs when
 // it adds into gradient memory no other thread touches (one thread, or its private copies).
+// (Through accumulate_raw with a context that says so: plain adds for floats, vectors and
+// matrices, known at compile time; other elements, such as structs, keep their atomic.)
+#ifndef WEFT_CUDA
 template <bool CHECK, typename T, typename... I>
-WEFT_ACCUM_FN void adj_load_plain_at(const thread_ctx&, const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
-    if (a.grad) {
-        T* p = element<CHECK>(a.grad, a, loc, idx...);
-        *p = add(*p, adj_ret);
-    }
+WEFT_ACCUM_FN void adj_load_plain_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
+    if (a.grad) accumulate_raw(thread_ctx{tc.serial, true, nullptr}, element<CHECK>(a.grad, a, loc, idx...), adj_ret);
 }
+#endif
 template <bool CHECK, typename T, typename... I>
 WEFT_FN void adj_load_shared_at(const thread_ctx& tc, const array_t<T>& a, int32 loc, T adj_ret, I... idx) {
     if (a.grad) shared_add_raw(tc, element<CHECK>(a.grad, a, loc, idx...), adj_ret);
@@ -542,8 +543,10 @@ WEFT_PLAIN_INDEXED(plain_sub, plain_sub_at)
 #undef WEFT_PLAIN_INDEXED
 WEFT_ACCUM_INDEXED(void, adj_load_accum, adj_load_accum_at, true, T)
 WEFT_ACCUM_INDEXED(void, adj_load_accum_nc, adj_load_accum_at, false, T)
+#ifndef WEFT_CUDA  // the CPU's plain-add bodies only
 WEFT_ACCUM_INDEXED(void, adj_load_plain, adj_load_plain_at, true, T)
 WEFT_ACCUM_INDEXED(void, adj_load_plain_nc, adj_load_plain_at, false, T)
+#endif
 WEFT_ACCUM_INDEXED(void, adj_load_shared, adj_load_shared_at, true, T)
 WEFT_ACCUM_INDEXED(void, adj_load_shared_nc, adj_load_shared_at, false, T)
 #undef WEFT_ACCUM_INDEXED
