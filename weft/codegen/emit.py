@@ -699,7 +699,7 @@ class CStyleRenderer:
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
         plan = self.stage_plan_of(inst) if "backward" in modes else None
         plain_modes = [m for m in modes if m == "forward" and self.plain_forward(inst)]
-        plain_modes += [m for m in modes if m == "backward" and not plan and self.plain_backward(inst)]
+        plain_modes += [m for m in modes if m == "backward" and self.plain_backward(inst)]
         if len(variants) > 1 and plain_modes:
             variants.append(("_fast_plain", True))
         if len(variants) > 1 and self.interior_forward(inst):

@@ -107,15 +107,17 @@ class CPURenderer(CStyleRenderer):
             fast = fast_loop("_fast")
             if mode == "forward" and self.interior_forward(inst):
                 fast = self.interior_loops(inst, call)
+            # A share adding into memory of its own (one thread, or private copies) runs the body
+            # whose accumulations are plain adds: no test of the thread context per add. The
+            # backward one without ivdep: two tasks' reads may add into one element (a stencil's
+            # neighbours), which vectorised adds would lose.
+            plain = None
             if mode == "forward" and self.plain_forward(inst):
-                # a share adding into memory of its own (one thread, or private copies) runs the
-                # body whose accumulations are plain adds: no test of the thread context per add
-                fast = ["if (tc.plain_accumulate && !tc.acc) {"] + ["    " + x for x in fast_loop("_fast_plain")]
-                fast += ["} else {"] + ["    " + x for x in fast_loop("_fast")] + ["}"]
+                plain = fast_loop("_fast_plain")
             if mode == "backward" and self.plain_backward(inst):
-                # the same for gradient adds; without ivdep: two tasks' reads may add into one
-                # element (a stencil's neighbours), which vectorised adds would lose
-                fast = ["if (tc.plain_accumulate && !tc.acc) {"] + ["    " + x for x in fast_loop("_fast_plain", False)]
+                plain = fast_loop("_fast_plain", ivdep=False)
+            if plain is not None:
+                fast = ["if (tc.plain_accumulate && !tc.acc) {"] + ["    " + x for x in plain]
                 fast += ["} else {"] + ["    " + x for x in fast_loop("_fast")] + ["}"]
         loops = self.task_loops(cond, loop, call, ind, pragmas=("#pragma GCC ivdep",), fast=fast)
         if hoist:
