@@ -239,21 +239,35 @@ def test_out_of_range_index_raises_after_the_adds_before_it(restore_threads):
 
 
 @wp.func
-def log_weight(v: float, w: float):
-    return wp.log(v) * w
+def sin_weight(v: float, w: float):
+    return wp.sin(v) * w
 
 
 @wp.kernel
-def k_log_gather(x: wp.array(dtype=float), w: wp.array(dtype=float), idx: wp.array(dtype=int), out: wp.array(dtype=float)):
+def k_sin_gather(x: wp.array(dtype=float), w: wp.array(dtype=float), idx: wp.array(dtype=int), out: wp.array(dtype=float)):
     t = wp.tid()
     i = idx[t]
-    wp.atomic_add(out, t % 5, log_weight(x[i], w[i]))  # a C library call, inside a func
+    wp.atomic_add(out, t % 5, sin_weight(x[i], w[i]))  # a C library call, inside a func
+
+
+@wp.kernel
+def k_log_gather(x: wp.array(dtype=float), idx: wp.array(dtype=int), out: wp.array(dtype=float)):
+    t = wp.tid()
+    wp.atomic_add(out, t % 5, wp.log(x[idx[t]]))  # float32 log: weft's own (math_f32.h), inline
+
+
+@wp.kernel
+def k_log64_gather(x: wp.array(dtype=wp.float64), idx: wp.array(dtype=int), out: wp.array(dtype=wp.float64)):
+    t = wp.tid()
+    wp.atomic_add(out, t % 5, wp.log(x[idx[t]]))  # float64 log: the C library's
 
 
 def test_only_bodies_that_call_the_c_library_guard_their_records():
-    # a body that calls logf runs its staged loop scalar anyway: it records an add only when the
+    # a body that calls sinf runs its staged loop scalar anyway: it records an add only when the
     # array has a gradient, so the gradients of arrays without one are not computed
-    assert k_log_gather.default_instance().compiled.stage_plan.guarded
+    assert k_sin_gather.default_instance().compiled.stage_plan.guarded
+    assert k_log64_gather.default_instance().compiled.stage_plan.guarded
+    assert not k_log_gather.default_instance().compiled.stage_plan.guarded
     assert not k_springs.default_instance().compiled.stage_plan.guarded
 
 
@@ -271,14 +285,14 @@ def test_guarded_records_with_and_without_gradients(threads, grads, restore_thre
     out = wp.zeros(5, dtype=float, requires_grad=True)
     tape = wp.Tape()
     with tape:
-        wp.launch(k_log_gather, dim=n, inputs=[x, w, wp.array(idx, dtype=int), out])
+        wp.launch(k_sin_gather, dim=n, inputs=[x, w, wp.array(idx, dtype=int), out])
     seed = np.arange(1.0, 6.0, dtype=np.float32)
     tape.backward(grads={out: wp.array(seed)})
     s = seed[np.arange(n) % 5].astype(np.float64)
     x64, w64 = xs.astype(np.float64)[idx], ws.astype(np.float64)[idx]
     gx, gw = np.zeros(m), np.zeros(m)
-    np.add.at(gx, idx, s * w64 / x64)
-    np.add.at(gw, idx, s * np.log(x64))
+    np.add.at(gx, idx, s * w64 * np.cos(x64))
+    np.add.at(gw, idx, s * np.sin(x64))
     if "x" in grads:
         np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-5, atol=1e-5)
     else:
@@ -287,3 +301,108 @@ def test_guarded_records_with_and_without_gradients(threads, grads, restore_thre
         np.testing.assert_allclose(w.grad.numpy(), gw, rtol=1e-5, atol=1e-5)
     else:
         assert w.grad is None
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_staged_float32_log_gradients(threads, restore_threads):
+    # wp.log of float32 is inline (math_f32.h): the body is not guarded and its loop vectorises
+    wp.config.cpu_threads = threads
+    rng = np.random.default_rng(7 + threads)
+    n, m = 1_001, 83
+    xs = rng.uniform(0.1, 3.0, m).astype(np.float32)
+    idx = rng.integers(0, m, n).astype(np.int32)
+    x = wp.array(xs, requires_grad=True)
+    out = wp.zeros(5, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_log_gather, dim=n, inputs=[x, wp.array(idx, dtype=int), out])
+    seed = np.arange(1.0, 6.0, dtype=np.float32)
+    tape.backward(grads={out: wp.array(seed)})
+    gx = np.zeros(m)
+    np.add.at(gx, idx, seed[np.arange(n) % 5] / xs.astype(np.float64)[idx])
+    np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-5)
+    ref = np.zeros(5)
+    np.add.at(ref, np.arange(n) % 5, np.log(xs.astype(np.float64)[idx]))
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5)
+
+
+def neo_hookean_kernel(branchy: bool):
+    """An FEM element's Neo-Hookean forces (mat33 determinant, inverse and log J); ``branchy``
+    puts one add under a condition that always holds, which keeps the plain loop."""
+
+    def neo_hookean(
+        x: wp.array(dtype=wp.vec3),
+        tets: wp.array2d(dtype=int),
+        dm_inv: wp.array(dtype=wp.mat33),
+        vol: wp.array(dtype=float),
+        mu: float,
+        lam: float,
+        f: wp.array(dtype=wp.vec3),
+    ):
+        t = wp.tid()
+        i = tets[t, 0]
+        j = tets[t, 1]
+        k = tets[t, 2]
+        l = tets[t, 3]
+        x0 = x[i]
+        F = wp.matrix_from_cols(x[j] - x0, x[k] - x0, x[l] - x0) * dm_inv[t]
+        FinvT = wp.transpose(wp.inverse(F))
+        P = mu * (F - FinvT) + lam * wp.log(wp.determinant(F)) * FinvT
+        H = -vol[t] * P * wp.transpose(dm_inv[t])
+        f1 = wp.vec3(H[0, 0], H[1, 0], H[2, 0])
+        f2 = wp.vec3(H[0, 1], H[1, 1], H[2, 1])
+        f3 = wp.vec3(H[0, 2], H[1, 2], H[2, 2])
+        if branchy:
+            if mu > 0.0:
+                wp.atomic_add(f, i, -(f1 + f2 + f3))
+        else:
+            wp.atomic_add(f, i, -(f1 + f2 + f3))
+        wp.atomic_add(f, j, f1)
+        wp.atomic_add(f, k, f2)
+        wp.atomic_add(f, l, f3)
+
+    return wp.Kernel(neo_hookean, key=f"neo_hookean_{'branchy' if branchy else 'straight'}", module=__name__)
+
+
+def neo_hookean_backward(kernel, threads, seed=4):
+    wp.config.cpu_threads = threads
+    rng = np.random.default_rng(seed)
+    n_pts, n_tets = 90, 203  # 203 elements: a partial last chunk of 64
+    x_np = rng.uniform(0.0, 1.0, (n_pts, 3)).astype(np.float32)
+    def edges(t):
+        r = x_np[t]
+        return np.stack([r[:, 1] - r[:, 0], r[:, 2] - r[:, 0], r[:, 3] - r[:, 0]], -1)
+
+    tets_np = np.stack([rng.choice(n_pts, 4, replace=False) for _ in range(4 * n_tets)]).astype(np.int32)
+    vol6 = np.linalg.det(edges(tets_np))
+    tets_np = tets_np[np.abs(vol6) > 0.02][:n_tets]  # well-shaped elements, positively oriented:
+    tets_np[np.linalg.det(edges(tets_np)) < 0, 1:3] = tets_np[np.linalg.det(edges(tets_np)) < 0, 2:0:-1]
+    dm = edges(tets_np)
+    assert len(tets_np) == n_tets and (np.linalg.det(dm) > 0).all()
+    deformed = x_np * np.float32(1.05) + rng.normal(scale=0.01, size=x_np.shape).astype(np.float32)
+    x = wp.array(deformed, dtype=wp.vec3, requires_grad=True)
+    dm_inv = wp.array(np.linalg.inv(dm).astype(np.float32), dtype=wp.mat33, requires_grad=True)
+    vol = wp.array((np.abs(np.linalg.det(dm)) / 6).astype(np.float32), dtype=float, requires_grad=True)
+    f = wp.zeros(n_pts, dtype=wp.vec3, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(kernel, dim=n_tets, inputs=[x, wp.array(tets_np, dtype=int), dm_inv, vol, 1.0, 4.0, f])
+    tape.backward(grads={f: wp.array(rng.normal(size=(n_pts, 3)).astype(np.float32), dtype=wp.vec3)})
+    return f.numpy(), x.grad.numpy(), dm_inv.grad.numpy(), vol.grad.numpy()
+
+
+def test_fem_element_staged_backward_matches_the_plain_loop_bit_for_bit(restore_threads):
+    # Its mat33 records (the gradients of dm_inv) are stored one column per component, and the
+    # staged loop vectorises (flattened entry point). Adds are applied in task order and no
+    # float operation is contracted, so one thread gives the plain loop's bits exactly.
+    straight, branchy = neo_hookean_kernel(False), neo_hookean_kernel(True)
+    assert staged_symbols(straight) and not staged_symbols(branchy)
+    assert not straight.default_instance().compiled.stage_plan.guarded
+    staged = neo_hookean_backward(straight, 1)
+    plain = neo_hookean_backward(branchy, 1)
+    for a, b in zip(staged, plain):
+        np.testing.assert_array_equal(a, b)
+    assert all(np.isfinite(a).all() for a in staged) and np.abs(staged[2]).max() > 0
+    two = neo_hookean_backward(straight, 2)
+    for a, b in zip(two, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5 * np.abs(b).max())

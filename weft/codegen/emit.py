@@ -688,7 +688,7 @@ class CStyleRenderer:
             extra = f", {sym}_{mode}_hoist& hoist, int lane" if self.hoists(inst, mode) else ""
             extra += ", weft::int32 coord" if coord else ""
             return templates.BODY_HEAD.format(
-                qualifier=self.body_qualifier, sym=sym, mode=mode, variant=variant, extra=extra
+                qualifier=self.body_qualifier_of(inst, mode, variant), sym=sym, mode=mode, variant=variant, extra=extra
             )
 
         for mode in ("forward", "backward"):
@@ -743,6 +743,11 @@ class CStyleRenderer:
         for mode in modes:
             out += self.kernel_entry(inst, mode, len(variants) > 1, plan if mode == "backward" else None)
         return "\n".join(out)
+
+    def body_qualifier_of(self, inst, mode: str, variant: str) -> str:
+        """The qualifier of body ``variant`` of pass ``mode`` (the CPU renderer keeps one out of
+        line, see there)."""
+        return self.body_qualifier
 
     def hoists(self, inst, mode: str) -> bool:
         """Whether pass ``mode`` sums one-element accumulations in thread-local variables (the

@@ -61,6 +61,17 @@ class StagePlan:
 C_LIBRARY_CALLS = frozenset(
     "exp log log2 log10 sin cos tan asin acos atan atan2 sinh cosh erf erfc erfinv erfcinv pow cbrt".split()
 )
+# ...except these of float32 and narrower floats, which native/math_f32.h computes inline.
+OWN_FLOAT32_MATH = frozenset({"log"})
+
+
+def _is_c_library_call(call) -> bool:
+    """Whether builtin call ``call`` calls the C library on the CPU."""
+    symbol = call.callee.symbol
+    if symbol not in C_LIBRARY_CALLS:
+        return False
+    narrow = (wt.float16, wt.bfloat16, wt.float32)
+    return not (symbol in OWN_FLOAT32_MATH and all(a.type in narrow for a in call.args))
 
 
 def _calls_the_c_library(fn, seen=None) -> bool:
@@ -69,7 +80,7 @@ def _calls_the_c_library(fn, seen=None) -> bool:
     for s in ir.walk(fn.body):
         if not isinstance(s, ir.Call) or isinstance(s.callee, str):
             continue
-        if ir.is_builtin(s.callee) and s.callee.symbol in C_LIBRARY_CALLS:
+        if ir.is_builtin(s.callee) and _is_c_library_call(s):
             return True
         if ir.is_func(s.callee) and id(s.callee) not in seen:
             seen.add(id(s.callee))
@@ -181,11 +192,12 @@ def _ctype(t) -> str:
 
 
 def stage_struct(sym: str, plan: StagePlan) -> list:
-    """The stage buffers of one chunk."""
+    """The stage buffers of one chunk (values in ``weft::stage_values``: whole elements, or one
+    column per component for elements the compiler cannot store interleaved, such as mat33)."""
     out = [f"struct wp_stage_{sym} {{", "    bool bad[weft::STAGE_CHUNK];"]
     for site in plan.sites.values():
         out.append(f"    weft::int64 off_{site.index}[weft::STAGE_CHUNK];")
-        out.append(f"    {site.ctype} val_{site.index}[weft::STAGE_CHUNK];")
+        out.append(f"    weft::stage_values<{site.ctype}> val_{site.index};")
     out.append("};")
     return out
 
@@ -193,7 +205,7 @@ def stage_struct(sym: str, plan: StagePlan) -> list:
 def record_site(plan: StagePlan, site: Site, array: str, offset: str, adj: str) -> str:
     """Step 1: record a gradient add instead of making it (in a ``guarded`` plan, only if
     ``array`` has a gradient)."""
-    record = f"st.off_{site.index}[k] = {offset}; st.val_{site.index}[k] = {adj};"
+    record = f"st.off_{site.index}[k] = {offset}; st.val_{site.index}.put(k, {adj});"
     return f"if ({array}.grad) {{ {record} }}" if plan.guarded else record
 
 
@@ -208,10 +220,10 @@ def staged_loops(sym: str, plan: StagePlan, hoisted=None, lanes: int = 8) -> lis
     apply = []
     for sid, site in sorted(plan.sites.items(), key=lambda x: x[1].index):
         arr = f"local_args.arg_{site.param}"
-        val = f"st.off_{site.index}[k], st.val_{site.index}[k]"
+        val = f"st.off_{site.index}[k], st.val_{site.index}.get(k)"
         if sid in hoisted:
             slot = hoisted[sid]
-            apply.append(f"weft::hoist_add(hoist.a{slot}[k % {lanes}], hoist.used{slot}, st.val_{site.index}[k]);")
+            apply.append(f"weft::hoist_add(hoist.a{slot}[k % {lanes}], hoist.used{slot}, st.val_{site.index}.get(k));")
         elif site.exclusive:
             apply.append(f"weft::stage_add_exclusive({arr}, {val});")
         else:

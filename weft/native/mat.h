@@ -678,20 +678,21 @@ WEFT_FN compute_t<T> det_from_cofactors(const mat_t<N, N, T>& m, const compute_t
     return d;
 }
 
-// The inverse in compute_t<T> (false when the determinant is exactly 0): the adjugate over the
-// determinant, then for 4x4 one Newton step X += X (I - M X), which removes most of the rounding
-// the 4x4 cofactors leave on ill-conditioned float32 matrices (about 10x less, for 128 more
-// multiply-adds).
+// The inverse in compute_t<T>, or the zero matrix (and false) when the determinant is exactly 0:
+// the adjugate over the determinant, then for 4x4 one Newton step X += X (I - M X), which removes
+// most of the rounding the 4x4 cofactors leave on ill-conditioned float32 matrices (about 10x
+// less, for 128 more multiply-adds). Selects, not branches: a loop over elements that inverts a
+// matrix each (an FEM assembly's deformation gradients) vectorises.
 template <unsigned N, typename T>
 WEFT_FN bool inverse_of(const mat_t<N, N, T>& m, compute_t<T> (&inv)[N][N]) {
     typedef compute_t<T> R;
     R cof[N][N];
     cofactor(m, cof);
     R d = det_from_cofactors(m, cof);
-    if (d == R(0)) return false;
-    R inv_d = R(1) / d;
+    const bool regular = d != R(0);
+    R inv_d = R(1) / (regular ? d : R(1));
     for (unsigned i = 0; i < N; ++i)
-        for (unsigned j = 0; j < N; ++j) inv[i][j] = cof[j][i] * inv_d;
+        for (unsigned j = 0; j < N; ++j) inv[i][j] = regular ? cof[j][i] * inv_d : R(0);
     if constexpr (N == 4) {
         R res[N][N];  // I - M X
         for (unsigned i = 0; i < N; ++i)
@@ -708,9 +709,9 @@ WEFT_FN bool inverse_of(const mat_t<N, N, T>& m, compute_t<T> (&inv)[N][N]) {
                 next[i][j] = s;
             }
         for (unsigned i = 0; i < N; ++i)
-            for (unsigned j = 0; j < N; ++j) inv[i][j] = next[i][j];
+            for (unsigned j = 0; j < N; ++j) inv[i][j] = regular ? next[i][j] : R(0);
     }
-    return true;
+    return regular;
 }
 
 }  // namespace vec_detail
@@ -750,17 +751,18 @@ WEFT_FN mat_t<N, N, T> inverse(const mat_t<N, N, T>& m) {
     static_assert(N >= 2 && N <= 4, "inverse: 2x2, 3x3 and 4x4 matrices");
     compute_t<T> inv[N][N];
     mat_t<N, N, T> r;
-    if (!vec_detail::inverse_of(m, inv)) return r;
+    vec_detail::inverse_of(m, inv);
     for (unsigned i = 0; i < N; ++i)
         for (unsigned j = 0; j < N; ++j) r.data[i][j] = T(inv[i][j]);
     return r;
 }
-// d(m^-1) = -m^-1 dm m^-1, so adj_m += -inv^T adj_ret inv^T. Zero for a singular matrix.
+// d(m^-1) = -m^-1 dm m^-1, so adj_m += -inv^T adj_ret inv^T. Zero for a singular matrix (adj_m
+// kept as it is, by a select).
 template <unsigned N, typename T>
 WEFT_FN void adj_inverse(const mat_t<N, N, T>& m, mat_t<N, N, T>& adj_m, const mat_t<N, N, T>& adj_ret) {
     typedef compute_t<T> R;
     R inv[N][N], tmp[N][N];
-    if (!vec_detail::inverse_of(m, inv)) return;
+    const bool regular = vec_detail::inverse_of(m, inv);
     // tmp = inv^T adj_ret
     for (unsigned i = 0; i < N; ++i)
         for (unsigned j = 0; j < N; ++j) {
@@ -773,7 +775,8 @@ WEFT_FN void adj_inverse(const mat_t<N, N, T>& m, mat_t<N, N, T>& adj_m, const m
         for (unsigned j = 0; j < N; ++j) {
             R s = 0;
             for (unsigned k = 0; k < N; ++k) s += tmp[i][k] * inv[j][k];
-            accum(adj_m.data[i][j], -s);
+            const R kept = R(adj_m.data[i][j]);
+            adj_m.data[i][j] = T(regular ? kept - s : kept);
         }
 }
 

@@ -73,6 +73,69 @@ WEFT_FN float tanh(float xf) {
     return float(::copysign(m, double(xf)));
 }
 
+// log: glibc's logf is a call per element, which keeps a loop that takes one scalar (a
+// Neo-Hookean element's log J, say) from vectorising. This one works in float64, carries the
+// rounding errors of its large terms in a second float64 (double-double), and rounds once:
+// x = 2^k m with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(f) for f = (m - 1) / (m + 1),
+// |f| < 0.172, an odd series through f^21 (truncation below 3e-18 relative). Its error before
+// the rounding is below 1e-20 relative, far inside the distance of any float32 log from a
+// rounding midpoint, so the float32 result is correctly rounded: checked on all 2^32 floats
+// against log in long double (tools/check_log_f32.cpp). A plain float64 sum, rounded twice, was
+// off by one ulp on 5 of them.
+WEFT_FN float log(float xf) {
+    const double x = xf;  // exact; float32 subnormals are normal float64s
+    const uint64 sqrt_half = 0x3fe6a09e667f3bcdull;
+    const uint64 shifted = bits_of(x) - sqrt_half;
+    const double k = double(int64(shifted) >> 52);
+    const double m = double_of((shifted & 0x000fffffffffffffull) + sqrt_half);
+    // f and its rounding error (m - 1 and m + 1 are exact: m has float32's 24 bits)
+    const double num = m - 1.0, den = m + 1.0;
+    const double f = num / den;
+    const double f_lo = ::fma(-f, den, num) / den;
+    // 2 atanh(f) = 2 f + f s p(s), s = f^2, p(s) = sum_i 2 s^i / (2i + 3) for i < 10, evaluated
+    // in a tree (Estrin) rather than a chain (Horner): 4 dependent multiply-adds instead of 9 (the
+    // log's latency is what a scalar loop around it waits for)
+    const double s = f * f, s2 = s * s, s4 = s2 * s2, s8 = s4 * s4;
+    const double q0 = ::fma(2.0 / 5.0, s, 2.0 / 3.0), q1 = ::fma(2.0 / 9.0, s, 2.0 / 7.0);
+    const double q2 = ::fma(2.0 / 13.0, s, 2.0 / 11.0), q3 = ::fma(2.0 / 17.0, s, 2.0 / 15.0);
+    const double q4 = ::fma(2.0 / 21.0, s, 2.0 / 19.0);
+    const double p = ::fma(q4, s8, ::fma(::fma(q3, s2, q2), s4, ::fma(q1, s2, q0)));
+    // log x = k ln2_hi + 2 f (both exact) + the small terms; ln 2 split so that k * high is exact
+    const double big = k * 6.93147180369123816490e-01, mid = 2.0 * f;
+    const double sum = big + mid;  // two-sum: err is the sum's rounding error, exactly
+    const double big_v = sum - mid;
+    const double err = (big - big_v) + (mid - (sum - big_v));
+    const double small = ::fma(f * s, p, ::fma(k, 1.90821492927058770002e-10, 2.0 * f_lo) + err);
+    const double h = sum + small;
+    const double h_err = small - (h - sum);  // |sum| >= |small|: fast two-sum
+    // float(h) rounds h + h_err correctly unless h lies exactly on a float32 rounding midpoint
+    // (the 29 bits below float32's last are 1000...0); then h moves one float64 ulp toward h_err
+    const uint64 hb = bits_of(h);
+    const uint64 on_mid = 0ull - uint64((hb & 0x1fffffffull) == 0x10000000ull);
+    const uint64 toward = 1ull - (((bits_of(h_err) ^ hb) >> 63) << 1);  // 1, or -1 when h_err points to 0
+    const uint64 moves = on_mid & (0ull - uint64(h_err != 0.0));
+    const double r = double_of(hb + (toward & moves));
+    // special values by masks on bits (mutually exclusive; conditionals here became branches that
+    // kept a loop around it scalar): log(+-0) = -inf, log(+inf) = +inf, log(x < 0) = NaN, log(NaN)
+    // = NaN (the input's, quieted, as the C library's)
+    uint32 ux;
+    memcpy(&ux, &xf, 4);
+    const uint32 mag = ux & 0x7fffffffu;
+    const uint32 is_zero = 0u - uint32(mag == 0u);
+    const uint32 is_inf = 0u - uint32(ux == 0x7f800000u);
+    const uint32 is_neg = 0u - (uint32(ux > 0x80000000u) & uint32(mag <= 0x7f800000u));
+    const uint32 is_nan = 0u - uint32(mag > 0x7f800000u);
+    const uint32 special = (is_zero & 0xff800000u) | (is_inf & 0x7f800000u) | (is_neg & 0xffc00000u) |
+                           (is_nan & (ux | 0x00400000u));
+    const float rf = float(r);
+    uint32 ur;
+    memcpy(&ur, &rf, 4);
+    ur = (ur & ~(is_zero | is_inf | is_neg | is_nan)) | special;
+    float out;
+    memcpy(&out, &ur, 4);
+    return out;
+}
+
 }  // namespace f32math
 }  // namespace weft
 #endif

@@ -114,7 +114,12 @@ namespace fmath {
 WEFT_FMATH1(sqrt, sqrtf, sqrt)
 WEFT_FMATH1(cbrt, cbrtf, cbrt)
 WEFT_FMATH1(exp, expf, exp)
+#if defined(WEFT_CUDA)
 WEFT_FMATH1(log, logf, log)
+#else  // correctly rounded and vectorisable (math_f32.h)
+WEFT_FN float log(float x) { return f32math::log(x); }
+WEFT_FN double log(double x) { return ::log(x); }
+#endif
 WEFT_FMATH1(log2, log2f, log2)
 WEFT_FMATH1(log10, log10f, log10)
 WEFT_FMATH1(sin, sinf, sin)

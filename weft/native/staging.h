@@ -30,6 +30,34 @@ namespace weft {
 #ifndef WEFT_CUDA
 constexpr int32 STAGE_CHUNK = 64;
 
+// The recorded values of one gradient add site for a chunk of tasks. Elements the array loads
+// address by their size (1-4, 8 or 16 components: array.h offset_by_element_size) are stored
+// whole, which the compiler stores interleaved; others (a mat33's 9 components, a transform's
+// 7) one column per component, which it stores with unit stride: it cannot store groups of 9
+// from vector registers at all, and an FEM assembly's staged loop stayed scalar for the two
+// mat33 records of its rest shapes.
+template <typename T, bool COLUMNS = !offset_by_element_size<T>::value>
+struct stage_values {
+    T v[STAGE_CHUNK];
+    WEFT_FN void put(int k, const T& x) { v[k] = x; }
+    WEFT_FN T get(int k) const { return v[k]; }
+};
+template <typename T>
+struct stage_values<T, true> {
+    typedef typename element_traits<T>::scalar S;
+    static constexpr unsigned n = element_traits<T>::components;
+    static_assert(sizeof(T) == n * sizeof(S), "an element of scalar components only");
+    S c[n][STAGE_CHUNK];
+    WEFT_FN void put(int k, const T& x) {
+        for (unsigned j = 0; j < n; ++j) c[j][k] = ((const S*)&x)[j];
+    }
+    WEFT_FN T get(int k) const {
+        T x;
+        for (unsigned j = 0; j < n; ++j) ((S*)&x)[j] = c[j][k];
+        return x;
+    }
+};
+
 // A zero element of any type up to 256 bytes: the gradient read of an array without one.
 alignas(64) static const char stage_zero_bytes[256] = {};
 
