@@ -136,6 +136,11 @@ def _atomic(name):
     def render(r, b, s, a):
         if id(s) not in b.facts.accum_calls:
             return plain(r, b, s, a)
+        site = b.plan.sites.get(id(s)) if b.plan is not None and b.plan.mode == "forward" else None
+        if site is not None:  # the staged forward body records it (staging.py)
+            where = ", ".join(a[:-1])
+            offset = f"weft::stage_offset_nc({where})" if _nc(b, s) else f"weft::stage_offset(bad, {where})"
+            return staging.record_atomic(site, offset, a[-1], kind)
         slot = b.facts.hoisted.get(id(s)) if b.hoist == "forward" else None
         if slot is not None:  # into the thread's local sum (CPURenderer.hoist_loops)
             return f"weft::hoist_{kind}(hoist.a{slot}[lane], hoist.used{slot}, {a[-1]})"
@@ -698,6 +703,7 @@ class CStyleRenderer:
         variants = [("", False)] + ([("_fast", True)] if inst.facts.tid_indexed else [])
         modes = [m for m in self.passes if m == "forward" or inst.backward_enabled]
         plan = self.stage_plan_of(inst) if "backward" in modes else None
+        fplan = self.forward_stage_plan_of(inst)
         plain_modes = [m for m in modes if m == "forward" and self.plain_forward(inst)]
         plain_modes += [m for m in modes if m == "backward" and self.plain_backward(inst)]
         if len(variants) > 1 and plain_modes:
@@ -705,8 +711,11 @@ class CStyleRenderer:
         if len(variants) > 1 and self.interior_forward(inst):
             variants.append(("_fast_interior", True))
 
+        def staged(mode):  # the pass's plan: its staged body replaces the unchecked one
+            return plan if mode == "backward" else fplan
+
         def in_run(mode, unchecked):  # a fast body runs inside the task loop's current run
-            return unchecked and not (mode == "backward" and plan)
+            return unchecked and not staged(mode)
 
         def start(mode, body, suffix):  # the body with its signature, parameters and coordinates
             run = in_run(mode, body.unchecked)
@@ -728,7 +737,7 @@ class CStyleRenderer:
                 self.forward_block(body, fn.body, out, "    ", False)
                 out.append("}")
                 continue
-            if "forward" in modes:
+            if "forward" in modes and not (unchecked and fplan):
                 hoist = "forward" if self.hoists(inst, "forward") else ""
                 fwd, lines = start("forward", dataclasses.replace(body, hoist=hoist), suffix)
                 out += lines + ["    " + d for d in self.declarations(fn, False, skip)]
@@ -738,10 +747,11 @@ class CStyleRenderer:
                 hoist = "backward" if self.hoists(inst, "backward") else ""
                 back, lines = start("backward", dataclasses.replace(body, hoist=hoist), suffix)
                 out += [lines[0]] + self.backward_body(back, inst.compiled.adjoint(), lines[1:], skip)
-        if plan:  # the staged body replaces the unchecked one (it has no thread context)
-            out += self.staged_body(inst, plan, unpack + self.tid_lines(fn, False), skip)
+        for p in (fplan, plan):  # the staged body replaces the unchecked one (it has no thread context)
+            if p:
+                out += self.staged_body(inst, p, unpack + self.tid_lines(fn, False), skip)
         for mode in modes:
-            out += self.kernel_entry(inst, mode, len(variants) > 1, plan if mode == "backward" else None)
+            out += self.kernel_entry(inst, mode, len(variants) > 1, staged(mode))
         return "\n".join(out)
 
     def body_qualifier_of(self, inst, mode: str, variant: str) -> str:
@@ -791,6 +801,10 @@ class CStyleRenderer:
         self.reverse_list(body, reverse, out, "    ")
         out.append("}")
         return out
+
+    def forward_stage_plan_of(self, inst):
+        """The staging plan of a kernel's forward pass: none (only the CPU stages; CPURenderer)."""
+        return None
 
     def stage_plan_of(self, inst):
         """The staging plan of a kernel's backward pass: none (only the CPU stages; CPURenderer)."""

@@ -49,7 +49,7 @@ class CPURenderer(CStyleRenderer):
         finally:
             self.body_qualifier, self.entry_qualifier = saved
 
-    # A staged backward entry point is flattened: everything its staged loop calls is inlined
+    # A staged entry point is flattened: everything its staged loop calls is inlined
     # into it, whatever the size. GCC's budget for growing one large function ran out in an FEM
     # element's backward (adj_inverse, adj_matmul and the float32 log left out of line), so its
     # loop stayed scalar; flattened, it vectorises. The checked body, which runs only for a task
@@ -60,7 +60,8 @@ class CPURenderer(CStyleRenderer):
     OUT_OF_LINE = "static __attribute__((noinline))"
 
     def body_qualifier_of(self, inst, mode: str, variant: str) -> str:
-        if mode == "backward" and variant == "" and self.stage_plan_of(inst) is not None:
+        plan = self.stage_plan_of(inst) if mode == "backward" else self.forward_stage_plan_of(inst)
+        if variant == "" and plan is not None:
             return self.body_qualifier.replace(CPURenderer.body_qualifier, self.OUT_OF_LINE)
         return self.body_qualifier
 
@@ -68,14 +69,25 @@ class CPURenderer(CStyleRenderer):
         """The kernel's staging plan, made by the pipeline (``Compiled.stage_plan``)."""
         return inst.compiled.stage_plan
 
+    def forward_stage_plan_of(self, inst):
+        """The forward pass's staging plan (``Compiled.forward_stage_plan``)."""
+        return inst.compiled.forward_stage_plan
+
     def staged_body(self, inst, plan, head_lines, skip) -> list:
-        """The staged backward body (staging.py): the unchecked body's statements, with the
-        gradient adds recorded into the chunk's stage buffers and bad indices flagged."""
+        """The staged body of ``plan``'s pass (staging.py): the unchecked body's statements, with
+        the adds (backward: gradient adds; forward: accumulating atomics) recorded into the
+        chunk's stage buffers and bad indices flagged."""
         fn, sym = inst.ir, inst.symbol
         out = staging.stage_struct(sym, plan)
-        out.append(templates.STAGED_BODY_HEAD.format(qualifier=self.body_qualifier, sym=sym))
+        stage = staging.stage_struct_name(sym, plan)
+        out.append(templates.STAGED_BODY_HEAD.format(qualifier=self.body_qualifier, sym=sym, mode=plan.mode, stage=stage))
         staged = Body(fn, inst.facts, True, plan)
-        lines = self.backward_body(staged, inst.compiled.adjoint(), head_lines + ["    bool bad = false;"], skip)
+        head = head_lines + ["    bool bad = false;"]
+        if plan.mode == "forward":
+            lines = head + ["    " + d for d in self.declarations(fn, False, skip)]
+            self.forward_block(staged, fn.body, lines, "    ", False)
+            return out + lines + ["    st.bad[k] = bad;", "}"]
+        lines = self.backward_body(staged, inst.compiled.adjoint(), head, skip)
         return out + lines[:-1] + ["    st.bad[k] = bad;", "}"]
 
     def kernel_entry(self, inst, mode, has_fast, plan=None) -> list:
@@ -97,6 +109,8 @@ class CPURenderer(CStyleRenderer):
         if has_fast:
             # The range test lets the compiler see the int32 thread index equals the task number.
             cond = "begin >= 0 && end <= 2147483647 && " + self.fast_condition(inst, "local_args.", "local_bounds")
+            if plan and plan.mode == "forward":  # deferred adds must not be visible to other arrays' reads
+                cond += " && " + self.accumulate_condition(inst)
         if plan:
             fast = staging.staged_loops(sym, plan, inst.facts.hoisted if hoist else {}, self.HOIST_LANES)
         elif hoist:
@@ -169,7 +183,9 @@ class CPURenderer(CStyleRenderer):
         """A forward pass that accumulates (and keeps no thread-local sums) gets a third body, the
         fast one with each accumulation a plain add, run by shares that own their memory. (A
         kernel whose accumulations are all its backward pass's would get a copy of its fast body.)"""
-        return bool(inst.facts.accum_forward) and bool(inst.facts.tid_indexed) and not self.hoists(inst, "forward")
+        if self.hoists(inst, "forward") or self.forward_stage_plan_of(inst):
+            return False
+        return bool(inst.facts.accum_forward) and bool(inst.facts.tid_indexed)
 
     def plain_backward(self, inst) -> bool:
         """A backward pass whose reads' gradients accumulate (the arrays are only read), not
@@ -205,8 +221,8 @@ class CPURenderer(CStyleRenderer):
         gets a body for the tasks inside the interior, without those clamps: its neighbours
         along the last dimension become contiguous vector loads instead of gathers (access.py
         ``interior_identity``)."""
-        plain = self.plain_forward(inst) or self.hoists(inst, "forward")
-        return bool(inst.facts.interior_identity) and not plain
+        other = self.plain_forward(inst) or self.hoists(inst, "forward") or self.forward_stage_plan_of(inst)
+        return bool(inst.facts.interior_identity) and not other
 
     def interior_loops(self, inst, call: str) -> list:
         """The fast task loops of a pass with a ``_fast_interior`` body: each run along the last

@@ -7,6 +7,7 @@ Contract: ``compile_function(src, param_types, is_kernel, symbol, ...)`` returns
 - ``facts``: what the access analysis found (``access.AccessFacts``; none for a func);
 - ``stage_plan``: for a kernel whose backward pass the CPU can run as staged, vectorised chunks,
   the plan of those chunks (``staging.plan``; only the CPU renderer uses it), else None;
+  ``forward_stage_plan`` the same for its forward pass (``staging.plan_forward``);
 - ``reverse``: the adjoint program, the reverse statements of the body (``adjoint.reverse_block``),
   or None with ``reverse_error`` naming the construct that has no adjoint (raised by ``adjoint()``
   when a backward pass is built, so forward-only kernels still build).
@@ -36,6 +37,7 @@ class Compiled:
     reverse: tuple | None  # adjoint records (adjoint.AdjCall, AdjIf...), in the order they run
     reverse_error: str | None = None
     stage_plan: staging.StagePlan | None = None
+    forward_stage_plan: staging.StagePlan | None = None
 
     def adjoint(self) -> tuple:
         """The adjoint program.
@@ -85,8 +87,9 @@ def _analyse(fn: ir.Function, src: Source, is_kernel: bool, symbol: str) -> Comp
     facts = access.analyze(fn)
     reverse, reverse_error = differentiate(fn)
     plan = plan_cpu_staging(fn, facts, reverse) if is_kernel else None
+    forward_plan = staging.plan_forward(fn, facts, ir.assigned_var_ids(fn)) if is_kernel else None
     unchanged.check()
-    return Compiled(fn, facts, reverse, reverse_error, plan)
+    return Compiled(fn, facts, reverse, reverse_error, plan, forward_plan)
 
 
 def lower(

@@ -11,10 +11,10 @@ BODY_HEAD = (
     "weft::int64 task, weft::thread_ctx& tc{extra}) {{"
 )
 
-# The CPU's staged backward body (staging.py): one task of a chunk, recording its gradient adds.
+# The CPU's staged body of a pass (staging.py): one task of a chunk, recording its adds.
 STAGED_BODY_HEAD = (
-    "{qualifier} void {sym}_backward_staged_body(const wp_args_{sym}* args, "
-    "const weft::launch_bounds* bounds, weft::int64 task, wp_stage_{sym}& st, int k) {{"
+    "{qualifier} void {sym}_{mode}_staged_body(const wp_args_{sym}* args, "
+    "const weft::launch_bounds* bounds, weft::int64 task, {stage}& st, int k) {{"
 )
 
 # The CPU entry point of one pass: runs tasks [begin, end) of a launch on the calling pool thread.

@@ -108,10 +108,24 @@ WEFT_FN void stage_adj_atomic_sub(const array_t<T>& a, int64 off, T& adj_v) {
     adj_v = a.grad ? sub(adj_v, stage_grad(a, off)) : adj_v;
 }
 
+// Step 1 of a staged forward pass: an atomic_add whose old value is unused, recorded; returns
+// the zero element, as the accumulating add does.
+template <typename T, typename V>
+WEFT_FN T stage_record(int64& off_slot, stage_values<T>& values, int k, int64 off, const V& v) {
+    off_slot = off;
+    values.put(k, T(v));
+    return T{};
+}
+
 // Step 2: a recorded gradient add, applied as the plain body would have made it.
 template <typename T>
 WEFT_FN void stage_accumulate(const thread_ctx& tc, const array_t<T>& a, int64 off, T v) {
     if (a.grad) accumulate_raw(tc, (T*)((char*)a.grad + off), v);
+}
+// ... and a recorded forward add, as accumulate_add makes it (accumulate.h).
+template <typename T>
+WEFT_FN void stage_accumulate_data(const thread_ctx& tc, const array_t<T>& a, int64 off, T v) {
+    accumulate_raw(tc, (T*)((char*)a.data + off), v);
 }
 template <typename T>
 WEFT_FN void stage_add_exclusive(const array_t<T>& a, int64 off, T v) {

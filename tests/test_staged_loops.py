@@ -1,8 +1,10 @@
-"""Staged backward loops (codegen/staging.py, native/staging.h): the backward pass of a
-straight-line scatter kernel runs as a pure loop over chunks of tasks that records its gradient
-adds, then applies them in task order. Gradients must match the plain (checked) body and NumPy
-for any thread count, arrays without gradient buffers, negative indices and chunk remainders,
-and an index out of range must raise the same error, after the same adds, as the plain loop."""
+"""Staged loops (codegen/staging.py, native/staging.h): the backward pass of a straight-line
+scatter kernel runs as a pure loop over chunks of tasks that records its gradient adds, then
+applies them in task order; so does the forward pass of one whose arithmetic outweighs its
+gathers (an FEM element), recording its atomic adds. Results must match the plain (checked) body
+and NumPy for any thread count, arrays without gradient buffers, negative indices and chunk
+remainders, and an index out of range must raise the same error, after the same adds, as the
+plain loop."""
 
 import numpy as np
 import pytest
@@ -354,9 +356,9 @@ def neo_hookean_kernel(branchy: bool):
         f3 = wp.vec3(H[0, 2], H[1, 2], H[2, 2])
         if branchy:
             if mu > 0.0:
-                wp.atomic_add(f, i, -(f1 + f2 + f3))
+                wp.atomic_sub(f, i, f1 + f2 + f3)
         else:
-            wp.atomic_add(f, i, -(f1 + f2 + f3))
+            wp.atomic_sub(f, i, f1 + f2 + f3)  # marker: element-sub
         wp.atomic_add(f, j, f1)
         wp.atomic_add(f, k, f2)
         wp.atomic_add(f, l, f3)
@@ -364,8 +366,9 @@ def neo_hookean_kernel(branchy: bool):
     return wp.Kernel(neo_hookean, key=f"neo_hookean_{'branchy' if branchy else 'straight'}", module=__name__)
 
 
-def neo_hookean_backward(kernel, threads, seed=4):
-    wp.config.cpu_threads = threads
+def neo_hookean_problem(seed=4):
+    """Points, elements (positively oriented, well shaped), rest shapes' inverses, volumes and
+    deformed points of a random mesh of 203 elements (a partial last chunk of 64)."""
     rng = np.random.default_rng(seed)
     n_pts, n_tets = 90, 203  # 203 elements: a partial last chunk of 64
     x_np = rng.uniform(0.0, 1.0, (n_pts, 3)).astype(np.float32)
@@ -380,14 +383,23 @@ def neo_hookean_backward(kernel, threads, seed=4):
     dm = edges(tets_np)
     assert len(tets_np) == n_tets and (np.linalg.det(dm) > 0).all()
     deformed = x_np * np.float32(1.05) + rng.normal(scale=0.01, size=x_np.shape).astype(np.float32)
+    dm_inv = np.linalg.inv(dm).astype(np.float32)
+    vol = (np.abs(np.linalg.det(dm)) / 6).astype(np.float32)
+    seed_f = rng.normal(size=(n_pts, 3)).astype(np.float32)
+    return deformed, tets_np, dm_inv, vol, seed_f
+
+
+def neo_hookean_backward(kernel, threads, seed=4):
+    wp.config.cpu_threads = threads
+    deformed, tets_np, dm_inv_np, vol_np, seed_f = neo_hookean_problem(seed)
     x = wp.array(deformed, dtype=wp.vec3, requires_grad=True)
-    dm_inv = wp.array(np.linalg.inv(dm).astype(np.float32), dtype=wp.mat33, requires_grad=True)
-    vol = wp.array((np.abs(np.linalg.det(dm)) / 6).astype(np.float32), dtype=float, requires_grad=True)
-    f = wp.zeros(n_pts, dtype=wp.vec3, requires_grad=True)
+    dm_inv = wp.array(dm_inv_np, dtype=wp.mat33, requires_grad=True)
+    vol = wp.array(vol_np, dtype=float, requires_grad=True)
+    f = wp.zeros(len(deformed), dtype=wp.vec3, requires_grad=True)
     tape = wp.Tape()
     with tape:
-        wp.launch(kernel, dim=n_tets, inputs=[x, wp.array(tets_np, dtype=int), dm_inv, vol, 1.0, 4.0, f])
-    tape.backward(grads={f: wp.array(rng.normal(size=(n_pts, 3)).astype(np.float32), dtype=wp.vec3)})
+        wp.launch(kernel, dim=len(tets_np), inputs=[x, wp.array(tets_np, dtype=int), dm_inv, vol, 1.0, 4.0, f])
+    tape.backward(grads={f: wp.array(seed_f, dtype=wp.vec3)})
     return f.numpy(), x.grad.numpy(), dm_inv.grad.numpy(), vol.grad.numpy()
 
 
@@ -406,3 +418,75 @@ def test_fem_element_staged_backward_matches_the_plain_loop_bit_for_bit(restore_
     two = neo_hookean_backward(straight, 2)
     for a, b in zip(two, plain):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5 * np.abs(b).max())
+
+
+
+def neo_hookean_forces_f64(x, tets, dm_inv, vol, mu=1.0, lam=4.0):
+    """The element forces in float64 (NumPy)."""
+    x, dm_inv = x.astype(np.float64), dm_inv.astype(np.float64)
+    e = x[tets]
+    F = np.stack([e[:, 1] - e[:, 0], e[:, 2] - e[:, 0], e[:, 3] - e[:, 0]], -1) @ dm_inv
+    FinvT = np.transpose(np.linalg.inv(F), (0, 2, 1))
+    P = mu * (F - FinvT) + lam * np.log(np.linalg.det(F))[:, None, None] * FinvT
+    H = -vol.astype(np.float64)[:, None, None] * P @ np.transpose(dm_inv, (0, 2, 1))
+    f = np.zeros_like(x)
+    for c in range(3):
+        np.add.at(f, tets[:, c + 1], H[:, :, c])
+    np.add.at(f, tets[:, 0], -H.sum(2))
+    return f
+
+
+def neo_hookean_forward(kernel, threads, x_np, tets_np, dm_inv_np, vol_np, f_is_x=False):
+    wp.config.cpu_threads = threads
+    x = wp.array(x_np, dtype=wp.vec3)
+    f = x if f_is_x else wp.zeros(len(x_np), dtype=wp.vec3)
+    wp.launch(kernel, dim=len(tets_np), inputs=[x, wp.array(tets_np, dtype=int), wp.array(dm_inv_np, dtype=wp.mat33), wp.array(vol_np, dtype=float), 1.0, 4.0, f])
+    return f.numpy()
+
+
+def test_heavy_forward_passes_are_staged_and_light_ones_are_not():
+    # the FEM element computes ~13 operations per component it gathers or adds; springs ~1
+    assert neo_hookean_kernel(False).default_instance().compiled.forward_stage_plan is not None
+    assert neo_hookean_kernel(True).default_instance().compiled.forward_stage_plan is None  # a branch
+    assert k_springs.default_instance().compiled.forward_stage_plan is None
+    src = CPURenderer().render_module([neo_hookean_kernel(False).default_instance()], [])
+    assert "_forward_staged_body" in src and "weft::stage_record" in src
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_fem_element_staged_forward_matches_the_plain_loop_and_float64(threads, restore_threads):
+    x, tets, dm_inv, vol, _ = neo_hookean_problem(seed=6)
+    staged = neo_hookean_forward(neo_hookean_kernel(False), threads, x, tets, dm_inv, vol)
+    plain = neo_hookean_forward(neo_hookean_kernel(True), 1, x, tets, dm_inv, vol)
+    if threads == 1:  # the adds in task order, and the same float operations per element
+        np.testing.assert_array_equal(staged, plain)
+    ref = neo_hookean_forces_f64(x, tets, dm_inv, vol)
+    np.testing.assert_allclose(staged, ref, rtol=1e-3, atol=1e-4 * np.abs(ref).max())
+
+
+def test_staged_forward_with_the_added_array_also_read_keeps_the_plain_loop(restore_threads):
+    # f is x: every read of x would see the adds a chunk defers, so the launch takes the plain
+    # loop, whose tasks see the adds of the tasks before them (one thread: in order)
+    x, tets, dm_inv, vol, _ = neo_hookean_problem(seed=8)
+    x = x[: tets.max() + 1]
+    staged = neo_hookean_forward(neo_hookean_kernel(False), 1, x, tets, dm_inv, vol, f_is_x=True)
+    plain = neo_hookean_forward(neo_hookean_kernel(True), 1, x, tets, dm_inv, vol, f_is_x=True)
+    np.testing.assert_array_equal(staged, plain)
+
+
+@pytest.mark.fixed_device("staged forward loops and their order of adds are the CPU's")
+def test_staged_forward_out_of_range_index_raises_after_the_adds_before_it(restore_threads):
+    wp.config.cpu_threads = 1
+    x, tets, dm_inv, vol, _ = neo_hookean_problem(seed=9)
+    bad = 130  # in the third chunk of 64
+    tets = tets.copy()
+    tets[bad, 0] = len(x) + 3
+    f = wp.zeros(len(x), dtype=wp.vec3)
+    kernel = neo_hookean_kernel(False)
+    with pytest.raises(IndexError) as info:
+        wp.launch(kernel, dim=len(tets), inputs=[wp.array(x, dtype=wp.vec3), wp.array(tets, dtype=int), wp.array(dm_inv, dtype=wp.mat33), wp.array(vol, dtype=float), 1.0, 4.0, f])
+    msg = str(info.value)
+    assert "neo_hookean_straight" in msg and str(len(x) + 3) in msg
+    # the elements before the bad one have added their forces, the rest nothing
+    expected = neo_hookean_forward(neo_hookean_kernel(True), 1, x, tets[:bad], dm_inv[:bad], vol[:bad])
+    np.testing.assert_array_equal(f.numpy(), expected)
