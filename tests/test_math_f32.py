@@ -1,6 +1,7 @@
 """float32 math that the CPU build computes itself (native/math_f32.h): ``wp.tanh`` and ``wp.log``
 are correctly rounded, keep the IEEE special values, and give the same bits in a per-thread
-kernel, in a tile map and in the adjoint that reads them. tools/check_log_f32.cpp checks the log
+kernel, in a tile map and in the adjoint that reads them; the floor, ceil and trunc that staged
+bodies call give the C library's bits. tools/check_math_f32.cpp checks the log and those three
 on all 2^32 floats; a test here runs it on a strided sample."""
 
 import os
@@ -100,7 +101,7 @@ def _log_sample():
     """Every 4099th positive float32 from the smallest subnormal to the largest finite, the
     inputs near 1 (where log x is tiny), negative inputs and the special values. Also the five
     floats where log in float64, rounded once more to float32, is one ulp off (found by
-    tools/check_log_f32.cpp): the log must not be a plain float64 evaluation."""
+    tools/check_math_f32.cpp): the log must not be a plain float64 evaluation."""
     x = np.arange(1, 0x7F800000, 4099, dtype=np.uint32).view(np.float32)
     near_one = np.float32(1.0) + np.arange(-300, 300, dtype=np.float32) * np.float32(2.0**-23)
     double_rounded = np.array([0x3C413D3A, 0x41178FEB, 0x4C5D65A5, 0x65D890D3, 0x6F31A8EC], np.uint32).view(np.float32)
@@ -148,13 +149,52 @@ def test_log_gradient_is_the_reciprocal():
 
 
 def test_exhaustive_log_checker_on_a_strided_sample(tmp_path):
-    # tools/check_log_f32.cpp is the all-floats check (about 2 minutes on 2 cores: STRIDE 1); here
+    # tools/check_math_f32.cpp is the all-floats check (about 2 minutes on 2 cores: STRIDE 1); here
     # every 1009th float, both signs, NaNs and infinities included
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    exe = str(tmp_path / "check_log_f32")
+    exe = str(tmp_path / "check_math_f32")
     build = ["g++", "-std=c++17", "-O2", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-pthread"]
-    build += ["-I", os.path.join(root, "weft", "native"), os.path.join(root, "tools", "check_log_f32.cpp"), "-o", exe]
+    build += ["-I", os.path.join(root, "weft", "native"), os.path.join(root, "tools", "check_math_f32.cpp"), "-o", exe]
     subprocess.run(build, check=True, capture_output=True)
     run = subprocess.run([exe, "1009"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout
-    assert "checked 4256658 floats: 0 differ" in run.stdout
+    assert "checked 4256658 floats: 0 results differ" in run.stdout
+
+
+@wp.kernel
+def k_staged_integral_parts(
+    y: wp.array(dtype=float), cell: wp.array(dtype=int), x: wp.array(dtype=float), out: wp.array(dtype=float)
+):
+    # the gradient read at cell[t] makes the backward pass staged: its replay of the forward
+    # calls the vectorisable floor, ceil and trunc (staging.py LANE_BUILTINS); with a unit
+    # gradient, x.grad[t] is exactly floor(y) + 2 ceil(y) + 4 trunc(y) (all small integers)
+    t = wp.tid()
+    wp.atomic_add(out, cell[t], x[t] * (wp.floor(y[t]) + 2.0 * wp.ceil(y[t]) + 4.0 * wp.trunc(y[t])))
+
+
+def test_staged_floor_ceil_trunc_match_the_c_library():
+    inst = k_staged_integral_parts.default_instance()
+    assert inst.compiled.stage_plan is not None
+    from weft.codegen.emit_cpu import CPURenderer
+
+    src = CPURenderer().render_module([inst], [])
+    assert "weft::f32math::floor(" in src and "weft::f32math::trunc(" in src
+    rng = np.random.default_rng(3)
+    ys = np.concatenate([
+        rng.uniform(-1e3, 1e3, 3000).astype(np.float32),
+        np.float32(0.5) * np.arange(-40, 40, dtype=np.float32),  # halves and integers
+        np.array([0.0, -0.0, -0.3, 0.3, 8388607.5, -8388607.5, 8388608.0, 1e30, -1e30, 1e-40, -1e-40], np.float32),
+    ])
+    n = len(ys)
+    x = wp.array(np.ones(n, np.float32), requires_grad=True)
+    out = wp.zeros(7, dtype=float, requires_grad=True)
+    cell = wp.array((np.arange(n) * 5 % 7).astype(np.int32), dtype=int)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_staged_integral_parts, dim=n, inputs=[wp.array(ys), cell, x, out])
+    tape.backward(grads={out: wp.ones(7, dtype=float)})
+    expected = np.floor(ys) + np.float32(2.0) * np.ceil(ys) + np.float32(4.0) * np.trunc(ys)
+    np.testing.assert_array_equal(x.grad.numpy(), expected.astype(np.float32))
+    ref = np.zeros(7)
+    np.add.at(ref, np.arange(n) * 5 % 7, expected.astype(np.float64))
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6)

@@ -124,6 +124,8 @@ def _tid(r, b, s, a) -> str:
     d, n = s.attr
     if b.coord and d == n - 1:  # the last coordinate: the task loop's int32 counter (CPURenderer)
         return "coord"
+    if b.plan is not None and n == 1:  # a staged body: the chunk loop's int32 count (templates.py)
+        return "task32"
     return "weft::int32(task)" if n == 1 else f"tid_coords[{d}]"
 
 
@@ -406,9 +408,14 @@ class CStyleRenderer:
         if ir.is_intrinsic(c):
             return self.intrinsic_expr(b, s, args)
         if ir.is_builtin(c):
-            return f"weft::{c.symbol}({', '.join(args)})"
+            return f"{self.builtin_name(b, s)}({', '.join(args)})"
         name = c.symbol + ("_replay" if replay and c.has_replay_variant else "")
         return f"{name}({', '.join(args)})"
+
+    def builtin_name(self, b, s: ir.Call) -> str:
+        """The C++ function a body calls for builtin call ``s`` (the CPU renderer picks another
+        for some in staged bodies, see there)."""
+        return f"weft::{s.callee.symbol}"
 
     def intrinsic_expr(self, b, s, args) -> str:
         rule = forward_formats.get(s.callee)

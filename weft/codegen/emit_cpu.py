@@ -65,6 +65,11 @@ class CPURenderer(CStyleRenderer):
             return self.body_qualifier.replace(CPURenderer.body_qualifier, self.OUT_OF_LINE)
         return self.body_qualifier
 
+    def builtin_name(self, b, s) -> str:
+        """A staged body's vectorisable variants of some builtins (staging.py LANE_BUILTINS)."""
+        lane = staging.lane_builtin(s) if b.plan is not None else None
+        return lane or super().builtin_name(b, s)
+
     def stage_plan_of(self, inst):
         """The kernel's staging plan, made by the pipeline (``Compiled.stage_plan``)."""
         return inst.compiled.stage_plan

@@ -76,6 +76,19 @@ C_LIBRARY_CALLS = frozenset(
 OWN_FLOAT32_MATH = frozenset({"log"})
 
 
+# Builtins whose float32 form a staged body calls from native/math_f32.h: the same bits as the
+# C library's, with no instruction GCC refuses to vectorise (it vectorises floorf & co. only
+# without -ftrapping-math); scalar code keeps the C library's (one instruction each).
+LANE_BUILTINS = frozenset({"floor", "ceil", "trunc"})
+
+
+def lane_builtin(call) -> str | None:
+    """The C++ function a staged body calls for builtin call ``call``, when not its own."""
+    if call.callee.symbol in LANE_BUILTINS and all(a.type is wt.float32 for a in call.args):
+        return f"weft::f32math::{call.callee.symbol}"
+    return None
+
+
 def _is_c_library_call(call) -> bool:
     """Whether builtin call ``call`` calls the C library on the CPU."""
     symbol = call.callee.symbol
@@ -351,8 +364,9 @@ def staged_loops(sym: str, plan: StagePlan, hoisted=None, lanes: int = 8) -> lis
         f"{stage_struct_name(sym, plan)} st;",
         "for (weft::int64 t0 = begin; t0 < end; t0 += weft::STAGE_CHUNK) {",
         f"{i2}const int m = end - t0 < weft::STAGE_CHUNK ? int(end - t0) : weft::STAGE_CHUNK;",
+        f"{i2}const weft::int32 first = weft::int32(t0);  // the fast branch's launches have int32 tasks",
         f"{i2}#pragma GCC ivdep",
-        f"{i2}for (int k = 0; k < m; ++k) {sym}_{mode}_staged_body(&local_args, &local_bounds, t0 + k, st, k);",
+        f"{i2}for (int k = 0; k < m; ++k) {sym}_{mode}_staged_body(&local_args, &local_bounds, t0 + k, first + k, st, k);",
         f"{i2}for (int k = 0; k < m; ++k) {{",
         f"{i3}if (st.bad[k]) {{",
         f"{i4}{checked}",

@@ -11,10 +11,12 @@ BODY_HEAD = (
     "weft::int64 task, weft::thread_ctx& tc{extra}) {{"
 )
 
-# The CPU's staged body of a pass (staging.py): one task of a chunk, recording its adds.
+# The CPU's staged body of a pass (staging.py): one task of a chunk, recording its adds. ``task32``
+# is the task as the chunk's loop counts it in int32 (first task plus k), which the compiler sees
+# advance by one per iteration, where it cannot tell that int32(task) does not wrap.
 STAGED_BODY_HEAD = (
     "{qualifier} void {sym}_{mode}_staged_body(const wp_args_{sym}* args, "
-    "const weft::launch_bounds* bounds, weft::int64 task, {stage}& st, int k) {{"
+    "const weft::launch_bounds* bounds, weft::int64 task, weft::int32 task32, {stage}& st, int k) {{"
 )
 
 # The CPU entry point of one pass: runs tasks [begin, end) of a launch on the calling pool thread.

@@ -81,7 +81,7 @@ WEFT_FN float tanh(float xf) {
 // about 1 % of the result, is computed in plain float64, so the error before the rounding is a
 // few 1e-18 relative at most; the big terms (k ln 2 and 2 f) are exact and their sum's rounding
 // error is kept. The float32 result is correctly rounded for every input: checked on all 2^32
-// floats against log in long double (tools/check_log_f32.cpp; none of those logs lies within
+// floats against log in long double (tools/check_math_f32.cpp; none of those logs lies within
 // 2^-60 relative of a rounding midpoint). A plain float64 sum, rounded twice, was off by one ulp
 // on 5 of them.
 WEFT_FN float log(float xf) {
@@ -137,6 +137,46 @@ WEFT_FN float log(float xf) {
     memcpy(&out, &ur, 4);
     return out;
 }
+
+// floor, ceil and trunc for vectorised loops: GCC vectorises floorf & co. only without
+// -ftrapping-math, so a staged loop that takes the cell of a particle (int(wp.floor(x))) stayed
+// scalar. In a scalar loop floorf is one instruction (vrndscaless) and these cost a chain of
+// about 40 cycles, so only the staged bodies call them (codegen/staging.py LANE_BUILTINS); both
+// give the same bits, so which one runs does not show. These go through int32:
+// below 2^23 in magnitude, truncation toward zero then one step down (floor) or up (ceil)
+// where it moved the value the other way; from 2^23 on every float is an integer, returned as
+// it is, as are infinities and NaN (quietened). The sign of a zero result is the input's (floor(-0.0) =
+// -0.0, ceil(-0.5) = -0.0), as the C library gives. Exact: the same bits as floorf & co. on
+// all 2^32 floats.
+// (Selects on bits, and every operation made unconditionally: with conditionals, GCC split the
+// loop on `small` and left the conversion, which may trap, on one path only: a branch.)
+WEFT_FN float integral_part(float x, float step_if_above, float step_if_below) {
+    uint32 ux;
+    memcpy(&ux, &x, 4);
+    const uint32 small = 0u - uint32((ux & 0x7fffffffu) < 0x4b000000u);  // |x| < 2^23; not NaN
+    const uint32 uxs = ux & small;
+    float xs;
+    memcpy(&xs, &uxs, 4);
+    const float t = float(int32(xs));
+    const float above = t + step_if_above, below = t + step_if_below;
+    const uint32 up = 0u - uint32(t > xs), down = 0u - uint32(t < xs);
+    uint32 ut, ua, ub;
+    memcpy(&ut, &t, 4);
+    memcpy(&ua, &above, 4);
+    memcpy(&ub, &below, 4);
+    uint32 ur = (ua & up) | (ub & down) | (ut & ~(up | down));
+    ur = (ur & 0x7fffffffu) | (ux & 0x80000000u);  // the input's sign (on zeros too)
+    const float big = x + 0.0f;  // + 0: a signalling NaN quietened
+    uint32 uq;
+    memcpy(&uq, &big, 4);
+    const uint32 out = (ur & small) | (uq & ~small);
+    float r;
+    memcpy(&r, &out, 4);
+    return r;
+}
+WEFT_FN float floor(float x) { return integral_part(x, -1.0f, 0.0f); }
+WEFT_FN float ceil(float x) { return integral_part(x, 0.0f, 1.0f); }
+WEFT_FN float trunc(float x) { return integral_part(x, 0.0f, 0.0f); }
 
 }  // namespace f32math
 }  // namespace weft

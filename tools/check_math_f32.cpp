@@ -1,13 +1,16 @@
-// Checks weft's float32 log (weft/native/math_f32.h) against the reference on float32 inputs:
-// every finite positive input against log computed in long double (64-bit significand) and
-// rounded once to float32, every other input (zeros, negatives, infinities, NaNs) bit for bit
-// against the C library's logf. Prints the inputs that differ and a summary line.
+// Checks weft's own float32 math (weft/native/math_f32.h) on float32 inputs, all 2^32 by default:
+//   - log: every finite positive input against log computed in long double (64-bit significand)
+//     and rounded once to float32, every other input (zeros, negatives, infinities, NaNs) bit for
+//     bit against the C library's logf;
+//   - floor, ceil and trunc: every input bit for bit against the C library's floorf, ceilf and
+//     truncf (signed zeros and NaNs included).
+// Prints the inputs that differ and a summary line.
 //
 //   g++ -std=c++17 -O2 -march=native -ffp-contract=off -fno-math-errno -pthread \
-//       -I weft/native tools/check_log_f32.cpp -o /tmp/check_log_f32
-//   /tmp/check_log_f32 [STRIDE]     (STRIDE 1, the default, is every one of the 2^32 floats)
+//       -I weft/native tools/check_math_f32.cpp -o /tmp/check_math_f32
+//   /tmp/check_math_f32 [STRIDE]     (STRIDE 1, the default, is every one of the 2^32 floats)
 //
-// A long double result within 2^-60 relative of a float32 rounding midpoint would make the
+// A long double log within 2^-60 relative of a float32 rounding midpoint would make the
 // reference itself unsure; those inputs are counted apart ("unsure"), and there are none.
 #include <cmath>
 #include <cstdio>
@@ -48,7 +51,15 @@ static void check_range(uint64_t begin, uint64_t end, uint64_t stride, tally* t)
         }
         ++t->checked;
         if (got != want) {
-            if (++t->wrong <= 20) printf("x = %a (0x%08x): got 0x%08x, want 0x%08x\n", double(x), u, got, want);
+            if (++t->wrong <= 20) printf("log x, x = %a (0x%08x): got 0x%08x, want 0x%08x\n", double(x), u, got, want);
+        }
+        const uint32_t integral[3][2] = {{bits(weft::f32math::floor(x)), bits(floorf(x))},
+                                         {bits(weft::f32math::ceil(x)), bits(ceilf(x))},
+                                         {bits(weft::f32math::trunc(x)), bits(truncf(x))}};
+        for (int f = 0; f < 3; ++f) {
+            if (integral[f][0] != integral[f][1] && ++t->wrong <= 20)
+                printf("%s x, x = %a (0x%08x): got 0x%08x, want 0x%08x\n", f == 0 ? "floor" : f == 1 ? "ceil" : "trunc",
+                       double(x), u, integral[f][0], integral[f][1]);
         }
     }
 }
@@ -71,6 +82,7 @@ int main(int argc, char** argv) {
         sum.wrong += tallies[w].wrong;
         sum.unsure += tallies[w].unsure;
     }
-    printf("checked %llu floats: %llu differ, %llu where the reference is unsure\n", sum.checked, sum.wrong, sum.unsure);
+    printf("checked %llu floats: %llu results differ, %llu logs where the reference is unsure\n", sum.checked, sum.wrong,
+           sum.unsure);
     return sum.wrong == 0 ? 0 : 1;
 }
