@@ -6,8 +6,8 @@
 //     truncf (signed zeros and NaNs included).
 // Prints the inputs that differ and a summary line.
 //
-//   g++ -std=c++17 -O2 -march=native -ffp-contract=off -fno-math-errno -pthread \
-//       -I weft/native tools/check_math_f32.cpp -o /tmp/check_math_f32
+//   g++ -std=c++17 -O2 -march=native -ffp-contract=off -fno-math-errno -pthread
+//       -I weft/native tools/check_math_f32.cpp -o /tmp/check_math_f32      (one command)
 //   /tmp/check_math_f32 [STRIDE]     (STRIDE 1, the default, is every one of the 2^32 floats)
 //
 // A long double log within 2^-60 relative of a float32 rounding midpoint would make the
