@@ -107,6 +107,13 @@ def _nc(b, s) -> str:
     return "_nc" if b.unchecked and id(s) in b.facts.tid_indexed else ""
 
 
+def _stage_offset(b, s, where) -> str:
+    """In a staged body, the byte offset of the element at ``where`` (array, indices...): flagged
+    (staging.h stage_offset), or unchecked for a thread-indexed access the launch proved in range."""
+    joined = ", ".join(where)
+    return f"weft::stage_offset_nc({joined})" if _nc(b, s) else f"weft::stage_offset(bad, {joined})"
+
+
 def _access(name):
     """load/store: in the unchecked body, thread-indexed accesses skip the bounds check; in the
     staged body (staging.py) the other loads flag their indices instead of checking them."""
@@ -140,9 +147,7 @@ def _atomic(name):
             return plain(r, b, s, a)
         site = b.plan.sites.get(id(s)) if b.plan is not None and b.plan.mode == "forward" else None
         if site is not None:  # the staged forward body records it (staging.py)
-            where = ", ".join(a[:-1])
-            offset = f"weft::stage_offset_nc({where})" if _nc(b, s) else f"weft::stage_offset(bad, {where})"
-            return staging.record_atomic(site, offset, a[-1], kind)
+            return staging.record_atomic(site, _stage_offset(b, s, a[:-1]), a[-1], kind)
         slot = b.facts.hoisted.get(id(s)) if b.hoist == "forward" else None
         if slot is not None:  # into the thread's local sum (CPURenderer.hoist_loops)
             return f"weft::hoist_{kind}(hoist.a{slot}[lane], hoist.used{slot}, {a[-1]})"
@@ -263,8 +268,7 @@ def _adj_load(r, b, s, a, adjs, ret) -> str:
     through its thread_ctx (combined per thread for read-only arrays); in a func an atomic."""
     site = b.plan.sites.get(id(s)) if b.plan is not None else None
     if site is not None:
-        offset = f"weft::stage_offset_nc({', '.join(a)})" if _nc(b, s) else f"weft::stage_offset(bad, {', '.join(a)})"
-        return staging.record_site(b.plan, site, a[0], offset, ret[0])
+        return staging.record_site(b.plan, site, a[0], _stage_offset(b, s, a), ret[0])
     slot = b.facts.hoisted.get(id(s)) if b.hoist == "backward" else None
     if slot is not None:  # into the thread's local sum (CPURenderer.hoist_loops)
         return f"weft::hoist_add(hoist.a{slot}[lane], hoist.used{slot}, {ret[0]});"

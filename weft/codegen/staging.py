@@ -232,24 +232,26 @@ def plan_forward(fn, facts, reassigned: set) -> StagePlan | None:
     params = _stageable_params(fn, reassigned)
     if params is None or _calls_the_c_library(fn):
         return None
-    sites, total, scatters = {}, 0, False
+    sites, total, scatters, moved = {}, 0, False, 0
     adds = (intr.ATOMICS["atomic_add"], intr.ATOMICS["atomic_sub"])
     for s in ir.walk(fn.body):
         if not isinstance(s, ir.Call) or not ir.is_intrinsic(s.callee):
             continue
         if s.callee in adds:
-            size = _element_size(s.args[0].type.dtype)
+            dtype = s.args[0].type.dtype
+            size = _element_size(dtype)
             if id(s) not in facts.accum_calls or size is None:
                 return None  # its old value is used, or the array is read too; or a struct
-            sites[id(s)] = Site(len(sites), params[s.args[0].id], _ctype(s.args[0].type.dtype), False)
+            sites[id(s)] = Site(len(sites), params[s.args[0].id], _ctype(dtype), False)
             total += CHUNK * (8 + size)
             scatters |= not (id(s) in facts.tid_indexed or all(x.is_const for x in s.args[1:-1]))
+            moved += _components(dtype)
+        elif s.callee == intr.LOAD and id(s) not in facts.tid_indexed:
+            moved += _components(s.result.type)  # a vector gather per component when staged
         elif s.callee == intr.STORE or s.callee in intr.ATOMICS.values():
             return None
     if not scatters or total > MAX_STAGE_BYTES:
         return None
-    moved = sum(_components(s.args[0].type.dtype) for s in ir.walk(fn.body) if id(s) in sites)
-    moved += sum(_components(s.result.type) for s in _gathers(fn, facts))
     if _arithmetic(fn) < FORWARD_ARITHMETIC_PER_COMPONENT * moved:
         return None
     return StagePlan(sites, mode="forward")
@@ -269,11 +271,6 @@ TRANSCENDENTAL = frozenset("exp log log2 log10 sin cos tan asin acos atan atan2 
 def _components(t) -> int:
     """Scalar components of a value of type ``t`` (1 for a scalar)."""
     return getattr(t, "_length", None) or 1
-
-
-def _gathers(fn, facts) -> list:
-    """The loads of ``fn`` at an index that is not the thread's (vector gathers when staged)."""
-    return [s for s in ir.walk(fn.body) if isinstance(s, ir.Call) and s.callee == intr.LOAD and id(s) not in facts.tid_indexed]
 
 
 def _arithmetic(fn) -> int:

@@ -120,8 +120,7 @@ WEFT_FN float log(float xf) {
     // special values by masks on bits (mutually exclusive; conditionals here became branches that
     // kept a loop around it scalar): log(+-0) = -inf, log(+inf) = +inf, log(x < 0) = NaN, log(NaN)
     // = NaN (the input's, quieted, as the C library's)
-    uint32 ux;
-    memcpy(&ux, &xf, 4);
+    const uint32 ux = bit_cast<uint32>(xf);
     const uint32 mag = ux & 0x7fffffffu;
     const uint32 is_zero = 0u - uint32(mag == 0u);
     const uint32 is_inf = 0u - uint32(ux == 0x7f800000u);
@@ -129,13 +128,8 @@ WEFT_FN float log(float xf) {
     const uint32 is_nan = 0u - uint32(mag > 0x7f800000u);
     const uint32 special = (is_zero & 0xff800000u) | (is_inf & 0x7f800000u) | (is_neg & 0xffc00000u) |
                            (is_nan & (ux | 0x00400000u));
-    const float rf = float(r);
-    uint32 ur;
-    memcpy(&ur, &rf, 4);
-    ur = (ur & ~(is_zero | is_inf | is_neg | is_nan)) | special;
-    float out;
-    memcpy(&out, &ur, 4);
-    return out;
+    const uint32 ur = bit_cast<uint32>(float(r));
+    return bit_cast<float>((ur & ~(is_zero | is_inf | is_neg | is_nan)) | special);
 }
 
 // floor, ceil and trunc for vectorised loops: GCC vectorises floorf & co. only without
@@ -151,28 +145,16 @@ WEFT_FN float log(float xf) {
 // (Selects on bits, and every operation made unconditionally: with conditionals, GCC split the
 // loop on `small` and left the conversion, which may trap, on one path only: a branch.)
 WEFT_FN float integral_part(float x, float step_if_above, float step_if_below) {
-    uint32 ux;
-    memcpy(&ux, &x, 4);
+    const uint32 ux = bit_cast<uint32>(x);
     const uint32 small = 0u - uint32((ux & 0x7fffffffu) < 0x4b000000u);  // |x| < 2^23; not NaN
-    const uint32 uxs = ux & small;
-    float xs;
-    memcpy(&xs, &uxs, 4);
+    const float xs = bit_cast<float>(ux & small);
     const float t = float(int32(xs));
-    const float above = t + step_if_above, below = t + step_if_below;
+    const uint32 above = bit_cast<uint32>(t + step_if_above), below = bit_cast<uint32>(t + step_if_below);
     const uint32 up = 0u - uint32(t > xs), down = 0u - uint32(t < xs);
-    uint32 ut, ua, ub;
-    memcpy(&ut, &t, 4);
-    memcpy(&ua, &above, 4);
-    memcpy(&ub, &below, 4);
-    uint32 ur = (ua & up) | (ub & down) | (ut & ~(up | down));
+    uint32 ur = (above & up) | (below & down) | (bit_cast<uint32>(t) & ~(up | down));
     ur = (ur & 0x7fffffffu) | (ux & 0x80000000u);  // the input's sign (on zeros too)
-    const float big = x + 0.0f;  // + 0: a signalling NaN quietened
-    uint32 uq;
-    memcpy(&uq, &big, 4);
-    const uint32 out = (ur & small) | (uq & ~small);
-    float r;
-    memcpy(&r, &out, 4);
-    return r;
+    const uint32 big = bit_cast<uint32>(x + 0.0f);  // + 0: a signalling NaN quietened
+    return bit_cast<float>((ur & small) | (big & ~small));
 }
 WEFT_FN float floor(float x) { return integral_part(x, -1.0f, 0.0f); }
 WEFT_FN float ceil(float x) { return integral_part(x, 0.0f, 1.0f); }
